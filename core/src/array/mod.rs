@@ -1,0 +1,573 @@
+//! [`DistributedArray`]: an N-D array spread over the ranks of a communicator.
+
+mod arith;
+mod ghost;
+mod reduce;
+mod redistribute;
+
+pub use reduce::NormOrd;
+
+use crate::comm::{Communicator, ReduceOp};
+use crate::engine::{Engine, Host};
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::partition::Partition;
+use crate::scalar::Scalar;
+use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis, IxDyn, Slice, SliceInfoElem};
+use std::marker::PhantomData;
+use std::sync::Arc;
+
+/// A colour group: ranks with the same colour reduce (`dot`, `norm`, masked gathers) among
+/// themselves only, as PyLops-MPI's `mask`.
+#[derive(Clone, Debug)]
+pub struct Mask {
+    colours: Arc<[usize]>,
+    group: Communicator,
+}
+
+impl Mask {
+    /// Every rank's colour.
+    pub fn colours(&self) -> &[usize] {
+        &self.colours
+    }
+
+    /// The sub-communicator of this rank's colour.
+    pub fn group(&self) -> &Communicator {
+        &self.group
+    }
+
+    /// The ranks (of the parent communicator) in this rank's group, in order.
+    pub fn members(&self, rank: usize) -> Vec<usize> {
+        let c = self.colours[rank];
+        (0..self.colours.len()).filter(|&r| self.colours[r] == c).collect()
+    }
+}
+
+impl PartialEq for Mask {
+    fn eq(&self, other: &Self) -> bool {
+        self.colours == other.colours
+    }
+}
+
+/// An N-D array distributed over the ranks of a [`Communicator`], as PyLops-MPI's
+/// `DistributedArray`.
+///
+/// The [`Layout`] (global shape, distributed axis, partition, every rank's extent) is computed
+/// once and cached, so no operation needs metadata collectives: shape checks read the layout,
+/// which is identical on every rank, and a mistake is an `Err` on every rank. The local block is a
+/// C-contiguous `ndarray::ArrayD` on the [`Host`] engine.
+///
+/// ```
+/// use distlops_core::{DistributedArray, Layout, Threads};
+/// let norms = Threads::run(3, |comm| {
+///     let layout = Layout::scatter(&[10], 0, comm.size()).unwrap();
+///     let mut x = DistributedArray::<f64>::zeros(&comm, &layout).unwrap();
+///     x.local_mut().fill(1.0);
+///     x.norm2()
+/// });
+/// assert!(norms.iter().all(|&n| (n - 10f64.sqrt()).abs() < 1e-12));
+/// ```
+pub struct DistributedArray<T: Scalar, E: Engine = Host> {
+    local: E::Storage<T>,
+    layout: Layout,
+    comm: Communicator,
+    mask: Option<Mask>,
+    _engine: PhantomData<E>,
+}
+
+impl<T: Scalar, E: Engine> Clone for DistributedArray<T, E> {
+    fn clone(&self) -> Self {
+        DistributedArray {
+            local: self.local.clone(),
+            layout: self.layout.clone(),
+            comm: self.comm.clone(),
+            mask: self.mask.clone(),
+            _engine: PhantomData,
+        }
+    }
+}
+
+impl<T: Scalar> std::fmt::Debug for DistributedArray<T, Host> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "<DistributedArray with global shape={:?}, local shape={:?}, axis={}, partition={}, dtype={}, processes={:?}>",
+            self.layout.global_shape(),
+            self.local.shape(),
+            self.layout.axis(),
+            self.layout.partition(),
+            std::any::type_name::<T>(),
+            (0..self.comm.size()).collect::<Vec<_>>()
+        )
+    }
+}
+
+impl<T: Scalar> DistributedArray<T, Host> {
+    /// Wraps a local block whose shape already matches `layout` on this rank (internal: no checks).
+    pub(crate) fn from_parts(comm: Communicator, layout: Layout, local: ArrayD<T>, mask: Option<Mask>) -> Self {
+        debug_assert_eq!(local.shape(), &layout.local_shape(comm.rank())[..]);
+        debug_assert!(local.is_standard_layout());
+        DistributedArray {
+            local,
+            layout,
+            comm,
+            mask,
+            _engine: PhantomData,
+        }
+    }
+
+    /// An array of zeros with the given layout.
+    ///
+    /// # Errors
+    /// [`Error::CommSizeMismatch`] if the layout was made for another number of ranks.
+    pub fn zeros(comm: &Communicator, layout: &Layout) -> Result<Self> {
+        layout.check_comm(comm)?;
+        let local = ArrayD::zeros(IxDyn(&layout.local_shape(comm.rank())));
+        Ok(Self::from_parts(comm.clone(), layout.clone(), local, None))
+    }
+
+    /// An array filled with `value`.
+    ///
+    /// # Errors
+    /// As [`zeros`](Self::zeros).
+    pub fn full(comm: &Communicator, layout: &Layout, value: T) -> Result<Self> {
+        layout.check_comm(comm)?;
+        let local = ArrayD::from_elem(IxDyn(&layout.local_shape(comm.rank())), value);
+        Ok(Self::from_parts(comm.clone(), layout.clone(), local, None))
+    }
+
+    /// PyLops-MPI's `empty`. Rust has no cheap uninitialised storage for safe code, so this is
+    /// [`zeros`](Self::zeros) (zeroed pages come from the allocator for free).
+    ///
+    /// # Errors
+    /// As [`zeros`](Self::zeros).
+    pub fn empty(comm: &Communicator, layout: &Layout) -> Result<Self> {
+        Self::zeros(comm, layout)
+    }
+
+    /// Wraps this rank's `local` block; the global shape is assembled from every rank's local shape.
+    /// Collective (one all-gather of the shapes).
+    ///
+    /// # Errors
+    /// [`Error::InvalidLocalShapes`] on every rank if the blocks do not fit together (see
+    /// [`Layout::from_local_shapes`]).
+    pub fn from_local(comm: &Communicator, local: ArrayD<T>, axis: usize, partition: Partition) -> Result<Self> {
+        let layout = Layout::from_local_shapes(comm, local.shape(), axis, partition)?;
+        let local = standard(local);
+        Ok(Self::from_parts(comm.clone(), layout, local, None))
+    }
+
+    /// Wraps this rank's `local` block in a layout given by the caller. Collective (one small
+    /// all-reduce to agree that every rank's block fits).
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] on the rank whose block has the wrong shape and
+    /// [`Error::FailedOnOtherRank`] on the others; [`Error::CommSizeMismatch`].
+    pub fn from_local_with_layout(comm: &Communicator, layout: &Layout, local: ArrayD<T>) -> Result<Self> {
+        layout.check_comm(comm)?;
+        let expected = layout.local_shape(comm.rank());
+        let check = if local.shape() == &expected[..] {
+            Ok(())
+        } else {
+            Err(Error::ShapeMismatch(format!(
+                "rank {} holds a block of shape {:?}, the layout expects {:?}",
+                comm.rank(),
+                local.shape(),
+                expected
+            )))
+        };
+        comm.agree(check)?;
+        Ok(Self::from_parts(comm.clone(), layout.clone(), standard(local), None))
+    }
+
+    /// Distributes a global array that every rank holds (PyLops-MPI's `to_dist`): each rank keeps
+    /// its block of `global` according to `layout`. No data moves between ranks.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] if `global` does not have the layout's global shape (agreed over
+    /// the ranks with one small all-reduce); [`Error::CommSizeMismatch`].
+    pub fn to_dist(comm: &Communicator, global: ArrayViewD<'_, T>, layout: &Layout) -> Result<Self> {
+        layout.check_comm(comm)?;
+        let check = if global.shape() == layout.global_shape() {
+            Ok(())
+        } else {
+            Err(Error::ShapeMismatch(format!(
+                "to_dist: the array has shape {:?}, the layout {:?}",
+                global.shape(),
+                layout.global_shape()
+            )))
+        };
+        comm.agree(check)?;
+        let rank = comm.rank();
+        let local = match layout.partition() {
+            Partition::Scatter => {
+                let (o, n) = (layout.offset(rank), layout.count(rank));
+                global.slice_axis(Axis(layout.axis()), Slice::from(o..o + n)).to_owned()
+            }
+            _ => global.to_owned(),
+        };
+        Ok(Self::from_parts(comm.clone(), layout.clone(), standard(local), None))
+    }
+
+    /// Attaches a colour list (one colour per rank, identical on every rank): reductions and
+    /// masked gathers then run inside each colour group. Collective (splits the communicator).
+    ///
+    /// # Errors
+    /// [`Error::InvalidMask`] on every rank if the list does not have one colour per rank, differs
+    /// between ranks, or has a colour above `i32::MAX`.
+    pub fn with_mask(mut self, colours: &[usize]) -> Result<Self> {
+        self.mask = Some(make_mask(&self.comm, colours)?);
+        Ok(self)
+    }
+
+    /// Drops the colour groups.
+    pub fn without_mask(mut self) -> Self {
+        self.mask = None;
+        self
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The communicator.
+    pub fn comm(&self) -> &Communicator {
+        &self.comm
+    }
+
+    /// The colour groups, if any.
+    pub fn mask(&self) -> Option<&Mask> {
+        self.mask.as_ref()
+    }
+
+    /// The communicator that reductions use: the colour group if there is a mask.
+    pub fn reduce_comm(&self) -> &Communicator {
+        self.mask.as_ref().map_or(&self.comm, |m| &m.group)
+    }
+
+    /// This rank.
+    pub fn rank(&self) -> usize {
+        self.comm.rank()
+    }
+
+    /// The global shape.
+    pub fn global_shape(&self) -> &[usize] {
+        self.layout.global_shape()
+    }
+
+    /// The shape of this rank's block.
+    pub fn local_shape(&self) -> &[usize] {
+        self.local.shape()
+    }
+
+    /// The distributed axis.
+    pub fn axis(&self) -> usize {
+        self.layout.axis()
+    }
+
+    /// The partition.
+    pub fn partition(&self) -> Partition {
+        self.layout.partition()
+    }
+
+    /// The number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.layout.ndim()
+    }
+
+    /// The total number of elements of the global array.
+    pub fn global_len(&self) -> usize {
+        self.layout.global_len()
+    }
+
+    /// This rank's block.
+    pub fn local(&self) -> ArrayViewD<'_, T> {
+        self.local.view()
+    }
+
+    /// This rank's block, mutable. Writes are local for every partition: on a Broadcast array use
+    /// [`assign`](Self::assign) or [`assign_slice`](Self::assign_slice) to keep replicas equal.
+    pub fn local_mut(&mut self) -> ArrayViewMutD<'_, T> {
+        self.local.view_mut()
+    }
+
+    /// This rank's block as a contiguous slice (C order).
+    pub fn local_slice(&self) -> &[T] {
+        self.local.as_slice().expect("local blocks are C-contiguous")
+    }
+
+    /// This rank's block as a mutable contiguous slice (C order). Writes are local.
+    pub fn local_slice_mut(&mut self) -> &mut [T] {
+        self.local.as_slice_mut().expect("local blocks are C-contiguous")
+    }
+
+    /// Consumes the array and returns this rank's block.
+    pub fn into_local(self) -> ArrayD<T> {
+        self.local
+    }
+
+    /// Overwrites this rank's block with `value` (PyLops-MPI's `x[:] = value`). For Broadcast the
+    /// value of rank 0 is copied to every rank (one broadcast); Scatter and UnsafeBroadcast do not
+    /// communicate.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] if `value` does not have the local shape (agreed over the ranks
+    /// for Broadcast).
+    pub fn assign(&mut self, value: ArrayViewD<'_, T>) -> Result<()> {
+        self.assign_slice(&[], value)
+    }
+
+    /// Overwrites a slice of this rank's block (`x[info] = value`), with the semantics of
+    /// [`assign`](Self::assign). `info` uses ndarray's `SliceInfoElem`; missing trailing axes are
+    /// taken whole.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] if the slice is invalid or `value` does not have its shape.
+    pub fn assign_slice(&mut self, info: &[SliceInfoElem], value: ArrayViewD<'_, T>) -> Result<()> {
+        let broadcast = self.layout.partition() == Partition::Broadcast;
+        let check = slice_shape(self.local.shape(), info).and_then(|shape| {
+            if shape == value.shape() {
+                Ok(())
+            } else {
+                Err(Error::ShapeMismatch(format!(
+                    "assigning an array of shape {:?} into a slice of shape {:?}",
+                    value.shape(),
+                    shape
+                )))
+            }
+        });
+        if broadcast {
+            self.comm.agree(check)?;
+        } else {
+            check?;
+        }
+        let mut target = self.local.slice_mut(info);
+        if broadcast && self.comm.size() > 1 {
+            let mut buf: Vec<T> = value.iter().copied().collect();
+            self.comm.broadcast_into(&mut buf, 0);
+            target.iter_mut().zip(buf).for_each(|(t, v)| *t = v);
+        } else {
+            target.assign(&value);
+        }
+        Ok(())
+    }
+
+    /// Sets every element to `value` (no communication: the value is the same on every rank).
+    pub fn fill(&mut self, value: T) {
+        self.local.fill(value);
+    }
+
+    /// Makes every replica of a Broadcast or UnsafeBroadcast array equal to rank 0's (one
+    /// broadcast). Does nothing for Scatter.
+    pub fn broadcast_from_root(&mut self) {
+        if self.layout.partition().is_replicated() && self.comm.size() > 1 {
+            let comm = self.comm.clone();
+            comm.broadcast_into(self.local_slice_mut(), 0);
+        }
+    }
+
+    /// The whole global array on every rank (PyLops-MPI's `asarray`). Replicated arrays return their
+    /// local copy without communication; Scatter arrays are all-gathered.
+    pub fn asarray(&self) -> ArrayD<T> {
+        if self.layout.partition().is_replicated() {
+            return self.local.clone();
+        }
+        let lens = self.layout.local_lens();
+        let mut buf = vec![T::zero(); lens.iter().sum()];
+        self.comm.all_gather_varcount_into(self.local_slice(), &mut buf, &lens);
+        assemble(&self.layout, &(0..self.comm.size()).collect::<Vec<_>>(), buf)
+    }
+
+    /// The part of the global array held by this rank's colour group, on every member of the group
+    /// (PyLops-MPI's `asarray(masked=True)`): the members' blocks concatenated along the axis.
+    /// Without a mask this is [`asarray`](Self::asarray).
+    pub fn asarray_masked(&self) -> ArrayD<T> {
+        let Some(mask) = &self.mask else {
+            return self.asarray();
+        };
+        if self.layout.partition().is_replicated() {
+            return self.local.clone();
+        }
+        let members = mask.members(self.rank());
+        let lens: Vec<usize> = members.iter().map(|&r| self.layout.local_len(r)).collect();
+        let mut buf = vec![T::zero(); lens.iter().sum()];
+        mask.group.all_gather_varcount_into(self.local_slice(), &mut buf, &lens);
+        assemble(&self.layout, &members, buf)
+    }
+
+    /// The whole global array on `root` only (`None` elsewhere): a gather, which needs memory for
+    /// the global array on one rank instead of on all.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `root` is not a rank.
+    pub fn gather(&self, root: usize) -> Result<Option<ArrayD<T>>> {
+        if root >= self.comm.size() {
+            return Err(Error::InvalidArgument(format!(
+                "root {root} is not a rank of a communicator of size {}",
+                self.comm.size()
+            )));
+        }
+        if self.layout.partition().is_replicated() {
+            return Ok((self.rank() == root).then(|| self.local.clone()));
+        }
+        let lens = self.layout.local_lens();
+        let is_root = self.rank() == root;
+        let mut buf = if is_root {
+            vec![T::zero(); lens.iter().sum()]
+        } else {
+            Vec::new()
+        };
+        self.comm
+            .gather_varcount_into(self.local_slice(), is_root.then_some(&mut buf[..]), &lens, root);
+        Ok(is_root.then(|| assemble(&self.layout, &(0..self.comm.size()).collect::<Vec<_>>(), buf)))
+    }
+
+    /// A copy with every element conjugated (a copy for real types).
+    pub fn conj(&self) -> Self {
+        let mut out = self.clone();
+        if T::IS_COMPLEX {
+            out.local.mapv_inplace(|v| v.conj());
+        }
+        out
+    }
+
+    /// A deep copy (the same as `clone`), keeping the mask.
+    pub fn copy(&self) -> Self {
+        self.clone()
+    }
+
+    /// Zeros with the same layout and mask (PyLops-MPI's version drops the mask; this one keeps it).
+    pub fn zeros_like(&self) -> Self {
+        let local = ArrayD::zeros(self.local.raw_dim());
+        Self::from_parts(self.comm.clone(), self.layout.clone(), local, self.mask.clone())
+    }
+
+    /// The same as [`zeros_like`](Self::zeros_like) (see [`empty`](Self::empty)).
+    pub fn empty_like(&self) -> Self {
+        self.zeros_like()
+    }
+
+    /// Checks that `other` has the same layout and mask.
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`] (identically on every rank, since layouts are).
+    pub fn check_same_layout<U: Scalar>(&self, other: &DistributedArray<U, Host>) -> Result<()> {
+        if self.layout != other.layout {
+            return Err(Error::LayoutMismatch(format!(
+                "{}-partitioned {:?} on axis {} with counts {:?} vs {}-partitioned {:?} on axis {} with counts {:?}",
+                self.layout.partition(),
+                self.layout.global_shape(),
+                self.layout.axis(),
+                self.layout.counts(),
+                other.layout.partition(),
+                other.layout.global_shape(),
+                other.layout.axis(),
+                other.layout.counts()
+            )));
+        }
+        if self.mask != other.mask {
+            return Err(Error::LayoutMismatch("the arrays have different masks".into()));
+        }
+        Ok(())
+    }
+}
+
+/// Makes an owned array C-contiguous (no copy when it already is).
+pub(crate) fn standard<T: Scalar>(a: ArrayD<T>) -> ArrayD<T> {
+    if a.is_standard_layout() {
+        a
+    } else {
+        a.as_standard_layout().into_owned()
+    }
+}
+
+/// Assembles the flat blocks of `ranks` (concatenated in `buf`) into one array along the axis.
+fn assemble<T: Scalar>(layout: &Layout, ranks: &[usize], buf: Vec<T>) -> ArrayD<T> {
+    let axis = layout.axis();
+    let mut shape = layout.global_shape().to_vec();
+    shape[axis] = ranks.iter().map(|&r| layout.count(r)).sum();
+    if axis == 0 {
+        return ArrayD::from_shape_vec(IxDyn(&shape), buf).expect("gathered sizes match the layout");
+    }
+    let mut out = ArrayD::zeros(IxDyn(&shape));
+    let (mut start, mut at) = (0, 0);
+    for &r in ranks {
+        let (n, len) = (layout.count(r), layout.local_len(r));
+        let block = ArrayViewD::from_shape(IxDyn(&layout.local_shape(r)), &buf[start..start + len])
+            .expect("gathered sizes match the layout");
+        out.slice_axis_mut(Axis(axis), Slice::from(at..at + n)).assign(&block);
+        start += len;
+        at += n;
+    }
+    out
+}
+
+/// The shape of `shape[info]`, or an error if the slice does not fit.
+fn slice_shape(shape: &[usize], info: &[SliceInfoElem]) -> Result<Vec<usize>> {
+    let mut out = Vec::new();
+    let mut axis = 0;
+    for elem in info {
+        match *elem {
+            SliceInfoElem::NewAxis => out.push(1),
+            SliceInfoElem::Index(i) => {
+                let n = *shape.get(axis).ok_or_else(|| Error::ShapeMismatch("too many indices".into()))? as isize;
+                let i = if i < 0 { i + n } else { i };
+                if i < 0 || i >= n {
+                    return Err(Error::ShapeMismatch(format!("index out of range for an axis of length {n}")));
+                }
+                axis += 1;
+            }
+            SliceInfoElem::Slice { start, end, step } => {
+                let n = *shape.get(axis).ok_or_else(|| Error::ShapeMismatch("too many indices".into()))? as isize;
+                if step == 0 {
+                    return Err(Error::ShapeMismatch("slice step must not be zero".into()));
+                }
+                let fix = |v: isize| if v < 0 { v + n } else { v };
+                let (s, e) = (fix(start), fix(end.unwrap_or(n)));
+                if s < 0 || e > n || s > e {
+                    return Err(Error::ShapeMismatch(format!(
+                        "slice {start}..{end:?} out of range for an axis of length {n}"
+                    )));
+                }
+                let len = (e - s) as usize;
+                out.push(len.div_ceil(step.unsigned_abs()));
+                axis += 1;
+            }
+        }
+    }
+    if axis > shape.len() {
+        return Err(Error::ShapeMismatch("too many indices".into()));
+    }
+    out.extend_from_slice(&shape[axis..]);
+    Ok(out)
+}
+
+/// Validates a colour list collectively and splits the communicator.
+pub(crate) fn make_mask(comm: &Communicator, colours: &[usize]) -> Result<Mask> {
+    let check = if colours.len() == comm.size() {
+        Ok(())
+    } else {
+        Err(Error::InvalidMask(format!(
+            "{} colours for {} ranks; give one colour per rank",
+            colours.len(),
+            comm.size()
+        )))
+    };
+    // Every rank calls `agree`, whatever its own list looks like, so none is left waiting.
+    comm.agree(check)?;
+    // Agree that every rank holds the same list: compare min and max of a hash with one all-reduce.
+    let h = colours
+        .iter()
+        .fold(0xcbf2_9ce4_8422_2325u64, |h, &c| (h ^ c as u64).wrapping_mul(0x0100_0000_01b3));
+    let mut both = [0u64; 2];
+    comm.all_reduce_into(&[h, u64::MAX - h], &mut both, ReduceOp::Max);
+    if both[0] != u64::MAX - both[1] {
+        return Err(Error::InvalidMask("ranks passed different colour lists".into()));
+    }
+    let group = comm.split(colours[comm.rank()])?;
+    Ok(Mask {
+        colours: colours.into(),
+        group,
+    })
+}

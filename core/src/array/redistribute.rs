@@ -1,0 +1,205 @@
+//! Moving data between layouts: `redistribute` (any axis, any imbalance, one all-to-all),
+//! `ravel` and `reshape` (zero-copy whenever the blocks already line up).
+
+use super::DistributedArray;
+use crate::engine::Host;
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::partition::Partition;
+use crate::scalar::Scalar;
+use ndarray::{ArrayD, ArrayViewD, IxDyn, Slice};
+use std::ops::Range;
+
+/// The global box that rank `p` holds in `src` and rank `q` holds in `dst` (both Scatter, same
+/// global shape), or `None` when it is empty.
+fn overlap(src: &Layout, p: usize, dst: &Layout, q: usize) -> Option<Vec<Range<usize>>> {
+    let mut boxed: Vec<Range<usize>> = src.global_shape().iter().map(|&n| 0..n).collect();
+    for (layout, r) in [(src, p), (dst, q)] {
+        let a = layout.axis();
+        let (o, n) = (layout.offset(r), layout.count(r));
+        boxed[a] = boxed[a].start.max(o)..boxed[a].end.min(o + n);
+    }
+    boxed.iter().all(|r| r.start < r.end).then_some(boxed)
+}
+
+/// The same box in the local coordinates of rank `r` of `layout`.
+fn to_local(layout: &Layout, r: usize, global: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut local = global.to_vec();
+    let a = layout.axis();
+    let o = layout.offset(r);
+    local[a] = local[a].start - o..local[a].end - o;
+    local
+}
+
+fn volume(b: &[Range<usize>]) -> usize {
+    b.iter().map(|r| r.end - r.start).product()
+}
+
+impl<T: Scalar> DistributedArray<T, Host> {
+    /// The same global array distributed along `axis` with the balanced split (PyLops-MPI's
+    /// `redistribute`). One all-to-all moves every element straight to its new owner, whatever the
+    /// old layout (PyLops-MPI only moves data between neighbours). Replicated arrays are returned
+    /// unchanged. The mask is kept.
+    ///
+    /// # Errors
+    /// [`Error::AxisOutOfRange`].
+    pub fn redistribute(&self, axis: usize) -> Result<Self> {
+        if axis >= self.ndim() {
+            return Err(Error::AxisOutOfRange { axis, ndim: self.ndim() });
+        }
+        if self.partition().is_replicated() {
+            return Ok(self.clone());
+        }
+        let target = Layout::scatter(self.global_shape(), axis, self.comm.size())?;
+        self.redistribute_to(&target)
+    }
+
+    /// The same global array in any other Scatter layout of the same global shape (any axis, any
+    /// counts). One all-to-all; only non-empty messages travel.
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`] if the global shapes differ, [`Error::UnsupportedPartition`] if
+    /// either layout is not Scatter, [`Error::CommSizeMismatch`].
+    pub fn redistribute_to(&self, target: &Layout) -> Result<Self> {
+        target.check_comm(&self.comm)?;
+        if target.global_shape() != self.global_shape() {
+            return Err(Error::LayoutMismatch(format!(
+                "cannot redistribute an array of shape {:?} into a layout of shape {:?}",
+                self.global_shape(),
+                target.global_shape()
+            )));
+        }
+        if self.partition() != Partition::Scatter || target.partition() != Partition::Scatter {
+            return Err(Error::UnsupportedPartition(
+                "redistribute_to moves Scatter arrays between Scatter layouts".into(),
+            ));
+        }
+        if *target == self.layout {
+            return Ok(self.clone());
+        }
+        let (me, size) = (self.comm.rank(), self.comm.size());
+        let src = &self.layout;
+        let mut send = Vec::with_capacity(self.local.len());
+        let mut send_counts = vec![0; size];
+        for q in 0..size {
+            if let Some(b) = overlap(src, me, target, q) {
+                let local = to_local(src, me, &b);
+                let view = self.local.slice_each_axis(|ax| Slice::from(local[ax.axis.index()].clone()));
+                send.extend(view.iter().copied());
+                send_counts[q] = volume(&b);
+            }
+        }
+        let recv_boxes: Vec<Option<Vec<Range<usize>>>> = (0..size).map(|p| overlap(src, p, target, me)).collect();
+        let recv_counts: Vec<usize> = recv_boxes.iter().map(|b| b.as_deref().map_or(0, volume)).collect();
+        let mut recv = vec![T::zero(); recv_counts.iter().sum()];
+        self.comm.all_to_all_varcount_into(&send, &send_counts, &mut recv, &recv_counts);
+        let mut local = ArrayD::zeros(IxDyn(&target.local_shape(me)));
+        let mut start = 0;
+        for b in recv_boxes.iter().flatten() {
+            let n = volume(b);
+            let dst = to_local(target, me, b);
+            let shape: Vec<usize> = dst.iter().map(|r| r.end - r.start).collect();
+            let block = ArrayViewD::from_shape(IxDyn(&shape), &recv[start..start + n]).expect("box volume");
+            local
+                .slice_each_axis_mut(|ax| Slice::from(dst[ax.axis.index()].clone()))
+                .assign(&block);
+            start += n;
+        }
+        Ok(Self::from_parts(self.comm.clone(), target.clone(), local, self.mask.clone()))
+    }
+
+    /// The array flattened to 1-D in C order (PyLops-MPI's `ravel`), consuming `self`. No copy
+    /// when the array is replicated or distributed along axis 0; otherwise it is first
+    /// redistributed along axis 0 (PyLops-MPI returns a wrongly ordered vector in that case).
+    ///
+    /// # Errors
+    /// Only internal layout errors, which cannot happen for a valid array.
+    pub fn into_ravel(self) -> Result<Self> {
+        let n = self.global_len();
+        let nranks = self.comm.size();
+        let x = if self.partition() == Partition::Scatter && self.axis() != 0 {
+            self.redistribute(0)?
+        } else {
+            self
+        };
+        let layout = match x.partition() {
+            Partition::Scatter => Layout::with_counts(&[n], 0, &x.layout.local_lens())?,
+            p => Layout::new(&[n], 0, p, nranks)?,
+        };
+        let len = x.local.len();
+        let local = x.local.into_shape_with_order(IxDyn(&[len])).expect("contiguous");
+        Ok(Self::from_parts(x.comm, layout, local, x.mask))
+    }
+
+    /// A flattened copy (see [`into_ravel`](Self::into_ravel)).
+    ///
+    /// # Errors
+    /// As [`into_ravel`](Self::into_ravel).
+    pub fn ravel(&self) -> Result<Self> {
+        self.clone().into_ravel()
+    }
+
+    /// The same elements (C order) with a new global shape, distributed along `axis`, consuming
+    /// `self`. No data moves when every rank's block already covers whole rows of the new shape
+    /// along axis 0; otherwise one or two all-to-alls. (PyLops-MPI's `reshape` takes local shapes
+    /// and ignores its `axis`; this takes the global shape and honours it.)
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] if the number of elements differs, [`Error::AxisOutOfRange`].
+    pub fn into_reshape(self, global_shape: &[usize], axis: usize) -> Result<Self> {
+        let n: usize = global_shape.iter().product();
+        if n != self.global_len() {
+            return Err(Error::ShapeMismatch(format!(
+                "cannot reshape {} elements of shape {:?} into {:?}",
+                self.global_len(),
+                self.global_shape(),
+                global_shape
+            )));
+        }
+        if axis >= global_shape.len().max(1) || (global_shape.is_empty() && self.partition() == Partition::Scatter) {
+            return Err(Error::AxisOutOfRange {
+                axis,
+                ndim: global_shape.len(),
+            });
+        }
+        let nranks = self.comm.size();
+        if self.partition().is_replicated() {
+            let layout = Layout::new(global_shape, axis, self.partition(), nranks)?;
+            let local = self.local.into_shape_with_order(IxDyn(global_shape)).expect("contiguous");
+            return Ok(Self::from_parts(self.comm, layout, local, self.mask));
+        }
+        let flat = self.into_ravel()?;
+        let row: usize = global_shape[1..].iter().product();
+        let lens = flat.layout.local_lens();
+        let aligned = row > 0 && lens.iter().all(|&l| l % row == 0);
+        let (flat, counts) = if aligned {
+            let counts: Vec<usize> = lens.iter().map(|&l| l / row).collect();
+            (flat, counts)
+        } else {
+            let counts = crate::layout::balanced_counts(global_shape[0], nranks);
+            let flat_counts: Vec<usize> = counts.iter().map(|&c| c * row).collect();
+            let target = Layout::with_counts(&[n], 0, &flat_counts)?;
+            (flat.redistribute_to(&target)?, counts)
+        };
+        let layout = Layout::with_counts(global_shape, 0, &counts)?;
+        let me = flat.comm.rank();
+        let local = flat
+            .local
+            .into_shape_with_order(IxDyn(&layout.local_shape(me)))
+            .expect("aligned blocks");
+        let x = Self::from_parts(flat.comm, layout, local, flat.mask);
+        if axis == 0 {
+            Ok(x)
+        } else {
+            x.redistribute(axis)
+        }
+    }
+
+    /// A reshaped copy (see [`into_reshape`](Self::into_reshape)).
+    ///
+    /// # Errors
+    /// As [`into_reshape`](Self::into_reshape).
+    pub fn reshape(&self, global_shape: &[usize], axis: usize) -> Result<Self> {
+        self.clone().into_reshape(global_shape, axis)
+    }
+}

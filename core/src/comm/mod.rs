@@ -1,0 +1,418 @@
+//! Communicators: how ranks talk to each other.
+//!
+//! One type, [`Communicator`], with three back-ends:
+//!
+//! | back-end | made by | for |
+//! |---|---|---|
+//! | serial | [`Communicator::serial`] | one rank, no communication |
+//! | threads | [`Threads::run`] | P ranks as threads of one process: tests, doctests, single-machine runs without MPI |
+//! | MPI (feature `mpi`) | [`mpi::initialize`](crate::mpi::initialize) | real multi-process and multi-node runs under `mpirun` |
+//!
+//! Every operation is collective unless said otherwise: all ranks of the communicator call it, in
+//! the same order, with arguments that agree (the same root, the same counts). Names follow rsmpi:
+//! `_into` writes into a caller's buffer, `_varcount` is the variant where ranks contribute different
+//! amounts. Buffer lengths that do not agree with the counts are programming errors and panic
+//! (under MPI a panic aborts the whole job, see [`mpi::initialize`](crate::mpi::initialize)).
+//!
+//! Messages of any size work: the MPI back-end splits large buffers into chunks below MPI's
+//! `i32` element counts (PyLops-MPI fails above 2 GiB, its issue #115).
+
+#[cfg(feature = "mpi")]
+pub(crate) mod mpi;
+mod threads;
+
+pub use threads::Threads;
+
+use crate::error::{Error, Result};
+use crate::scalar::CommData;
+
+/// Bound that the MPI back-end puts on data types (rsmpi's `Equivalence`); empty without `mpi`.
+#[cfg(feature = "mpi")]
+#[doc(hidden)]
+pub trait MpiEquivalence: ::mpi::datatype::Equivalence {}
+#[cfg(feature = "mpi")]
+impl<T: ::mpi::datatype::Equivalence> MpiEquivalence for T {}
+
+/// Bound that the MPI back-end puts on data types (rsmpi's `Equivalence`); empty without `mpi`.
+#[cfg(not(feature = "mpi"))]
+#[doc(hidden)]
+pub trait MpiEquivalence {}
+#[cfg(not(feature = "mpi"))]
+impl<T> MpiEquivalence for T {}
+
+/// A reduction operation for [`Communicator::all_reduce_into`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ReduceOp {
+    /// Elementwise sum (all types).
+    Sum,
+    /// Elementwise maximum (real and integer types only).
+    Max,
+    /// Elementwise minimum (real and integer types only).
+    Min,
+}
+
+impl ReduceOp {
+    /// Combines two values; panics for `Max`/`Min` on complex types, which have no order.
+    pub(crate) fn apply<T: CommData>(self, a: T, b: T) -> T {
+        match self {
+            ReduceOp::Sum => T::add(a, b),
+            ReduceOp::Max | ReduceOp::Min => {
+                let a_gt_b = a
+                    .gt(&b)
+                    .expect("max/min reductions are not defined for complex data");
+                if a_gt_b == (self == ReduceOp::Max) {
+                    a
+                } else {
+                    b
+                }
+            }
+        }
+    }
+}
+
+#[derive(Clone)]
+enum Backend {
+    Serial,
+    Threads(threads::ThreadComm),
+    #[cfg(feature = "mpi")]
+    Mpi(mpi::MpiComm),
+}
+
+/// A group of ranks that exchange data: serial, threads or MPI (see the [module docs](self)).
+///
+/// Cheap to clone (the back-ends are reference counted). Metadata (shapes, flags) and array payloads
+/// both go through it; a GPU engine will add a device path for payloads.
+#[derive(Clone)]
+pub struct Communicator {
+    backend: Backend,
+}
+
+impl std::fmt::Debug for Communicator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "Communicator({}, rank {} of {})",
+            self.kind(),
+            self.rank(),
+            self.size()
+        )
+    }
+}
+
+impl Communicator {
+    /// A communicator with one rank: every collective is a copy.
+    pub fn serial() -> Self {
+        Communicator {
+            backend: Backend::Serial,
+        }
+    }
+
+    pub(crate) fn from_threads(c: threads::ThreadComm) -> Self {
+        Communicator {
+            backend: Backend::Threads(c),
+        }
+    }
+
+    #[cfg(feature = "mpi")]
+    pub(crate) fn from_mpi(c: mpi::MpiComm) -> Self {
+        Communicator {
+            backend: Backend::Mpi(c),
+        }
+    }
+
+    /// `"serial"`, `"threads"` or `"mpi"`.
+    pub fn kind(&self) -> &'static str {
+        match &self.backend {
+            Backend::Serial => "serial",
+            Backend::Threads(_) => "threads",
+            #[cfg(feature = "mpi")]
+            Backend::Mpi(_) => "mpi",
+        }
+    }
+
+    /// This rank's index, `0..size()`.
+    pub fn rank(&self) -> usize {
+        match &self.backend {
+            Backend::Serial => 0,
+            Backend::Threads(c) => c.rank(),
+            #[cfg(feature = "mpi")]
+            Backend::Mpi(c) => c.rank(),
+        }
+    }
+
+    /// The number of ranks.
+    pub fn size(&self) -> usize {
+        match &self.backend {
+            Backend::Serial => 1,
+            Backend::Threads(c) => c.size(),
+            #[cfg(feature = "mpi")]
+            Backend::Mpi(c) => c.size(),
+        }
+    }
+
+    /// Blocks until every rank has called it.
+    pub fn barrier(&self) {
+        match &self.backend {
+            Backend::Serial => {}
+            Backend::Threads(c) => c.barrier(),
+            #[cfg(feature = "mpi")]
+            Backend::Mpi(c) => c.barrier(),
+        }
+    }
+
+    /// Elementwise reduction of every rank's `send` into every rank's `recv`.
+    ///
+    /// The result is bitwise identical on all ranks.
+    ///
+    /// # Panics
+    /// If `send` and `recv` differ in length, or for `Max`/`Min` on complex data.
+    pub fn all_reduce_into<T: CommData>(&self, send: &[T], recv: &mut [T], op: ReduceOp) {
+        assert_eq!(send.len(), recv.len(), "all_reduce_into: buffer lengths differ");
+        match &self.backend {
+            Backend::Serial => recv.copy_from_slice(send),
+            Backend::Threads(c) => c.all_reduce_into(send, recv, op),
+            #[cfg(feature = "mpi")]
+            Backend::Mpi(c) => c.all_reduce_into(send, recv, op),
+        }
+    }
+
+    /// [`all_reduce_into`](Self::all_reduce_into) with the result written over the input.
+    pub fn all_reduce_in_place<T: CommData>(&self, buf: &mut [T], op: ReduceOp) {
+        if self.size() == 1 {
+            return;
+        }
+        let send = buf.to_vec();
+        self.all_reduce_into(&send, buf, op);
+    }
+
+    /// Reduces one value from every rank; several scalars should share one call through
+    /// [`all_reduce_into`](Self::all_reduce_into) with a small array.
+    pub fn all_reduce<T: CommData>(&self, value: T, op: ReduceOp) -> T {
+        let mut out = [value];
+        self.all_reduce_into(&[value], &mut out, op);
+        out[0]
+    }
+
+    /// Every rank contributes `send` (the same length everywhere); every rank receives all
+    /// contributions, concatenated in rank order.
+    ///
+    /// # Panics
+    /// If `recv.len() != size() * send.len()`.
+    pub fn all_gather_into<T: CommData>(&self, send: &[T], recv: &mut [T]) {
+        let counts = vec![send.len(); self.size()];
+        self.all_gather_varcount_into(send, recv, &counts);
+    }
+
+    /// Every rank `r` contributes `counts[r]` values; every rank receives all of them, concatenated
+    /// in rank order. `counts` must be the same on all ranks.
+    ///
+    /// # Panics
+    /// If `counts.len() != size()`, `send.len() != counts[rank]` or `recv.len()` differs from the sum.
+    pub fn all_gather_varcount_into<T: CommData>(&self, send: &[T], recv: &mut [T], counts: &[usize]) {
+        assert_eq!(counts.len(), self.size(), "all_gather_varcount_into: one count per rank");
+        assert_eq!(send.len(), counts[self.rank()], "all_gather_varcount_into: send length");
+        assert_eq!(recv.len(), counts.iter().sum::<usize>(), "all_gather_varcount_into: receive length");
+        match &self.backend {
+            Backend::Serial => recv.copy_from_slice(send),
+            Backend::Threads(c) => c.all_gather_varcount_into(send, recv, counts),
+            #[cfg(feature = "mpi")]
+            Backend::Mpi(c) => c.all_gather_varcount_into(send, recv, counts),
+        }
+    }
+
+    /// Gathers every rank's `send` (with `counts[r]` values from rank `r`) into `recv` on `root`
+    /// only. `recv` must be `Some` on the root and is ignored elsewhere.
+    ///
+    /// # Panics
+    /// On inconsistent lengths, or if the root passes `None`.
+    pub fn gather_varcount_into<T: CommData>(
+        &self,
+        send: &[T],
+        recv: Option<&mut [T]>,
+        counts: &[usize],
+        root: usize,
+    ) {
+        assert_eq!(counts.len(), self.size(), "gather_varcount_into: one count per rank");
+        assert!(root < self.size(), "gather_varcount_into: root out of range");
+        assert_eq!(send.len(), counts[self.rank()], "gather_varcount_into: send length");
+        let rank = self.rank();
+        let mut recvs: Vec<(usize, &mut [T])> = Vec::new();
+        if rank == root {
+            let recv = recv.expect("gather_varcount_into: the root needs a receive buffer");
+            assert_eq!(recv.len(), counts.iter().sum::<usize>(), "gather_varcount_into: receive length");
+            let mut rest = recv;
+            for (r, &n) in counts.iter().enumerate() {
+                let (head, tail) = rest.split_at_mut(n);
+                rest = tail;
+                if r == rank {
+                    head.copy_from_slice(send);
+                } else if n > 0 {
+                    recvs.push((r, head));
+                }
+            }
+        }
+        let sends: Vec<(usize, &[T])> = if rank != root && !send.is_empty() {
+            vec![(root, send)]
+        } else {
+            Vec::new()
+        };
+        self.exchange(&sends, &mut recvs);
+    }
+
+    /// Copies `buf` from `root` into every rank's `buf` (all ranks pass the same length).
+    pub fn broadcast_into<T: CommData>(&self, buf: &mut [T], root: usize) {
+        assert!(root < self.size(), "broadcast_into: root out of range");
+        match &self.backend {
+            Backend::Serial => {}
+            Backend::Threads(c) => c.broadcast_into(buf, root),
+            #[cfg(feature = "mpi")]
+            Backend::Mpi(c) => c.broadcast_into(buf, root),
+        }
+    }
+
+    /// Sends `send` to `dest` and receives `recv` from `source` without deadlock (a paired,
+    /// non-blocking exchange, as for halos). Not collective: only the ranks involved take part.
+    pub fn send_receive_into<T: CommData>(&self, send: &[T], dest: usize, recv: &mut [T], source: usize) {
+        self.exchange(&[(dest, send)], &mut [(source, recv)]);
+    }
+
+    /// Posts every send and every receive at once (non-blocking), then waits for all of them.
+    ///
+    /// `sends` are `(destination rank, data)`, `recvs` are `(source rank, buffer)`; each receive
+    /// buffer must have exactly the length of the matching send. Messages between the same pair of
+    /// ranks are matched in the order they are listed. Not collective: only ranks that appear in
+    /// some list take part, so halo exchanges cost nothing for ranks without neighbours.
+    pub fn exchange<T: CommData>(&self, sends: &[(usize, &[T])], recvs: &mut [(usize, &mut [T])]) {
+        let size = self.size();
+        for (r, _) in sends.iter() {
+            assert!(*r < size, "exchange: destination {r} out of range");
+        }
+        for (r, _) in recvs.iter() {
+            assert!(*r < size, "exchange: source {r} out of range");
+        }
+        match &self.backend {
+            Backend::Serial => serial_exchange(sends, recvs),
+            Backend::Threads(c) => c.exchange(sends, recvs),
+            #[cfg(feature = "mpi")]
+            Backend::Mpi(c) => c.exchange(sends, recvs),
+        }
+    }
+
+    /// Personalised all-to-all: rank `r` sends `send_counts[q]` consecutive values of `send` to
+    /// every rank `q` (in rank order) and receives `recv_counts[q]` values from each rank `q` into
+    /// consecutive parts of `recv`. Only non-empty messages travel.
+    ///
+    /// # Panics
+    /// If the counts do not have one entry per rank or do not sum to the buffer lengths.
+    pub fn all_to_all_varcount_into<T: CommData>(
+        &self,
+        send: &[T],
+        send_counts: &[usize],
+        recv: &mut [T],
+        recv_counts: &[usize],
+    ) {
+        let size = self.size();
+        assert_eq!(send_counts.len(), size, "all_to_all_varcount_into: one send count per rank");
+        assert_eq!(recv_counts.len(), size, "all_to_all_varcount_into: one receive count per rank");
+        assert_eq!(send.len(), send_counts.iter().sum::<usize>(), "all_to_all_varcount_into: send length");
+        assert_eq!(recv.len(), recv_counts.iter().sum::<usize>(), "all_to_all_varcount_into: receive length");
+        let rank = self.rank();
+        let mut sends = Vec::new();
+        let mut own: &[T] = &[];
+        let mut rest = send;
+        for (q, &n) in send_counts.iter().enumerate() {
+            let (head, tail) = rest.split_at(n);
+            rest = tail;
+            if q == rank {
+                own = head;
+            } else if n > 0 {
+                sends.push((q, head));
+            }
+        }
+        let mut recvs = Vec::new();
+        let mut rest = recv;
+        for (q, &n) in recv_counts.iter().enumerate() {
+            let (head, tail) = rest.split_at_mut(n);
+            rest = tail;
+            if q == rank {
+                assert_eq!(own.len(), n, "all_to_all_varcount_into: self counts differ");
+                head.copy_from_slice(own);
+            } else if n > 0 {
+                recvs.push((q, head));
+            }
+        }
+        self.exchange(&sends, &mut recvs);
+    }
+
+    /// Splits the ranks into sub-communicators, one per colour, keeping the rank order (rsmpi's
+    /// `split_by_color`). Collective over this communicator.
+    ///
+    /// # Errors
+    /// [`Error::InvalidMask`] (on every rank) if a colour does not fit in an `i32`, as MPI requires.
+    pub fn split(&self, colour: usize) -> Result<Communicator> {
+        let too_big = self.all_reduce(u8::from(colour > i32::MAX as usize), ReduceOp::Max);
+        if too_big != 0 {
+            return Err(Error::InvalidMask(format!(
+                "colours must be at most {} (MPI colours are i32)",
+                i32::MAX
+            )));
+        }
+        Ok(match &self.backend {
+            Backend::Serial => Communicator::serial(),
+            Backend::Threads(c) => Communicator::from_threads(c.split(colour)),
+            #[cfg(feature = "mpi")]
+            Backend::Mpi(c) => Communicator::from_mpi(c.split(colour)),
+        })
+    }
+
+    /// Agrees on a locally decided outcome: if any rank has `Err`, every rank returns an error
+    /// (its own, or [`Error::FailedOnOtherRank`] naming the lowest failing rank).
+    ///
+    /// This is how checks that depend on rank-local data (a local array's shape, say) still fail on
+    /// every rank instead of leaving the others waiting. One small all-reduce.
+    pub fn agree(&self, local: Result<()>) -> Result<()> {
+        if self.size() == 1 {
+            return local;
+        }
+        let failed = if local.is_err() { self.rank() } else { usize::MAX };
+        let first = self.all_reduce(failed, ReduceOp::Min);
+        if first == usize::MAX {
+            return Ok(());
+        }
+        let mut msg = match &local {
+            Err(e) if self.rank() == first => encode_message(&e.to_string()),
+            _ => [0u8; 256],
+        };
+        self.broadcast_into(&mut msg, first);
+        match local {
+            Err(e) => Err(e),
+            Ok(()) => Err(Error::FailedOnOtherRank {
+                rank: first,
+                message: decode_message(&msg),
+            }),
+        }
+    }
+}
+
+fn encode_message(s: &str) -> [u8; 256] {
+    let mut out = [0u8; 256];
+    let mut n = s.len().min(255);
+    while !s.is_char_boundary(n) {
+        n -= 1;
+    }
+    out[..n].copy_from_slice(&s.as_bytes()[..n]);
+    out
+}
+
+fn decode_message(buf: &[u8; 256]) -> String {
+    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
+    String::from_utf8_lossy(&buf[..end]).into_owned()
+}
+
+fn serial_exchange<T: CommData>(sends: &[(usize, &[T])], recvs: &mut [(usize, &mut [T])]) {
+    assert_eq!(sends.len(), recvs.len(), "exchange on one rank: unmatched messages");
+    for ((_, s), (_, r)) in sends.iter().zip(recvs.iter_mut()) {
+        assert_eq!(s.len(), r.len(), "exchange: message length differs from the receive buffer");
+        r.copy_from_slice(s);
+    }
+}

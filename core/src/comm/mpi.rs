@@ -1,0 +1,262 @@
+//! The MPI back-end (feature `mpi`): rsmpi on Open MPI.
+
+use super::{Communicator, ReduceOp};
+use crate::error::{Error, Result};
+use crate::scalar::CommData;
+use mpi::collective::SystemOperation;
+use mpi::datatype::PartitionMut;
+use mpi::environment::Universe;
+use mpi::point_to_point::{Destination, Source};
+use mpi::topology::{Color, Communicator as _, SimpleCommunicator};
+use mpi::traits::*;
+use std::sync::{Arc, Mutex};
+
+/// Default largest message, in bytes: 1 GiB, safely below MPI's `i32` counts for every type.
+const DEFAULT_MAX_MESSAGE_BYTES: usize = 1 << 30;
+
+/// Owns MPI's lifetime: MPI is finalised when the guard and every communicator made from it are
+/// dropped.
+struct UniverseGuard {
+    _universe: Universe,
+}
+
+// SAFETY: MPI is initialised with `MPI_THREAD_MULTIPLE` (checked in `initialize`), so MPI calls,
+// including `MPI_Finalize` when the last handle drops, may come from any thread.
+unsafe impl Send for UniverseGuard {}
+// SAFETY: as above; the guard exposes no methods.
+unsafe impl Sync for UniverseGuard {}
+
+/// An initialised MPI environment. Keep it alive for as long as MPI is used (typically for the
+/// whole of `main`).
+///
+/// ```no_run
+/// # fn main() -> Result<(), distlops_core::Error> {
+/// let env = distlops_core::mpi::initialize()?;
+/// let world = env.world();
+/// println!("rank {} of {}", world.rank(), world.size());
+/// # Ok(()) }
+/// ```
+pub struct MpiEnv {
+    guard: Arc<UniverseGuard>,
+}
+
+impl std::fmt::Debug for MpiEnv {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("MpiEnv")
+    }
+}
+
+static INITIALIZED: Mutex<bool> = Mutex::new(false);
+
+/// Initialises MPI with `MPI_THREAD_MULTIPLE` and installs a panic hook that calls `MPI_Abort`, so a
+/// panic on one rank ends the whole job instead of leaving the other ranks waiting forever.
+///
+/// # Errors
+/// [`Error::Mpi`] if MPI was already initialised in this process or does not provide
+/// `MPI_THREAD_MULTIPLE`.
+pub fn initialize() -> Result<MpiEnv> {
+    let mut done = INITIALIZED.lock().unwrap_or_else(|e| e.into_inner());
+    if *done {
+        return Err(Error::Mpi("MPI can be initialised only once per process".into()));
+    }
+    let (universe, threading) = mpi::initialize_with_threading(mpi::Threading::Multiple)
+        .ok_or_else(|| Error::Mpi("MPI was already initialised by someone else".into()))?;
+    if threading != mpi::Threading::Multiple {
+        return Err(Error::Mpi(format!(
+            "MPI provides thread level {threading:?}, distlops needs Multiple"
+        )));
+    }
+    *done = true;
+    let previous = std::panic::take_hook();
+    std::panic::set_hook(Box::new(move |info| {
+        previous(info);
+        let world = SimpleCommunicator::world();
+        use std::io::Write;
+        let _ = writeln!(
+            std::io::stderr(),
+            "distlops: rank {} panicked ({}); aborting the MPI job",
+            world.rank(),
+            std::thread::current().name().unwrap_or("unnamed thread")
+        );
+        world.abort(101);
+    }));
+    Ok(MpiEnv {
+        guard: Arc::new(UniverseGuard { _universe: universe }),
+    })
+}
+
+impl MpiEnv {
+    /// `MPI_COMM_WORLD` as a [`Communicator`].
+    pub fn world(&self) -> Communicator {
+        Communicator::from_mpi(MpiComm {
+            comm: Arc::new(SimpleCommunicator::world()),
+            max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
+            _guard: self.guard.clone(),
+        })
+    }
+
+    /// `MPI_COMM_WORLD` with a smaller message chunk, in bytes (at least the size of one value).
+    /// Only for testing the chunking of large messages without allocating gigabytes.
+    #[doc(hidden)]
+    pub fn world_with_max_message_bytes(&self, bytes: usize) -> Communicator {
+        Communicator::from_mpi(MpiComm {
+            comm: Arc::new(SimpleCommunicator::world()),
+            max_message_bytes: bytes.max(1),
+            _guard: self.guard.clone(),
+        })
+    }
+}
+
+#[derive(Clone)]
+pub(crate) struct MpiComm {
+    comm: Arc<SimpleCommunicator>,
+    max_message_bytes: usize,
+    // Declared last: dropped after `comm`, so sub-communicators are freed before MPI_Finalize.
+    _guard: Arc<UniverseGuard>,
+}
+
+// SAFETY: MPI runs with MPI_THREAD_MULTIPLE (see `initialize`), so a communicator handle may be used
+// from any thread.
+unsafe impl Send for MpiComm {}
+// SAFETY: as above.
+unsafe impl Sync for MpiComm {}
+
+fn system_op(op: ReduceOp) -> SystemOperation {
+    match op {
+        ReduceOp::Sum => SystemOperation::sum(),
+        ReduceOp::Max => SystemOperation::max(),
+        ReduceOp::Min => SystemOperation::min(),
+    }
+}
+
+impl MpiComm {
+    pub(crate) fn rank(&self) -> usize {
+        self.comm.rank() as usize
+    }
+
+    pub(crate) fn size(&self) -> usize {
+        self.comm.size() as usize
+    }
+
+    /// Largest number of `T` values in one MPI call.
+    fn chunk_len<T>(&self) -> usize {
+        (self.max_message_bytes / std::mem::size_of::<T>().max(1)).clamp(1, i32::MAX as usize)
+    }
+
+    pub(crate) fn barrier(&self) {
+        self.comm.barrier();
+    }
+
+    pub(crate) fn all_reduce_into<T: CommData>(&self, send: &[T], recv: &mut [T], op: ReduceOp) {
+        if op != ReduceOp::Sum && !send.is_empty() {
+            // Fail the same way as the other back-ends for unordered types.
+            let _ = op.apply(send[0], send[0]);
+        }
+        let c = self.chunk_len::<T>();
+        for (s, r) in send.chunks(c).zip(recv.chunks_mut(c)) {
+            self.comm.all_reduce_into(s, r, system_op(op));
+        }
+    }
+
+    pub(crate) fn broadcast_into<T: CommData>(&self, buf: &mut [T], root: usize) {
+        let c = self.chunk_len::<T>();
+        let root = self.comm.process_at_rank(root as i32);
+        for chunk in buf.chunks_mut(c) {
+            root.broadcast_into(chunk);
+        }
+    }
+
+    pub(crate) fn all_gather_varcount_into<T: CommData>(&self, send: &[T], recv: &mut [T], counts: &[usize]) {
+        let c = self.chunk_len::<T>();
+        let total: usize = counts.iter().sum();
+        if total <= c {
+            let counts32: Vec<i32> = counts.iter().map(|&n| n as i32).collect();
+            let displs: Vec<i32> = counts32
+                .iter()
+                .scan(0, |acc, &n| {
+                    let d = *acc;
+                    *acc += n;
+                    Some(d)
+                })
+                .collect();
+            let mut part = PartitionMut::new(recv, counts32, displs);
+            self.comm.all_gather_varcount_into(send, &mut part);
+            return;
+        }
+        // Large: rounds in which every rank contributes at most c / size values, gathered into a
+        // scratch buffer and copied into place.
+        let size = counts.len();
+        let per_round = (c / size).max(1);
+        let rounds = counts.iter().map(|&n| n.div_ceil(per_round)).max().unwrap_or(0);
+        let offsets: Vec<usize> = counts
+            .iter()
+            .scan(0, |acc, &n| {
+                let d = *acc;
+                *acc += n;
+                Some(d)
+            })
+            .collect();
+        let mut scratch = vec![T::default(); per_round * size];
+        for k in 0..rounds {
+            let lo = |n: usize| (k * per_round).min(n);
+            let hi = |n: usize| ((k + 1) * per_round).min(n);
+            let round_counts: Vec<usize> = counts.iter().map(|&n| hi(n) - lo(n)).collect();
+            let mine = &send[lo(send.len())..hi(send.len())];
+            let round_total: usize = round_counts.iter().sum();
+            let counts32: Vec<i32> = round_counts.iter().map(|&n| n as i32).collect();
+            let displs: Vec<i32> = counts32
+                .iter()
+                .scan(0, |acc, &n| {
+                    let d = *acc;
+                    *acc += n;
+                    Some(d)
+                })
+                .collect();
+            {
+                let mut part = PartitionMut::new(&mut scratch[..round_total], counts32, &displs[..]);
+                self.comm.all_gather_varcount_into(mine, &mut part);
+            }
+            for r in 0..size {
+                let n = round_counts[r];
+                let d = displs[r] as usize;
+                let dst = offsets[r] + lo(counts[r]);
+                recv[dst..dst + n].copy_from_slice(&scratch[d..d + n]);
+            }
+        }
+    }
+
+    pub(crate) fn exchange<T: CommData>(&self, sends: &[(usize, &[T])], recvs: &mut [(usize, &mut [T])]) {
+        let c = self.chunk_len::<T>();
+        let comm = &*self.comm;
+        mpi::request::scope(|scope| {
+            let mut requests = Vec::new();
+            for (source, buf) in recvs.iter_mut() {
+                let process = comm.process_at_rank(*source as i32);
+                for chunk in buf.chunks_mut(c) {
+                    requests.push(process.immediate_receive_into(scope, chunk));
+                }
+            }
+            for (dest, data) in sends.iter() {
+                let process = comm.process_at_rank(*dest as i32);
+                for chunk in data.chunks(c) {
+                    requests.push(process.immediate_send(scope, chunk));
+                }
+            }
+            for request in requests {
+                request.wait();
+            }
+        });
+    }
+
+    pub(crate) fn split(&self, colour: usize) -> MpiComm {
+        let sub = self
+            .comm
+            .split_by_color(Color::with_value(colour as i32))
+            .expect("a defined colour always yields a communicator");
+        MpiComm {
+            comm: Arc::new(sub),
+            max_message_bytes: self.max_message_bytes,
+            _guard: self._guard.clone(),
+        }
+    }
+}

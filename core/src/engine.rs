@@ -1,0 +1,30 @@
+//! Engines: where the local part of a distributed array lives.
+//!
+//! Only [`Host`] exists today (main memory, ndarray). A CUDA engine (device buffers, NVSHMEM
+//! symmetric memory) will be another implementor behind a cargo feature; code written against the
+//! engine's primitives then runs on it without change.
+
+use crate::scalar::Scalar;
+
+mod sealed {
+    pub trait Sealed {}
+}
+
+/// Where local data lives, and in what container.
+pub trait Engine: sealed::Sealed + Copy + Default + std::fmt::Debug + Send + Sync + 'static {
+    /// The container of a rank's local block.
+    type Storage<T: Scalar>: Clone + std::fmt::Debug + Send + Sync;
+    /// A short name (`"host"`).
+    const NAME: &'static str;
+}
+
+/// Main memory: local blocks are C-contiguous `ndarray::ArrayD`.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Host;
+
+impl sealed::Sealed for Host {}
+
+impl Engine for Host {
+    type Storage<T: Scalar> = ndarray::ArrayD<T>;
+    const NAME: &'static str = "host";
+}

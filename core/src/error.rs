@@ -1,0 +1,59 @@
+//! The error type of distlops-core.
+
+/// Everything a user of distlops-core can get wrong, plus the few run-time failures it reports.
+///
+/// Every variant is decided from metadata that is identical on all ranks (layouts, shapes, axes,
+/// colour lists), or agreed on with one collective, so the same error is returned on every rank:
+/// no rank is left waiting in a collective while another returns.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// An axis index is not smaller than the number of dimensions.
+    #[error("axis {axis} is out of range for an array with {ndim} dimension(s)")]
+    AxisOutOfRange {
+        /// The axis that was asked for.
+        axis: usize,
+        /// The number of dimensions of the array.
+        ndim: usize,
+    },
+    /// Two arrays (or an array and an operator) do not share the same layout.
+    #[error("layout mismatch: {0}")]
+    LayoutMismatch(String),
+    /// A shape does not have the size or the number of dimensions required.
+    #[error("shape mismatch: {0}")]
+    ShapeMismatch(String),
+    /// Local shapes given by the ranks do not assemble into a valid global shape.
+    #[error("invalid local shapes: {0}")]
+    InvalidLocalShapes(String),
+    /// The number of ranks a layout was made for differs from the communicator's size.
+    #[error("layout is for {layout} rank(s) but the communicator has {comm}")]
+    CommSizeMismatch {
+        /// Ranks in the layout.
+        layout: usize,
+        /// Ranks in the communicator.
+        comm: usize,
+    },
+    /// The operation does not support the partition of its input.
+    #[error("unsupported partition: {0}")]
+    UnsupportedPartition(String),
+    /// A colour list (mask) is malformed.
+    #[error("invalid mask: {0}")]
+    InvalidMask(String),
+    /// Any other invalid argument, with an explanation.
+    #[error("invalid argument: {0}")]
+    InvalidArgument(String),
+    /// The operation failed on another rank; this rank stopped with it instead of waiting.
+    #[error("the operation failed on rank {rank}: {message}")]
+    FailedOnOtherRank {
+        /// The lowest rank that reported the failure.
+        rank: usize,
+        /// What that rank reported (as far as it could be transmitted).
+        message: String,
+    },
+    /// MPI could not be initialised or is used wrongly.
+    #[error("MPI: {0}")]
+    Mpi(String),
+}
+
+/// Shorthand for `Result<T, distlops_core::Error>`.
+pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -1,0 +1,37 @@
+//! distlops-core: the foundation of [distlops](https://docs.rs/distlops).
+//!
+//! * [`Scalar`]: the element types (`f32`, `f64`, `Complex32`, `Complex64`).
+//! * [`Partition`] and [`Layout`]: how a global N-D array is spread over ranks, computed once.
+//! * [`Communicator`]: serial, [`Threads`] (ranks as threads, for tests and single machines) and MPI
+//!   (feature `mpi`, see [`mpi`]).
+//! * [`DistributedArray`]: PyLops-MPI's `DistributedArray`, without its per-operation metadata
+//!   collectives, with errors on every rank instead of hangs.
+//! * [`StackedDistributedArray`], [`DistVector`] and the [`Vector`] trait that solvers use.
+
+pub mod array;
+pub mod comm;
+pub mod engine;
+pub mod error;
+pub mod kernels;
+pub mod layout;
+pub mod partition;
+pub mod scalar;
+pub mod stacked;
+pub mod vector;
+
+/// MPI support (feature `mpi`): initialisation and the world communicator.
+#[cfg(feature = "mpi")]
+pub mod mpi {
+    pub use crate::comm::mpi::{initialize, MpiEnv};
+}
+
+pub use array::{DistributedArray, Mask, NormOrd};
+pub use comm::{Communicator, ReduceOp, Threads};
+pub use engine::{Engine, Host};
+pub use error::{Error, Result};
+pub use layout::{balanced_counts, Layout};
+pub use num_complex::{Complex32, Complex64};
+pub use partition::Partition;
+pub use scalar::{CommData, HasComplex, RealScalar, Scalar};
+pub use stacked::{DistVector, StackedDistributedArray};
+pub use vector::Vector;

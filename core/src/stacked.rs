@@ -1,0 +1,298 @@
+//! Stacked vectors: a vector made of several distributed arrays (PyLops-MPI's
+//! `StackedDistributedArray`), nestable, for systems such as `[A; eps L] x = [d; 0]`.
+
+use crate::array::{DistributedArray, NormOrd};
+use crate::engine::Host;
+use crate::error::{Error, Result};
+use crate::scalar::{RealScalar, Scalar};
+use crate::vector::Vector;
+use ndarray::{Array1, ArrayD};
+use num_traits::{Float, Zero};
+
+/// One part of a stacked vector, or any distributed vector: a plain array or a stack of parts.
+///
+/// This is the single vector type that operators mapping plain vectors to stacked ones (and back)
+/// take and return.
+#[derive(Clone, Debug)]
+pub enum DistVector<T: Scalar> {
+    /// A plain distributed array.
+    Array(DistributedArray<T, Host>),
+    /// A stack of vectors.
+    Stacked(StackedDistributedArray<T>),
+}
+
+/// A concatenation of distributed vectors (each possibly itself stacked), treated as one vector:
+/// dot products and norms combine the parts', elementwise operations act part by part.
+#[derive(Clone, Debug)]
+pub struct StackedDistributedArray<T: Scalar> {
+    parts: Vec<DistVector<T>>,
+}
+
+impl<T: Scalar> From<DistributedArray<T, Host>> for DistVector<T> {
+    fn from(a: DistributedArray<T, Host>) -> Self {
+        DistVector::Array(a)
+    }
+}
+
+impl<T: Scalar> From<StackedDistributedArray<T>> for DistVector<T> {
+    fn from(s: StackedDistributedArray<T>) -> Self {
+        DistVector::Stacked(s)
+    }
+}
+
+impl<T: Scalar> StackedDistributedArray<T> {
+    /// Stacks `parts` (plain arrays or stacks).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an empty list.
+    pub fn new(parts: Vec<DistVector<T>>) -> Result<Self> {
+        if parts.is_empty() {
+            return Err(Error::InvalidArgument("a stacked array needs at least one part".into()));
+        }
+        Ok(StackedDistributedArray { parts })
+    }
+
+    /// Stacks plain arrays.
+    ///
+    /// # Errors
+    /// As [`new`](Self::new).
+    pub fn from_arrays(arrays: Vec<DistributedArray<T, Host>>) -> Result<Self> {
+        Self::new(arrays.into_iter().map(DistVector::Array).collect())
+    }
+
+    /// The parts.
+    pub fn parts(&self) -> &[DistVector<T>] {
+        &self.parts
+    }
+
+    /// The parts, mutable.
+    pub fn parts_mut(&mut self) -> &mut [DistVector<T>] {
+        &mut self.parts
+    }
+
+    /// The number of parts (PyLops-MPI's `narrays`).
+    pub fn len(&self) -> usize {
+        self.parts.len()
+    }
+
+    /// Always `false`: a stack has at least one part.
+    pub fn is_empty(&self) -> bool {
+        self.parts.is_empty()
+    }
+
+    /// Every part, flattened and concatenated, on every rank (PyLops-MPI's `asarray`).
+    pub fn asarray(&self) -> Array1<T> {
+        let mut out = Vec::with_capacity(self.global_len());
+        for p in &self.parts {
+            out.extend(p.asarray().iter().copied());
+        }
+        Array1::from(out)
+    }
+
+    fn check_structure(&self, other: &Self) -> Result<()> {
+        if self.parts.len() != other.parts.len() {
+            return Err(Error::LayoutMismatch(format!(
+                "stacked arrays with {} and {} parts",
+                self.parts.len(),
+                other.parts.len()
+            )));
+        }
+        Ok(())
+    }
+
+    fn zip_parts(&mut self, other: &Self, mut f: impl FnMut(&mut DistVector<T>, &DistVector<T>) -> Result<()>) -> Result<()> {
+        self.check_structure(other)?;
+        self.parts.iter_mut().zip(&other.parts).try_for_each(|(a, b)| f(a, b))
+    }
+
+    /// Combines part norms as PyLops-MPI does: order 0 and 1 add, inf takes the max, -inf the
+    /// min, p combines `(sum n_i^p)^(1/p)`.
+    fn combine_norms(ord: NormOrd, norms: &[T::Real]) -> T::Real {
+        match ord {
+            NormOrd::Zero | NormOrd::One => norms.iter().copied().fold(T::Real::zero(), |a, b| a + b),
+            NormOrd::Inf => norms.iter().copied().fold(T::Real::neg_infinity(), T::Real::max),
+            NormOrd::NegInf => norms.iter().copied().fold(T::Real::infinity(), T::Real::min),
+            NormOrd::Two => norms.iter().map(|&n| n * n).fold(T::Real::zero(), |a, b| a + b).sqrt(),
+            NormOrd::P(p) => {
+                let p = <T::Real as RealScalar>::real_from_f64(p);
+                norms
+                    .iter()
+                    .map(|&n| n.powf(p))
+                    .fold(T::Real::zero(), |a, b| a + b)
+                    .powf(p.recip())
+            }
+        }
+    }
+}
+
+impl<T: Scalar> Vector<T> for StackedDistributedArray<T> {
+    fn dot(&self, other: &Self) -> Result<T> {
+        self.check_structure(other)?;
+        self.parts.iter().zip(&other.parts).map(|(a, b)| a.dot(b)).sum()
+    }
+    fn vdot(&self, other: &Self) -> Result<T> {
+        self.check_structure(other)?;
+        self.parts.iter().zip(&other.parts).map(|(a, b)| a.vdot(b)).sum()
+    }
+    fn norm(&self, ord: NormOrd) -> Result<T::Real> {
+        let norms = self.parts.iter().map(|p| p.norm(ord)).collect::<Result<Vec<_>>>()?;
+        Ok(Self::combine_norms(ord, &norms))
+    }
+    fn axpy(&mut self, alpha: T, x: &Self) -> Result<()> {
+        self.zip_parts(x, |a, b| a.axpy(alpha, b))
+    }
+    fn axpby(&mut self, alpha: T, x: &Self, beta: T) -> Result<()> {
+        self.zip_parts(x, |a, b| a.axpby(alpha, b, beta))
+    }
+    fn scale(&mut self, alpha: T) {
+        self.parts.iter_mut().for_each(|p| p.scale(alpha));
+    }
+    fn copy_from(&mut self, x: &Self) -> Result<()> {
+        self.zip_parts(x, |a, b| a.copy_from(b))
+    }
+    fn fill(&mut self, value: T) {
+        self.parts.iter_mut().for_each(|p| p.fill(value));
+    }
+    fn zeros_like(&self) -> Self {
+        StackedDistributedArray {
+            parts: self.parts.iter().map(Vector::zeros_like).collect(),
+        }
+    }
+    fn conj(&self) -> Self {
+        StackedDistributedArray {
+            parts: self.parts.iter().map(Vector::conj).collect(),
+        }
+    }
+    fn global_len(&self) -> usize {
+        self.parts.iter().map(Vector::global_len).sum()
+    }
+}
+
+impl<T: Scalar> DistVector<T> {
+    /// The whole vector, flattened, on every rank.
+    pub fn asarray(&self) -> ArrayD<T> {
+        match self {
+            DistVector::Array(a) => a.asarray(),
+            DistVector::Stacked(s) => s.asarray().into_dyn(),
+        }
+    }
+
+    /// The plain array, if this is one.
+    pub fn as_array(&self) -> Option<&DistributedArray<T, Host>> {
+        match self {
+            DistVector::Array(a) => Some(a),
+            DistVector::Stacked(_) => None,
+        }
+    }
+
+    /// The stack, if this is one.
+    pub fn as_stacked(&self) -> Option<&StackedDistributedArray<T>> {
+        match self {
+            DistVector::Stacked(s) => Some(s),
+            DistVector::Array(_) => None,
+        }
+    }
+
+    fn mismatch() -> Error {
+        Error::LayoutMismatch("a plain array and a stacked array".into())
+    }
+}
+
+/// Dispatches a binary operation on two `DistVector`s of the same kind.
+macro_rules! both {
+    ($a:expr, $b:expr, |$x:ident, $y:ident| $body:expr) => {
+        match ($a, $b) {
+            (DistVector::Array($x), DistVector::Array($y)) => $body,
+            (DistVector::Stacked($x), DistVector::Stacked($y)) => $body,
+            _ => Err(DistVector::<T>::mismatch()),
+        }
+    };
+}
+
+/// Dispatches a unary operation on a `DistVector`.
+macro_rules! either {
+    ($a:expr, |$x:ident| $body:expr) => {
+        match $a {
+            DistVector::Array($x) => $body,
+            DistVector::Stacked($x) => $body,
+        }
+    };
+}
+
+impl<T: Scalar> Vector<T> for DistVector<T> {
+    fn dot(&self, other: &Self) -> Result<T> {
+        both!(self, other, |a, b| Vector::dot(a, b))
+    }
+    fn vdot(&self, other: &Self) -> Result<T> {
+        both!(self, other, |a, b| Vector::vdot(a, b))
+    }
+    fn norm(&self, ord: NormOrd) -> Result<T::Real> {
+        either!(self, |a| Vector::norm(a, ord))
+    }
+    fn axpy(&mut self, alpha: T, x: &Self) -> Result<()> {
+        both!(self, x, |a, b| Vector::axpy(a, alpha, b))
+    }
+    fn axpby(&mut self, alpha: T, x: &Self, beta: T) -> Result<()> {
+        both!(self, x, |a, b| Vector::axpby(a, alpha, b, beta))
+    }
+    fn scale(&mut self, alpha: T) {
+        either!(self, |a| Vector::scale(a, alpha))
+    }
+    fn copy_from(&mut self, x: &Self) -> Result<()> {
+        both!(self, x, |a, b| Vector::copy_from(a, b))
+    }
+    fn fill(&mut self, value: T) {
+        either!(self, |a| Vector::fill(a, value))
+    }
+    fn zeros_like(&self) -> Self {
+        match self {
+            DistVector::Array(a) => DistVector::Array(a.zeros_like()),
+            DistVector::Stacked(s) => DistVector::Stacked(Vector::zeros_like(s)),
+        }
+    }
+    fn conj(&self) -> Self {
+        match self {
+            DistVector::Array(a) => DistVector::Array(a.conj()),
+            DistVector::Stacked(s) => DistVector::Stacked(Vector::conj(s)),
+        }
+    }
+    fn global_len(&self) -> usize {
+        either!(self, |a| Vector::global_len(a))
+    }
+}
+
+impl<T: Scalar> Vector<T> for DistributedArray<T, Host> {
+    fn dot(&self, other: &Self) -> Result<T> {
+        DistributedArray::dot(self, other)
+    }
+    fn vdot(&self, other: &Self) -> Result<T> {
+        DistributedArray::vdot(self, other)
+    }
+    fn norm(&self, ord: NormOrd) -> Result<T::Real> {
+        DistributedArray::norm(self, ord)
+    }
+    fn axpy(&mut self, alpha: T, x: &Self) -> Result<()> {
+        DistributedArray::axpy(self, alpha, x)
+    }
+    fn axpby(&mut self, alpha: T, x: &Self, beta: T) -> Result<()> {
+        DistributedArray::axpby(self, alpha, x, beta)
+    }
+    fn scale(&mut self, alpha: T) {
+        DistributedArray::scale(self, alpha)
+    }
+    fn copy_from(&mut self, x: &Self) -> Result<()> {
+        DistributedArray::copy_from(self, x)
+    }
+    fn fill(&mut self, value: T) {
+        DistributedArray::fill(self, value)
+    }
+    fn zeros_like(&self) -> Self {
+        DistributedArray::zeros_like(self)
+    }
+    fn conj(&self) -> Self {
+        DistributedArray::conj(self)
+    }
+    fn global_len(&self) -> usize {
+        DistributedArray::global_len(self)
+    }
+}

@@ -1,0 +1,55 @@
+//! The [`Vector`] trait: what solvers need from a vector, implemented by plain and stacked
+//! distributed arrays alike, so that a solver is written once.
+
+use crate::array::NormOrd;
+use crate::error::Result;
+use crate::scalar::Scalar;
+
+/// A vector of a Hilbert space spread over ranks: [`DistributedArray`](crate::DistributedArray),
+/// [`StackedDistributedArray`](crate::StackedDistributedArray) or their union
+/// [`DistVector`](crate::DistVector).
+///
+/// Operations between two vectors require the same structure (layouts, masks, number of parts)
+/// and return [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) otherwise, on every rank.
+pub trait Vector<T: Scalar>: Clone {
+    /// `sum_i x_i y_i`.
+    ///
+    /// # Errors
+    /// On a structure mismatch.
+    fn dot(&self, other: &Self) -> Result<T>;
+    /// `sum_i conj(x_i) y_i`.
+    ///
+    /// # Errors
+    /// On a structure mismatch.
+    fn vdot(&self, other: &Self) -> Result<T>;
+    /// A vector norm (see [`NormOrd`]).
+    ///
+    /// # Errors
+    /// For `NormOrd::P(NaN)`.
+    fn norm(&self, ord: NormOrd) -> Result<T::Real>;
+    /// `self += alpha x`.
+    ///
+    /// # Errors
+    /// On a structure mismatch.
+    fn axpy(&mut self, alpha: T, x: &Self) -> Result<()>;
+    /// `self = alpha x + beta self`.
+    ///
+    /// # Errors
+    /// On a structure mismatch.
+    fn axpby(&mut self, alpha: T, x: &Self, beta: T) -> Result<()>;
+    /// `self *= alpha`.
+    fn scale(&mut self, alpha: T);
+    /// Copies `x`'s values into `self`.
+    ///
+    /// # Errors
+    /// On a structure mismatch.
+    fn copy_from(&mut self, x: &Self) -> Result<()>;
+    /// Sets every element to `value`.
+    fn fill(&mut self, value: T);
+    /// Zeros with the same structure.
+    fn zeros_like(&self) -> Self;
+    /// The elementwise conjugate.
+    fn conj(&self) -> Self;
+    /// The total number of elements.
+    fn global_len(&self) -> usize;
+}
