@@ -1,0 +1,137 @@
+//! The test harness shared by `tests/threads.rs` and `tests/mpi.rs`: the same test bodies
+//! (`fn(&Communicator)`) run on the Threads communicator at P = 1..4 and under `mpirun -n 1..4`.
+//!
+//! Both binaries are `harness = false` and speak enough of libtest's command line for `cargo
+//! test` and `cargo nextest` (`--list --format terse`, `--exact`, a name filter, `--ignored`), and
+//! print libtest's `test NAME ... ok` lines and `test result:` summary.
+
+#![allow(dead_code)]
+
+use distlops::core::Communicator;
+use std::time::{Duration, Instant};
+
+/// A test body: called on every rank with that rank's communicator.
+pub type TestFn = fn(&Communicator);
+
+/// What the command line asks for.
+pub struct Args {
+    pub list: bool,
+    pub exact: bool,
+    pub ignored: bool,
+    pub filters: Vec<String>,
+}
+
+impl Args {
+    pub fn parse() -> Args {
+        let mut args = Args {
+            list: false,
+            exact: false,
+            ignored: false,
+            filters: Vec::new(),
+        };
+        let mut it = std::env::args().skip(1);
+        while let Some(a) = it.next() {
+            match a.as_str() {
+                "--list" => args.list = true,
+                "--exact" => args.exact = true,
+                "--ignored" => args.ignored = true,
+                // Options with a value that we accept and ignore.
+                "--format" | "--test-threads" | "--color" | "--logfile" | "--skip" | "-Z" => {
+                    it.next();
+                }
+                s if s.starts_with('-') => {}
+                s => args.filters.push(s.to_string()),
+            }
+        }
+        args
+    }
+
+    pub fn selects(&self, name: &str) -> bool {
+        if self.ignored {
+            return false;
+        }
+        self.filters.is_empty()
+            || self
+                .filters
+                .iter()
+                .any(|f| if self.exact { name == f } else { name.contains(f.as_str()) })
+    }
+}
+
+/// Rank counts from an environment variable such as `1,2,3,4`.
+pub fn rank_counts(var: &str, default: &str) -> Vec<usize> {
+    std::env::var(var)
+        .unwrap_or_else(|_| default.to_string())
+        .split(',')
+        .filter(|s| !s.trim().is_empty())
+        .map(|s| s.trim().parse().unwrap_or_else(|_| panic!("{var}: not a rank count: {s}")))
+        .collect()
+}
+
+pub fn list(tests: &[(&str, TestFn)], args: &Args) {
+    for (name, _) in tests.iter().filter(|(n, _)| args.selects(n)) {
+        println!("{name}: test");
+    }
+}
+
+pub fn summary(passed: usize, failed: usize, filtered: usize, start: Instant) -> ! {
+    let status = if failed == 0 { "ok" } else { "FAILED" };
+    println!(
+        "\ntest result: {status}. {passed} passed; {failed} failed; 0 ignored; 0 measured; {filtered} filtered out; finished in {:.2}s\n",
+        start.elapsed().as_secs_f64()
+    );
+    std::process::exit(if failed == 0 { 0 } else { 101 });
+}
+
+/// Runs every selected test on the Threads communicator at each rank count of `THREADS_NP`
+/// (default 1,2,3,4).
+pub fn run_threads(tests: &[(&str, TestFn)]) -> ! {
+    let args = Args::parse();
+    if args.list {
+        list(tests, &args);
+        std::process::exit(0);
+    }
+    let start = Instant::now();
+    let nps = rank_counts("THREADS_NP", "1,2,3,4");
+    let selected: Vec<_> = tests.iter().filter(|(n, _)| args.selects(n)).collect();
+    println!("\nrunning {} tests (each at {:?} thread ranks)", selected.len(), nps);
+    let (mut passed, mut failed) = (0, 0);
+    for (name, f) in &selected {
+        let t = Instant::now();
+        let mut failures = Vec::new();
+        for &np in &nps {
+            let outcome = std::panic::catch_unwind(|| {
+                distlops::core::Threads::run(np, |comm| f(&comm));
+            });
+            if outcome.is_err() {
+                failures.push(np);
+            }
+        }
+        if failures.is_empty() {
+            passed += 1;
+            println!("test {name} ... ok ({:.2}s)", t.elapsed().as_secs_f64());
+        } else {
+            failed += 1;
+            println!("test {name} ... FAILED at {failures:?} ranks");
+        }
+    }
+    summary(passed, failed, tests.len() - selected.len(), start)
+}
+
+/// Spawns `cmd` and kills it if it runs longer than `timeout`. Returns whether it succeeded.
+pub fn run_with_timeout(mut cmd: std::process::Command, timeout: Duration) -> bool {
+    let mut child = cmd.spawn().expect("cannot start mpirun (is Open MPI installed? run scripts/setup.sh)");
+    let deadline = Instant::now() + timeout;
+    loop {
+        if let Some(status) = child.try_wait().expect("waiting for mpirun") {
+            return status.success();
+        }
+        if Instant::now() > deadline {
+            eprintln!("timed out after {timeout:?}: killing mpirun");
+            let _ = child.kill();
+            let _ = child.wait();
+            return false;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+}
