@@ -15,7 +15,7 @@
 //!
 //! | feature | what it adds |
 //! |---|---|
-//! | `mpi` | the MPI communicator ([`core::mpi::initialize`]), rsmpi on Open MPI, for runs under `mpirun` |
+//! | `mpi` | the MPI communicator (`distlops::core::mpi::initialize`), rsmpi on Open MPI, for runs under `mpirun` |
 //!
 //! Without `mpi`, multi-rank programs run on the [`Threads`](core::Threads) communicator: P ranks as
 //! threads of one process, the same code path as under MPI.
@@ -28,13 +28,13 @@
 //! // Three ranks as threads; under MPI use `distlops::core::mpi::initialize()?.world()`.
 //! let results = Threads::run(3, |comm| -> Result<f64, Error> {
 //!     let layout = Layout::scatter(&[10, 4], 0, comm.size())?; // rows split 4, 3, 3
-//!     let global = ndarray::Array2::from_shape_fn((10, 4), |(i, j)| (i * 4 + j) as f64);
+//!     let global = distlops::ndarray::Array2::from_shape_fn((10, 4), |(i, j)| (i * 4 + j) as f64);
 //!     let x = DistributedArray::to_dist(&comm, global.view().into_dyn(), &layout)?;
 //!     let y = (&x * 2.0).redistribute(1)?; // now split along columns, one all-to-all
-//!     assert_eq!(y.asarray(), &global * 2.0);
+//!     assert_eq!(y.asarray(), (&global * 2.0).into_dyn());
 //!     x.dot(&x)
 //! });
-//! assert_eq!(results[0], (0..40).map(|v| (v * v) as f64).sum::<f64>());
+//! assert_eq!(results[0], Ok((0..40).map(|v| (v * v) as f64).sum::<f64>()));
 //! ```
 //!
 //! ## Errors
@@ -47,6 +47,10 @@
 pub use distlops_core as core;
 pub use distlops_operators as operators;
 pub use distlops_solvers as solvers;
+/// The array crate distlops' local blocks are made of.
+pub use ndarray;
+/// Complex numbers.
+pub use num_complex;
 
 /// The names most programs need.
 pub mod prelude {
@@ -55,3 +59,8 @@ pub mod prelude {
         ReduceOp, Scalar, StackedDistributedArray, Threads, Vector,
     };
 }
+
+/// The README's examples, compiled and run as doctests.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;

@@ -3,7 +3,7 @@
 //! * [`Scalar`]: the element types (`f32`, `f64`, `Complex32`, `Complex64`).
 //! * [`Partition`] and [`Layout`]: how a global N-D array is spread over ranks, computed once.
 //! * [`Communicator`]: serial, [`Threads`] (ranks as threads, for tests and single machines) and MPI
-//!   (feature `mpi`, see [`mpi`]).
+//!   (feature `mpi`, see `distlops_core::mpi`).
 //! * [`DistributedArray`]: PyLops-MPI's `DistributedArray`, without its per-operation metadata
 //!   collectives, with errors on every rank instead of hangs.
 //! * [`StackedDistributedArray`], [`DistVector`] and the [`Vector`] trait that solvers use.

@@ -140,7 +140,7 @@ impl<R: HasComplex> DistributedArray<R, Host> {
 }
 
 macro_rules! binop_arrays {
-    ($trait:ident, $method:ident, $op:tt) => {
+    ($trait:ident, $method:ident, $op:tt, $assign:tt) => {
         impl<T: Scalar> $trait<&DistributedArray<T, Host>> for &DistributedArray<T, Host> {
             type Output = Result<DistributedArray<T, Host>>;
             /// Elementwise; `Err(LayoutMismatch)` if the layouts or masks differ.
@@ -157,30 +157,30 @@ macro_rules! binop_arrays {
         impl<T: Scalar> $trait<T> for DistributedArray<T, Host> {
             type Output = DistributedArray<T, Host>;
             fn $method(mut self, rhs: T) -> Self::Output {
-                self.local_slice_mut().iter_mut().for_each(|a| *a = *a $op rhs);
+                self.local_slice_mut().iter_mut().for_each(|a| *a $assign rhs);
                 self
             }
         }
     };
 }
-binop_arrays!(Add, add, +);
-binop_arrays!(Sub, sub, -);
-binop_arrays!(Mul, mul, *);
-binop_arrays!(Div, div, /);
+binop_arrays!(Add, add, +, +=);
+binop_arrays!(Sub, sub, -, -=);
+binop_arrays!(Mul, mul, *, *=);
+binop_arrays!(Div, div, /, /=);
 
 macro_rules! assign_scalar {
     ($trait:ident, $method:ident, $op:tt) => {
         impl<T: Scalar> $trait<T> for DistributedArray<T, Host> {
             fn $method(&mut self, rhs: T) {
-                self.local_slice_mut().iter_mut().for_each(|a| *a = *a $op rhs);
+                self.local_slice_mut().iter_mut().for_each(|a| *a $op rhs);
             }
         }
     };
 }
-assign_scalar!(AddAssign, add_assign, +);
-assign_scalar!(SubAssign, sub_assign, -);
-assign_scalar!(MulAssign, mul_assign, *);
-assign_scalar!(DivAssign, div_assign, /);
+assign_scalar!(AddAssign, add_assign, +=);
+assign_scalar!(SubAssign, sub_assign, -=);
+assign_scalar!(MulAssign, mul_assign, *=);
+assign_scalar!(DivAssign, div_assign, /=);
 
 impl<T: Scalar> Neg for &DistributedArray<T, Host> {
     type Output = DistributedArray<T, Host>;

@@ -37,9 +37,9 @@ impl NormOrd {
             }
             NormOrd::P(p) if p == f64::INFINITY => NormOrd::Inf,
             NormOrd::P(p) if p == f64::NEG_INFINITY => NormOrd::NegInf,
-            NormOrd::P(p) if p == 0.0 => NormOrd::Zero,
-            NormOrd::P(p) if p == 1.0 => NormOrd::One,
-            NormOrd::P(p) if p == 2.0 => NormOrd::Two,
+            NormOrd::P(0.0) => NormOrd::Zero,
+            NormOrd::P(1.0) => NormOrd::One,
+            NormOrd::P(2.0) => NormOrd::Two,
             other => other,
         })
     }

@@ -6,13 +6,13 @@
 //! |---|---|---|
 //! | serial | [`Communicator::serial`] | one rank, no communication |
 //! | threads | [`Threads::run`] | P ranks as threads of one process: tests, doctests, single-machine runs without MPI |
-//! | MPI (feature `mpi`) | [`mpi::initialize`](crate::mpi::initialize) | real multi-process and multi-node runs under `mpirun` |
+//! | MPI (feature `mpi`) | `distlops_core::mpi::initialize` | real multi-process and multi-node runs under `mpirun` |
 //!
 //! Every operation is collective unless said otherwise: all ranks of the communicator call it, in
 //! the same order, with arguments that agree (the same root, the same counts). Names follow rsmpi:
 //! `_into` writes into a caller's buffer, `_varcount` is the variant where ranks contribute different
 //! amounts. Buffer lengths that do not agree with the counts are programming errors and panic
-//! (under MPI a panic aborts the whole job, see [`mpi::initialize`](crate::mpi::initialize)).
+//! (under MPI a panic aborts the whole job, see `distlops_core::mpi::initialize`).
 //!
 //! Messages of any size work: the MPI back-end splits large buffers into chunks below MPI's
 //! `i32` element counts (PyLops-MPI fails above 2 GiB, its issue #115).

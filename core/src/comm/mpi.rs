@@ -89,7 +89,7 @@ impl MpiEnv {
     /// `MPI_COMM_WORLD` as a [`Communicator`].
     pub fn world(&self) -> Communicator {
         Communicator::from_mpi(MpiComm {
-            comm: Arc::new(SimpleCommunicator::world()),
+            comm: Arc::new(SharedComm(SimpleCommunicator::world())),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             _guard: self.guard.clone(),
         })
@@ -100,26 +100,37 @@ impl MpiEnv {
     #[doc(hidden)]
     pub fn world_with_max_message_bytes(&self, bytes: usize) -> Communicator {
         Communicator::from_mpi(MpiComm {
-            comm: Arc::new(SimpleCommunicator::world()),
+            comm: Arc::new(SharedComm(SimpleCommunicator::world())),
             max_message_bytes: bytes.max(1),
             _guard: self.guard.clone(),
         })
     }
 }
 
+/// A communicator handle that may cross threads.
+struct SharedComm(SimpleCommunicator);
+
+// SAFETY: MPI runs with MPI_THREAD_MULTIPLE (see `initialize`), so a communicator handle may be used
+// from any thread.
+unsafe impl Send for SharedComm {}
+// SAFETY: as above.
+unsafe impl Sync for SharedComm {}
+
+impl std::ops::Deref for SharedComm {
+    type Target = SimpleCommunicator;
+    fn deref(&self) -> &SimpleCommunicator {
+        &self.0
+    }
+}
+
 #[derive(Clone)]
 pub(crate) struct MpiComm {
-    comm: Arc<SimpleCommunicator>,
+    comm: Arc<SharedComm>,
     max_message_bytes: usize,
     // Declared last: dropped after `comm`, so sub-communicators are freed before MPI_Finalize.
     _guard: Arc<UniverseGuard>,
 }
 
-// SAFETY: MPI runs with MPI_THREAD_MULTIPLE (see `initialize`), so a communicator handle may be used
-// from any thread.
-unsafe impl Send for MpiComm {}
-// SAFETY: as above.
-unsafe impl Sync for MpiComm {}
 
 fn system_op(op: ReduceOp) -> SystemOperation {
     match op {
@@ -254,7 +265,7 @@ impl MpiComm {
             .split_by_color(Color::with_value(colour as i32))
             .expect("a defined colour always yields a communicator");
         MpiComm {
-            comm: Arc::new(sub),
+            comm: Arc::new(SharedComm(sub)),
             max_message_bytes: self.max_message_bytes,
             _guard: self._guard.clone(),
         }

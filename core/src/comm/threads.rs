@@ -362,3 +362,75 @@ impl ThreadComm {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::time::{Duration, Instant};
+
+    #[test]
+    fn a_panic_on_one_rank_wakes_the_others_and_propagates() {
+        let start = Instant::now();
+        let outcome = std::panic::catch_unwind(|| {
+            Threads::run(4, |comm| {
+                if comm.rank() == 2 {
+                    panic!("rank two fails");
+                }
+                // The others wait in collectives that rank 2 never joins.
+                comm.barrier();
+                comm.all_reduce(1.0f64, ReduceOp::Sum)
+            })
+        });
+        let payload = outcome.expect_err("the panic must reach the caller");
+        let msg = payload
+            .downcast_ref::<&str>()
+            .map(|s| s.to_string())
+            .or_else(|| payload.downcast_ref::<String>().cloned())
+            .unwrap_or_default();
+        assert_eq!(msg, "rank two fails", "the original panic is propagated");
+        assert!(start.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_panic_wakes_ranks_waiting_for_a_message_in_a_sub_communicator() {
+        let outcome = std::panic::catch_unwind(|| {
+            Threads::run(3, |comm| {
+                let sub = comm.split(comm.rank() % 2).unwrap();
+                if comm.rank() == 1 {
+                    panic!("rank one fails");
+                }
+                let mut buf = [0.0f64; 2];
+                if sub.size() > 1 {
+                    // Rank 0 waits for a message from rank 2, which waits in a barrier that
+                    // rank 1 never reaches.
+                    if sub.rank() == 0 {
+                        sub.send_receive_into(&[], 1, &mut buf, 1);
+                    } else {
+                        comm.barrier();
+                    }
+                }
+            })
+        });
+        assert!(outcome.is_err());
+    }
+
+    #[test]
+    fn mismatched_collectives_panic_instead_of_misreading_memory() {
+        let outcome = std::panic::catch_unwind(|| {
+            Threads::run(2, |comm| {
+                if comm.rank() == 0 {
+                    comm.all_reduce(1.0f64, ReduceOp::Sum);
+                } else {
+                    comm.all_reduce(1u64, ReduceOp::Sum);
+                }
+            })
+        });
+        assert!(outcome.is_err());
+    }
+
+    #[test]
+    fn results_come_back_in_rank_order() {
+        let ranks = Threads::run(5, |comm| (comm.rank(), comm.size()));
+        assert_eq!(ranks, (0..5).map(|r| (r, 5)).collect::<Vec<_>>());
+    }
+}
