@@ -7,6 +7,7 @@
 //! * [`DistributedArray`]: PyLops-MPI's `DistributedArray`, without its per-operation metadata
 //!   collectives, with errors on every rank instead of hangs.
 //! * [`StackedDistributedArray`], [`DistVector`] and the [`Vector`] trait that solvers use.
+//! * [`LinearOperator`], the algebra on [`Op`], and [`dottest`].
 
 pub mod array;
 pub mod comm;
@@ -14,6 +15,7 @@ pub mod engine;
 pub mod error;
 pub mod kernels;
 pub mod layout;
+pub mod operator;
 pub mod partition;
 pub mod scalar;
 pub mod stacked;
@@ -31,6 +33,7 @@ pub use engine::{Engine, Host};
 pub use error::{Error, Result};
 pub use layout::{balanced_counts, Layout};
 pub use num_complex::{Complex32, Complex64};
+pub use operator::{dottest, LinearOperator, LinearOperatorExt, Op, Space};
 pub use partition::Partition;
 pub use scalar::{CommData, HasComplex, RealScalar, Scalar};
 pub use stacked::{DistVector, StackedDistributedArray};

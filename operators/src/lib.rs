@@ -1,6 +1,30 @@
-//! distlops-operators: distributed linear operators (one per file), built on
-//! [`distlops_core`]. The operator trait, its algebra and the first operators (BlockDiag, VStack,
-//! HStack, local building blocks) arrive with the linear-operator work; this crate is their home
-//! in the workspace layout.
+//! distlops-operators: distributed linear operators, one per file, built on [`distlops_core`].
+//!
+//! | operator | partitions (domain -> range) | communication | PyLops-MPI |
+//! |---|---|---|---|
+//! | [`BlockDiag`] | Scatter -> Scatter | none | `MPIBlockDiag` |
+//! | [`StackedBlockDiag`] | stacked -> stacked | per block | `MPIStackedBlockDiag` |
+//! | [`VStack`] | Broadcast -> Scatter | adjoint: one all-reduce | `MPIVStack` |
+//! | [`StackedVStack`] | X -> stacked | adjoint: per block | `MPIStackedVStack` |
+//! | [`HStack`] | Scatter -> Broadcast | forward: one all-reduce | `MPIHStack` |
+//! | [`Broadcasted`] | Broadcast -> Broadcast | none | `MPILinearOperator(Op)` / `asmpilinearoperator` |
+//!
+//! Local building blocks (serial operators on each rank's block) implement
+//! [`LocalOperator`](local::LocalOperator).
 
 pub use distlops_core as core;
+
+mod block_diag;
+mod broadcasted;
+mod hstack;
+mod stacked_block_diag;
+mod stacked_vstack;
+mod vstack;
+
+pub use block_diag::BlockDiag;
+pub use broadcasted::Broadcasted;
+pub use hstack::HStack;
+pub use stacked_block_diag::StackedBlockDiag;
+pub use stacked_vstack::StackedVStack;
+pub use vstack::VStack;
+pub mod local;

@@ -1,0 +1,48 @@
+//! The dot test: `<A u, v> == <u, A^H v>` for a correct adjoint.
+
+use super::{LinearOperator, LinearOperatorExt};
+use crate::error::Result;
+use crate::scalar::{RealScalar, Scalar};
+use crate::stacked::DistVector;
+use crate::vector::Vector;
+
+/// Both sides of a dot test and their relative difference.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct DotTest<T: Scalar> {
+    /// `<A u, v> = vdot(A u, v)`.
+    pub forward: T,
+    /// `<u, A^H v> = vdot(u, A^H v)`.
+    pub adjoint: T,
+    /// `|forward - adjoint| / max(|forward|, |adjoint|)` (0 when both are 0).
+    pub rel_err: f64,
+}
+
+impl<T: Scalar> DotTest<T> {
+    /// `true` when the relative error is at most `rtol`.
+    pub fn passes(&self, rtol: f64) -> bool {
+        self.rel_err <= rtol
+    }
+}
+
+/// Runs the dot test of `op` on `u` (domain) and `v` (range), with distributed dot products (no
+/// gathering; PyLops-MPI gathers both vectors on every rank). The result is the same on every rank.
+///
+/// # Errors
+/// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) if `u` or `v` is not in its space.
+pub fn dottest<T: Scalar, L: LinearOperator<T> + ?Sized>(op: &L, u: &DistVector<T>, v: &DistVector<T>) -> Result<DotTest<T>> {
+    let au = op.apply(u)?;
+    let ahv = op.apply_adjoint(v)?;
+    let forward = au.vdot(v)?;
+    let adjoint = u.vdot(&ahv)?;
+    let scale = forward.abs().to_f64().max(adjoint.abs().to_f64());
+    let rel_err = if scale == 0.0 {
+        0.0
+    } else {
+        (forward - adjoint).abs().to_f64() / scale
+    };
+    Ok(DotTest {
+        forward,
+        adjoint,
+        rel_err,
+    })
+}

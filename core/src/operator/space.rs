@@ -1,0 +1,168 @@
+//! [`Space`]: the structure of the vectors an operator takes and returns.
+
+use crate::array::{DistributedArray, Mask};
+use crate::comm::Communicator;
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::partition::Partition;
+use crate::scalar::Scalar;
+use crate::stacked::{DistVector, StackedDistributedArray};
+
+/// The domain or range of a [`LinearOperator`](super::LinearOperator): a plain distributed array
+/// with a given layout (and colour groups), or a stack of such spaces.
+///
+/// Fixed when the operator is built, identical on every rank, so checking a vector against it
+/// needs no communication.
+#[derive(Clone, Debug)]
+pub enum Space {
+    /// Plain arrays with this layout and mask.
+    Array {
+        /// The layout.
+        layout: Layout,
+        /// The colour groups, if any.
+        mask: Option<Mask>,
+    },
+    /// Stacked arrays with these parts.
+    Stacked(Vec<Space>),
+}
+
+impl PartialEq for Space {
+    fn eq(&self, other: &Self) -> bool {
+        match (self, other) {
+            (Space::Array { layout: a, mask: ma }, Space::Array { layout: b, mask: mb }) => a == b && ma == mb,
+            (Space::Stacked(a), Space::Stacked(b)) => a == b,
+            _ => false,
+        }
+    }
+}
+
+impl Space {
+    /// Plain arrays with `layout` and no mask.
+    pub fn array(layout: Layout) -> Space {
+        Space::Array { layout, mask: None }
+    }
+
+    /// A 1-D Scatter space of `n` elements split with the balanced rule.
+    ///
+    /// # Errors
+    /// As [`Layout::scatter`].
+    pub fn scatter_1d(n: usize, nranks: usize) -> Result<Space> {
+        Ok(Space::array(Layout::scatter(&[n], 0, nranks)?))
+    }
+
+    /// A 1-D Broadcast space of `n` elements.
+    ///
+    /// # Errors
+    /// As [`Layout::broadcast`].
+    pub fn broadcast_1d(n: usize, nranks: usize) -> Result<Space> {
+        Ok(Space::array(Layout::broadcast(&[n], nranks)?))
+    }
+
+    /// The space `v` belongs to.
+    pub fn of<T: Scalar>(v: &DistVector<T>) -> Space {
+        match v {
+            DistVector::Array(a) => Space::Array {
+                layout: a.layout().clone(),
+                mask: a.mask().cloned(),
+            },
+            DistVector::Stacked(s) => Space::Stacked(s.parts().iter().map(Space::of).collect()),
+        }
+    }
+
+    /// Whether `v` belongs to this space (no allocation, no communication).
+    pub fn matches<T: Scalar>(&self, v: &DistVector<T>) -> bool {
+        match (self, v) {
+            (Space::Array { layout, mask }, DistVector::Array(a)) => a.layout() == layout && a.mask() == mask.as_ref(),
+            (Space::Stacked(parts), DistVector::Stacked(s)) => {
+                parts.len() == s.len() && parts.iter().zip(s.parts()).all(|(p, v)| p.matches(v))
+            }
+            _ => false,
+        }
+    }
+
+    /// Checks that `v` belongs to this space.
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`] naming `what`, identically on every rank.
+    pub fn check<T: Scalar>(&self, v: &DistVector<T>, what: &str) -> Result<()> {
+        if self.matches(v) {
+            Ok(())
+        } else {
+            Err(Error::LayoutMismatch(format!(
+                "{what}: expected {}, got {}",
+                self.describe(),
+                Space::of(v).describe()
+            )))
+        }
+    }
+
+    /// A zero vector of this space.
+    ///
+    /// # Errors
+    /// [`Error::CommSizeMismatch`] if the layouts were made for another number of ranks.
+    pub fn zeros<T: Scalar>(&self, comm: &Communicator) -> Result<DistVector<T>> {
+        Ok(match self {
+            Space::Array { layout, mask } => {
+                layout.check_comm(comm)?;
+                let local = ndarray::ArrayD::zeros(ndarray::IxDyn(&layout.local_shape(comm.rank())));
+                DistVector::Array(DistributedArray::from_parts(comm.clone(), layout.clone(), local, mask.clone()))
+            }
+            Space::Stacked(parts) => DistVector::Stacked(StackedDistributedArray::new(
+                parts.iter().map(|p| p.zeros(comm)).collect::<Result<_>>()?,
+            )?),
+        })
+    }
+
+    /// The total number of elements.
+    pub fn global_len(&self) -> usize {
+        match self {
+            Space::Array { layout, .. } => layout.global_len(),
+            Space::Stacked(parts) => parts.iter().map(Space::global_len).sum(),
+        }
+    }
+
+    /// The layout, if this is a plain space.
+    pub fn layout(&self) -> Option<&Layout> {
+        match self {
+            Space::Array { layout, .. } => Some(layout),
+            Space::Stacked(_) => None,
+        }
+    }
+
+    /// `true` for a plain space whose arrays are replicated on every rank.
+    pub fn is_replicated(&self) -> bool {
+        matches!(self, Space::Array { layout, .. } if layout.partition() != Partition::Scatter)
+    }
+
+    /// A short human-readable description.
+    pub fn describe(&self) -> String {
+        match self {
+            Space::Array { layout, mask } => format!(
+                "{} {:?} (axis {}, counts {:?}{})",
+                layout.partition(),
+                layout.global_shape(),
+                layout.axis(),
+                layout.counts(),
+                if mask.is_some() { ", masked" } else { "" }
+            ),
+            Space::Stacked(parts) => format!(
+                "stack of [{}]",
+                parts.iter().map(Space::describe).collect::<Vec<_>>().join(", ")
+            ),
+        }
+    }
+}
+
+impl Space {
+    /// Plain arrays with `layout`, reduced inside colour groups (see
+    /// [`DistributedArray::with_mask`]). Collective: splits the communicator.
+    ///
+    /// # Errors
+    /// [`Error::InvalidMask`] on every rank for a malformed colour list.
+    pub fn masked(layout: Layout, comm: &Communicator, colours: &[usize]) -> Result<Space> {
+        Ok(Space::Array {
+            layout,
+            mask: Some(crate::array::make_mask(comm, colours)?),
+        })
+    }
+}

@@ -1,0 +1,139 @@
+//! [`BlockDiag`]: one block of local operators per rank (PyLops-MPI's `MPIBlockDiag`).
+
+use crate::local::LocalOperator;
+use distlops_core::operator::{LinearOperator, Space};
+use distlops_core::{Communicator, DistVector, Layout, Result, Scalar};
+
+/// `y = diag(A_0, A_1, ..., A_{n-1}) x`, where every rank holds its own list of local operators.
+///
+/// Rank `r`'s block of `x` (1-D, Scatter) is cut into consecutive pieces of `ncols(A_i)` elements,
+/// each operator is applied to its piece, and the outputs fill rank `r`'s block of `y` in order:
+///
+/// ```text
+/// y[rows of A_i] = A_i x[cols of A_i]        y^H-side: x[cols of A_i] = A_i^H y[rows of A_i]
+/// ```
+///
+/// * Partitions: domain Scatter (1-D, `sum ncols` per rank) -> range Scatter (1-D, `sum nrows` per
+///   rank). Ranks may hold operators of different sizes and numbers.
+/// * Communication: none per product; one all-gather of the block sizes at construction.
+/// * PyLops-MPI: `MPIBlockDiag(ops, mask=...)`.
+pub struct BlockDiag<T: Scalar> {
+    ops: Vec<Box<dyn LocalOperator<T>>>,
+    cols: Vec<usize>,
+    rows: Vec<usize>,
+    domain: Space,
+    range: Space,
+    comm: Communicator,
+}
+
+/// Concatenation offsets of a list of sizes (length n + 1).
+pub(crate) fn offsets(sizes: impl Iterator<Item = usize>) -> Vec<usize> {
+    let mut out = vec![0];
+    for s in sizes {
+        out.push(out.last().copied().unwrap_or(0) + s);
+    }
+    out
+}
+
+/// The 1-D Scatter layout whose rank `r` holds `local` elements: one all-gather.
+pub(crate) fn gathered_layout(comm: &Communicator, local: usize) -> Result<Layout> {
+    let mut all = vec![0usize; comm.size()];
+    comm.all_gather_into(&[local], &mut all);
+    Layout::with_counts(&[all.iter().sum()], 0, &all)
+}
+
+impl<T: Scalar> BlockDiag<T> {
+    /// Builds the operator from this rank's local operators. Collective (one all-gather).
+    ///
+    /// # Errors
+    /// Only internal layout errors.
+    pub fn new(comm: &Communicator, ops: Vec<Box<dyn LocalOperator<T>>>) -> Result<Self> {
+        let cols = offsets(ops.iter().map(|o| o.ncols()));
+        let rows = offsets(ops.iter().map(|o| o.nrows()));
+        let domain = Space::array(gathered_layout(comm, *cols.last().expect("offsets start at 0"))?);
+        let range = Space::array(gathered_layout(comm, *rows.last().expect("offsets start at 0"))?);
+        Ok(BlockDiag {
+            ops,
+            cols,
+            rows,
+            domain,
+            range,
+            comm: comm.clone(),
+        })
+    }
+
+    /// The same operator acting on vectors reduced inside colour groups (PyLops-MPI's `mask`):
+    /// both spaces carry the mask. Collective.
+    ///
+    /// # Errors
+    /// [`Error::InvalidMask`](distlops_core::Error::InvalidMask) on every rank.
+    pub fn with_mask(mut self, colours: &[usize]) -> Result<Self> {
+        let (d, r) = (self.domain.layout().cloned(), self.range.layout().cloned());
+        self.domain = Space::masked(d.expect("plain space"), &self.comm, colours)?;
+        self.range = Space::masked(r.expect("plain space"), &self.comm, colours)?;
+        Ok(self)
+    }
+
+    /// This rank's local operators.
+    pub fn ops(&self) -> &[Box<dyn LocalOperator<T>>] {
+        &self.ops
+    }
+}
+
+/// Applies each op to its piece: `out[o_out[i]..] = f(op_i, inp[o_in[i]..])`.
+pub(crate) fn apply_blocks<T: Scalar>(
+    ops: &[Box<dyn LocalOperator<T>>],
+    inp: &[T],
+    in_offsets: &[usize],
+    out: &mut [T],
+    out_offsets: &[usize],
+    f: impl Fn(&dyn LocalOperator<T>, &[T], &mut [T]),
+) {
+    for (i, op) in ops.iter().enumerate() {
+        f(
+            op.as_ref(),
+            &inp[in_offsets[i]..in_offsets[i + 1]],
+            &mut out[out_offsets[i]..out_offsets[i + 1]],
+        );
+    }
+}
+
+/// The local slice of a plain vector (operators check spaces before calling).
+pub(crate) fn plain<T: Scalar>(v: &DistVector<T>) -> &[T] {
+    v.as_array().expect("the space check admits plain vectors only").local_slice()
+}
+
+/// The mutable local slice of a plain vector.
+pub(crate) fn plain_mut<T: Scalar>(v: &mut DistVector<T>) -> &mut [T] {
+    match v {
+        DistVector::Array(a) => a.local_slice_mut(),
+        DistVector::Stacked(_) => unreachable!("the space check admits plain vectors only"),
+    }
+}
+
+impl<T: Scalar> LinearOperator<T> for BlockDiag<T> {
+    fn domain(&self) -> &Space {
+        &self.domain
+    }
+    fn range(&self) -> &Space {
+        &self.range
+    }
+    fn comm(&self) -> &Communicator {
+        &self.comm
+    }
+    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+        apply_blocks(&self.ops, plain(x), &self.cols, plain_mut(y), &self.rows, |op, i, o| {
+            op.matvec(i, o)
+        });
+        Ok(())
+    }
+    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+        apply_blocks(&self.ops, plain(y), &self.rows, plain_mut(x), &self.cols, |op, i, o| {
+            op.rmatvec(i, o)
+        });
+        Ok(())
+    }
+    fn name(&self) -> String {
+        format!("BlockDiag[{}]", self.ops.iter().map(|o| o.name()).collect::<Vec<_>>().join(", "))
+    }
+}
