@@ -56,7 +56,8 @@ fn check_axis(shape: &[usize], axis: usize) -> Result<()> {
     Ok(())
 }
 
-fn prefix_sums(counts: &[usize]) -> Vec<usize> {
+/// Exclusive prefix sums: where each of consecutive blocks of `counts` starts.
+pub(crate) fn prefix_sums(counts: &[usize]) -> Vec<usize> {
     counts
         .iter()
         .scan(0, |acc, &n| {

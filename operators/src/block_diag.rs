@@ -112,15 +112,7 @@ pub(crate) fn plain_mut<T: Scalar>(v: &mut DistVector<T>) -> &mut [T] {
 }
 
 impl<T: Scalar> LinearOperator<T> for BlockDiag<T> {
-    fn domain(&self) -> &Space {
-        &self.domain
-    }
-    fn range(&self) -> &Space {
-        &self.range
-    }
-    fn comm(&self) -> &Communicator {
-        &self.comm
-    }
+    stored_spaces!();
     fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         apply_blocks(&self.ops, plain(x), &self.cols, plain_mut(y), &self.rows, |op, i, o| {
             op.matvec(i, o)

@@ -49,15 +49,7 @@ impl<T: Scalar> Broadcasted<T> {
 }
 
 impl<T: Scalar> LinearOperator<T> for Broadcasted<T> {
-    fn domain(&self) -> &Space {
-        &self.domain
-    }
-    fn range(&self) -> &Space {
-        &self.range
-    }
-    fn comm(&self) -> &Communicator {
-        &self.comm
-    }
+    stored_spaces!();
     fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         self.op.matvec(plain(x), plain_mut(y));
         Ok(())

@@ -51,15 +51,7 @@ impl<T: Scalar> HStack<T> {
 }
 
 impl<T: Scalar> LinearOperator<T> for HStack<T> {
-    fn domain(&self) -> &Space {
-        &self.domain
-    }
-    fn range(&self) -> &Space {
-        &self.range
-    }
-    fn comm(&self) -> &Communicator {
-        &self.comm
-    }
+    stored_spaces!();
     fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         let x = plain(x);
         sum_over_ops_and_ranks(&self.work, self.ops.len(), &self.comm, plain_mut(y), |i, out| {

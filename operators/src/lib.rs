@@ -14,6 +14,21 @@
 
 pub use distlops_core as core;
 
+/// Implements `domain`, `range` and `comm` of `LinearOperator` from fields of those names.
+macro_rules! stored_spaces {
+    () => {
+        fn domain(&self) -> &distlops_core::operator::Space {
+            &self.domain
+        }
+        fn range(&self) -> &distlops_core::operator::Space {
+            &self.range
+        }
+        fn comm(&self) -> &distlops_core::Communicator {
+            &self.comm
+        }
+    };
+}
+
 mod block_diag;
 mod broadcasted;
 mod hstack;

@@ -108,15 +108,7 @@ fn common_size(comm: &Communicator, sizes: impl Iterator<Item = usize> + Clone, 
 }
 
 impl<T: Scalar> LinearOperator<T> for VStack<T> {
-    fn domain(&self) -> &Space {
-        &self.domain
-    }
-    fn range(&self) -> &Space {
-        &self.range
-    }
-    fn comm(&self) -> &Communicator {
-        &self.comm
-    }
+    stored_spaces!();
     fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         let (x, y) = (plain(x), plain_mut(y));
         for (i, op) in self.ops.iter().enumerate() {

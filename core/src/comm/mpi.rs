@@ -2,6 +2,7 @@
 
 use super::{Communicator, ReduceOp};
 use crate::error::{Error, Result};
+use crate::layout::prefix_sums;
 use crate::scalar::CommData;
 use mpi::collective::SystemOperation;
 use mpi::datatype::PartitionMut;
@@ -132,6 +133,12 @@ pub(crate) struct MpiComm {
 }
 
 
+/// MPI's `i32` counts and displacements of consecutive blocks (the caller keeps totals in range).
+fn counts_and_displs(counts: &[usize]) -> (Vec<i32>, Vec<i32>) {
+    let displs = prefix_sums(counts).into_iter().map(|d| d as i32).collect();
+    (counts.iter().map(|&n| n as i32).collect(), displs)
+}
+
 fn system_op(op: ReduceOp) -> SystemOperation {
     match op {
         ReduceOp::Sum => SystemOperation::sum(),
@@ -181,15 +188,7 @@ impl MpiComm {
         let c = self.chunk_len::<T>();
         let total: usize = counts.iter().sum();
         if total <= c {
-            let counts32: Vec<i32> = counts.iter().map(|&n| n as i32).collect();
-            let displs: Vec<i32> = counts32
-                .iter()
-                .scan(0, |acc, &n| {
-                    let d = *acc;
-                    *acc += n;
-                    Some(d)
-                })
-                .collect();
+            let (counts32, displs) = counts_and_displs(counts);
             let mut part = PartitionMut::new(recv, counts32, displs);
             self.comm.all_gather_varcount_into(send, &mut part);
             return;
@@ -199,14 +198,7 @@ impl MpiComm {
         let size = counts.len();
         let per_round = (c / size).max(1);
         let rounds = counts.iter().map(|&n| n.div_ceil(per_round)).max().unwrap_or(0);
-        let offsets: Vec<usize> = counts
-            .iter()
-            .scan(0, |acc, &n| {
-                let d = *acc;
-                *acc += n;
-                Some(d)
-            })
-            .collect();
+        let offsets = prefix_sums(counts);
         let mut scratch = vec![T::default(); per_round * size];
         for k in 0..rounds {
             let lo = |n: usize| (k * per_round).min(n);
@@ -214,15 +206,7 @@ impl MpiComm {
             let round_counts: Vec<usize> = counts.iter().map(|&n| hi(n) - lo(n)).collect();
             let mine = &send[lo(send.len())..hi(send.len())];
             let round_total: usize = round_counts.iter().sum();
-            let counts32: Vec<i32> = round_counts.iter().map(|&n| n as i32).collect();
-            let displs: Vec<i32> = counts32
-                .iter()
-                .scan(0, |acc, &n| {
-                    let d = *acc;
-                    *acc += n;
-                    Some(d)
-                })
-                .collect();
+            let (counts32, displs) = counts_and_displs(&round_counts);
             {
                 let mut part = PartitionMut::new(&mut scratch[..round_total], counts32, &displs[..]);
                 self.comm.all_gather_varcount_into(mine, &mut part);

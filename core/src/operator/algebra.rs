@@ -194,6 +194,21 @@ impl<T: Scalar> Op<T> {
     }
 }
 
+/// Implements `domain`, `range` and `comm` as those of the field `a`.
+macro_rules! same_spaces_as_a {
+    () => {
+        fn domain(&self) -> &Space {
+            self.a.domain()
+        }
+        fn range(&self) -> &Space {
+            self.a.range()
+        }
+        fn comm(&self) -> &Communicator {
+            self.a.comm()
+        }
+    };
+}
+
 struct Adjoint<T: Scalar>(Op<T>);
 
 impl<T: Scalar> LinearOperator<T> for Adjoint<T> {
@@ -224,15 +239,7 @@ struct Conjugate<T: Scalar> {
 }
 
 impl<T: Scalar> LinearOperator<T> for Conjugate<T> {
-    fn domain(&self) -> &Space {
-        self.a.domain()
-    }
-    fn range(&self) -> &Space {
-        self.a.range()
-    }
-    fn comm(&self) -> &Communicator {
-        self.a.comm()
-    }
+    same_spaces_as_a!();
     fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         if !T::IS_COMPLEX {
             return self.a.matvec_unchecked(x, y);
@@ -268,15 +275,7 @@ struct Scaled<T: Scalar> {
 }
 
 impl<T: Scalar> LinearOperator<T> for Scaled<T> {
-    fn domain(&self) -> &Space {
-        self.a.domain()
-    }
-    fn range(&self) -> &Space {
-        self.a.range()
-    }
-    fn comm(&self) -> &Communicator {
-        self.a.comm()
-    }
+    same_spaces_as_a!();
     fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         self.a.matvec_unchecked(x, y)?;
         y.scale(self.alpha);
@@ -300,15 +299,7 @@ struct Sum<T: Scalar> {
 }
 
 impl<T: Scalar> LinearOperator<T> for Sum<T> {
-    fn domain(&self) -> &Space {
-        self.a.domain()
-    }
-    fn range(&self) -> &Space {
-        self.a.range()
-    }
-    fn comm(&self) -> &Communicator {
-        self.a.comm()
-    }
+    same_spaces_as_a!();
     fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         self.a.matvec_unchecked(x, y)?;
         self.in_range.with(self.comm(), |t| {
@@ -395,15 +386,7 @@ impl<T: Scalar> Power<T> {
 }
 
 impl<T: Scalar> LinearOperator<T> for Power<T> {
-    fn domain(&self) -> &Space {
-        self.a.domain()
-    }
-    fn range(&self) -> &Space {
-        self.a.range()
-    }
-    fn comm(&self) -> &Communicator {
-        self.a.comm()
-    }
+    same_spaces_as_a!();
     fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         self.apply(x, y, false)
     }
