@@ -17,7 +17,7 @@ pub fn balanced_counts(n: usize, nranks: usize) -> Vec<usize> {
         .collect()
 }
 
-#[derive(Debug, PartialEq, Eq, Hash)]
+#[derive(Debug)]
 struct Inner {
     global_shape: Vec<usize>,
     axis: usize,
@@ -39,8 +39,15 @@ struct Inner {
 pub struct Layout(Arc<Inner>);
 
 impl PartialEq for Layout {
+    /// Equal global shape, partition and per-rank extents; the axis counts only for Scatter
+    /// (replicated arrays have no distributed axis).
     fn eq(&self, other: &Self) -> bool {
-        Arc::ptr_eq(&self.0, &other.0) || self.0 == other.0
+        let (a, b) = (&self.0, &other.0);
+        Arc::ptr_eq(a, b)
+            || (a.global_shape == b.global_shape
+                && a.partition == b.partition
+                && a.counts == b.counts
+                && (a.axis == b.axis || a.partition != Partition::Scatter))
     }
 }
 impl Eq for Layout {}

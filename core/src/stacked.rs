@@ -135,6 +135,8 @@ impl<T: Scalar> Vector<T> for StackedDistributedArray<T> {
         self.parts.iter().zip(&other.parts).map(|(a, b)| a.vdot(b)).sum()
     }
     fn norm(&self, ord: NormOrd) -> Result<T::Real> {
+        // `P(0)`, `P(1)`, `P(2)` and `P(+-inf)` must combine as the orders they stand for.
+        let ord = ord.normalized()?;
         let norms = self.parts.iter().map(|p| p.norm(ord)).collect::<Result<Vec<_>>>()?;
         Ok(Self::combine_norms(ord, &norms))
     }

@@ -83,6 +83,29 @@ pub fn summary(passed: usize, failed: usize, filtered: usize, start: Instant) ->
     std::process::exit(if failed == 0 { 0 } else { 101 });
 }
 
+/// Ends the process (failing) if one test runs longer than `THREADS_TEST_TIMEOUT` seconds
+/// (default 300): a bug that unpairs messages must fail the run, not hang it.
+fn start_watchdog() -> std::sync::Arc<std::sync::Mutex<(String, Instant)>> {
+    let limit = Duration::from_secs(
+        std::env::var("THREADS_TEST_TIMEOUT")
+            .ok()
+            .and_then(|s| s.parse().ok())
+            .unwrap_or(300),
+    );
+    let current = std::sync::Arc::new(std::sync::Mutex::new((String::new(), Instant::now())));
+    let watched = current.clone();
+    std::thread::spawn(move || loop {
+        std::thread::sleep(Duration::from_millis(200));
+        let (name, since) = watched.lock().unwrap().clone();
+        if since.elapsed() > limit {
+            println!("test {name} ... FAILED (timed out after {limit:?})");
+            println!("\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out\n");
+            std::process::exit(101);
+        }
+    });
+    current
+}
+
 /// Runs every selected test on the Threads communicator at each rank count of `THREADS_NP`
 /// (default 1,2,3,4).
 pub fn run_threads(tests: &[(&str, TestFn)]) -> ! {
@@ -91,12 +114,14 @@ pub fn run_threads(tests: &[(&str, TestFn)]) -> ! {
         list(tests, &args);
         std::process::exit(0);
     }
+    let watchdog = start_watchdog();
     let start = Instant::now();
     let nps = rank_counts("THREADS_NP", "1,2,3,4");
     let selected: Vec<_> = tests.iter().filter(|(n, _)| args.selects(n)).collect();
     println!("\nrunning {} tests (each at {:?} thread ranks)", selected.len(), nps);
     let (mut passed, mut failed) = (0, 0);
     for (name, f) in &selected {
+        *watchdog.lock().unwrap() = (name.to_string(), Instant::now());
         let t = Instant::now();
         let mut failures = Vec::new();
         for &np in &nps {

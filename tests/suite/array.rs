@@ -3,7 +3,8 @@
 use super::check::*;
 use super::util::{global, TestScalar, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
 use distlops::core::{
-    balanced_counts, Communicator, Complex32, Complex64, DistributedArray, Layout, Partition, ReduceOp,
+    balanced_counts, Communicator, Complex32, Complex64, DistributedArray, Layout, Partition,
+    ReduceOp,
 };
 use ndarray::{ArrayD, IxDyn, ShapeBuilder, SliceInfoElem};
 
@@ -24,15 +25,26 @@ pub fn layout_balanced_split(comm: &Communicator) {
             let l = Layout::scatter(&shape, axis, q).unwrap();
             let n = shape[axis];
             assert_eq!(l.global_shape(), &shape[..]);
-            assert_eq!((l.axis(), l.partition(), l.nranks(), l.ndim()), (axis, Partition::Scatter, q, shape.len()));
+            assert_eq!(
+                (l.axis(), l.partition(), l.nranks(), l.ndim()),
+                (axis, Partition::Scatter, q, shape.len())
+            );
             assert_eq!(l.global_len(), shape.iter().product::<usize>());
-            assert_eq!(l.counts(), &pylops_counts(n, q)[..], "{shape:?} axis {axis} over {q}");
+            assert_eq!(
+                l.counts(),
+                &pylops_counts(n, q)[..],
+                "{shape:?} axis {axis} over {q}"
+            );
             assert_eq!(balanced_counts(n, q), pylops_counts(n, q));
             for r in 0..q {
                 // PyLops-MPI: the first N % P ranks get one extra; offset r*(N//P) + min(r, N%P).
                 let count = n / q + usize::from(r < n % q);
                 let offset = r * (n / q) + r.min(n % q);
-                assert_eq!((l.count(r), l.offset(r)), (count, offset), "{shape:?} axis {axis} rank {r}/{q}");
+                assert_eq!(
+                    (l.count(r), l.offset(r)),
+                    (count, offset),
+                    "{shape:?} axis {axis} rank {r}/{q}"
+                );
                 assert_eq!(l.offsets()[r], offset);
                 let mut local = shape.clone();
                 local[axis] = count;
@@ -41,7 +53,10 @@ pub fn layout_balanced_split(comm: &Communicator) {
                 assert_eq!(l.local_lens()[r], l.local_len(r));
             }
             assert_eq!(l, Layout::new(&shape, axis, Partition::Scatter, q).unwrap());
-            assert_eq!(l, Layout::with_counts(&shape, axis, &pylops_counts(n, q)).unwrap());
+            assert_eq!(
+                l,
+                Layout::with_counts(&shape, axis, &pylops_counts(n, q)).unwrap()
+            );
             // Replicated partitions: the whole array everywhere.
             for part in [Partition::Broadcast, Partition::UnsafeBroadcast] {
                 let b = l.with_partition(part);
@@ -138,8 +153,16 @@ fn constructors<T: TestScalar>(comm: &Communicator) {
             assert_eq!(z.asarray(), ArrayD::zeros(IxDyn(shape)), "{name} zeros");
             let v = T::make(0.25, -2.0);
             let f = DistributedArray::full(comm, &l, v).unwrap();
-            assert_eq!(f.asarray(), ArrayD::from_elem(IxDyn(shape), v), "{name} full");
-            assert_eq!(f.local(), ArrayD::from_elem(IxDyn(&l.local_shape(rank)), v), "{name} full local");
+            assert_eq!(
+                f.asarray(),
+                ArrayD::from_elem(IxDyn(shape), v),
+                "{name} full"
+            );
+            assert_eq!(
+                f.local(),
+                ArrayD::from_elem(IxDyn(&l.local_shape(rank)), v),
+                "{name} full local"
+            );
             let e = DistributedArray::<T>::empty(comm, &l).unwrap();
             assert_eq!(e.layout(), &l);
             assert_eq!(e.local_shape(), &l.local_shape(rank)[..]);
@@ -148,33 +171,57 @@ fn constructors<T: TestScalar>(comm: &Communicator) {
             let x = dist(comm, &g, &l);
             assert_eq!(x.layout(), &l, "{name}");
             assert_eq!(
-                (x.global_shape(), x.axis(), x.partition(), x.ndim(), x.global_len(), x.rank()),
+                (
+                    x.global_shape(),
+                    x.axis(),
+                    x.partition(),
+                    x.ndim(),
+                    x.global_len(),
+                    x.rank()
+                ),
                 (*shape, l.axis(), l.partition(), shape.len(), g.len(), rank)
             );
             let expected = block(&g, &l, rank);
             assert_eq!(x.local(), expected.view(), "{name} to_dist block");
-            assert_eq!(x.local_slice(), expected.as_standard_layout().as_slice().unwrap(), "{name}");
+            assert_eq!(
+                x.local_slice(),
+                expected.as_standard_layout().as_slice().unwrap(),
+                "{name}"
+            );
             assert_eq!(x.asarray(), g, "{name} asarray");
-            assert_eq!(x.asarray_masked(), g, "{name} asarray_masked without a mask");
+            assert_eq!(
+                x.asarray_masked(),
+                g,
+                "{name} asarray_masked without a mask"
+            );
             for root in 0..p {
                 let got = x.gather(root).unwrap();
                 if rank == root {
                     assert_eq!(got.as_ref(), Some(&g), "{name} gather to {root}");
                 } else {
-                    assert!(got.is_none(), "{name}: gather returned data on non-root rank {rank}");
+                    assert!(
+                        got.is_none(),
+                        "{name}: gather returned data on non-root rank {rank}"
+                    );
                 }
             }
             assert_eq!(x.clone().into_local(), expected);
 
             // from_local: the layout is assembled from the local shapes (any axis).
-            let y = DistributedArray::from_local(comm, expected.clone(), l.axis(), l.partition()).unwrap();
+            let y = DistributedArray::from_local(comm, expected.clone(), l.axis(), l.partition())
+                .unwrap();
             assert_eq!(y.layout(), &l, "{name} from_local layout");
             assert_eq!(y.asarray(), g, "{name} from_local asarray");
             // ... also from a Fortran-ordered block.
             let mut fortran = ArrayD::<T>::zeros(IxDyn(expected.shape()).f());
             fortran.assign(&expected);
-            let y = DistributedArray::from_local(comm, fortran.clone(), l.axis(), l.partition()).unwrap();
-            assert_eq!(y.local_slice(), expected.as_standard_layout().as_slice().unwrap(), "{name} F order");
+            let y = DistributedArray::from_local(comm, fortran.clone(), l.axis(), l.partition())
+                .unwrap();
+            assert_eq!(
+                y.local_slice(),
+                expected.as_standard_layout().as_slice().unwrap(),
+                "{name} F order"
+            );
             assert_eq!(y.asarray(), g, "{name} from_local F order");
 
             // from_local_with_layout
@@ -192,7 +239,18 @@ pub fn constructors_all_dtypes(comm: &Communicator) {
     constructors::<Complex64>(comm);
 }
 
-/// `x[info]` on an ndarray (the serial reference for `assign_slice`).
+/// `info` with the missing trailing axes taken whole (ndarray wants one element per axis).
+fn padded(info: &[SliceInfoElem], ndim: usize) -> Vec<SliceInfoElem> {
+    let used = info
+        .iter()
+        .filter(|e| !matches!(e, SliceInfoElem::NewAxis))
+        .count();
+    let mut v = info.to_vec();
+    v.extend((used..ndim).map(|_| SliceInfoElem::from(..)));
+    v
+}
+
+/// Slices of a 2-D block for `assign_slice` (short ones included: missing axes are whole).
 fn slice_elems() -> Vec<Vec<SliceInfoElem>> {
     vec![
         vec![],
@@ -217,6 +275,7 @@ fn slice_elems() -> Vec<Vec<SliceInfoElem>> {
                 step: -2,
             },
         ],
+        vec![SliceInfoElem::NewAxis, SliceInfoElem::Index(-1)],
     ]
 }
 
@@ -233,7 +292,11 @@ fn assign_semantics<T: TestScalar>(comm: &Communicator) {
     let lb = Layout::broadcast(shape, p).unwrap();
     let mut b = DistributedArray::<T>::zeros(comm, &lb).unwrap();
     b.assign(mine.view()).unwrap();
-    assert_eq!(b.local(), rank0.view(), "Broadcast assign must copy rank 0's value");
+    assert_eq!(
+        b.local(),
+        rank0.view(),
+        "Broadcast assign must copy rank 0's value"
+    );
     assert_eq!(b.asarray(), rank0);
     assert_same_everywhere(comm, b.local_slice(), "Broadcast replicas");
 
@@ -241,7 +304,11 @@ fn assign_semantics<T: TestScalar>(comm: &Communicator) {
     let lu = Layout::new(shape, 0, Partition::UnsafeBroadcast, p).unwrap();
     let mut u = DistributedArray::<T>::zeros(comm, &lu).unwrap();
     u.assign(mine.view()).unwrap();
-    assert_eq!(u.local(), mine.view(), "UnsafeBroadcast assign must stay local");
+    assert_eq!(
+        u.local(),
+        mine.view(),
+        "UnsafeBroadcast assign must stay local"
+    );
     // ... until broadcast_from_root makes them equal.
     u.broadcast_from_root();
     assert_eq!(u.local(), rank0.view());
@@ -259,7 +326,10 @@ fn assign_semantics<T: TestScalar>(comm: &Communicator) {
             let theirs = block(&g.mapv(|v| v + offset(r)), &ls, r);
             let o = ls.offset(r);
             expected
-                .slice_axis_mut(ndarray::Axis(axis), ndarray::Slice::from(o..o + ls.count(r)))
+                .slice_axis_mut(
+                    ndarray::Axis(axis),
+                    ndarray::Slice::from(o..o + ls.count(r)),
+                )
                 .assign(&theirs);
         }
         assert_eq!(s.asarray(), expected, "Scatter assign axis {axis}");
@@ -271,20 +341,29 @@ fn assign_semantics<T: TestScalar>(comm: &Communicator) {
     // assign_slice with slices, steps, negative indices.
     for info in slice_elems() {
         let before = g.clone();
-        let target_shape = before.slice(&info[..]).shape().to_vec();
+        let full = padded(&info, 2);
+        let target_shape = before.slice(&full[..]).shape().to_vec();
         let value_for = |r: usize| global::<T>(&target_shape, 900 + r as u64);
         // Broadcast: rank 0's value lands everywhere.
         let mut b = dist(comm, &before, &lb);
         b.assign_slice(&info, value_for(rank).view()).unwrap();
         let mut expected = before.clone();
-        expected.slice_mut(&info[..]).assign(&value_for(0));
-        assert_eq!(b.local(), expected.view(), "Broadcast assign_slice {info:?}");
+        expected.slice_mut(&full[..]).assign(&value_for(0));
+        assert_eq!(
+            b.local(),
+            expected.view(),
+            "Broadcast assign_slice {info:?}"
+        );
         // UnsafeBroadcast: each rank its own.
         let mut u = dist(comm, &before, &lu);
         u.assign_slice(&info, value_for(rank).view()).unwrap();
         let mut expected = before.clone();
-        expected.slice_mut(&info[..]).assign(&value_for(rank));
-        assert_eq!(u.local(), expected.view(), "UnsafeBroadcast assign_slice {info:?}");
+        expected.slice_mut(&full[..]).assign(&value_for(rank));
+        assert_eq!(
+            u.local(),
+            expected.view(),
+            "UnsafeBroadcast assign_slice {info:?}"
+        );
     }
     // Scatter assign_slice on the local block.
     let ls = Layout::scatter(shape, 1, p).unwrap();
@@ -295,11 +374,12 @@ fn assign_semantics<T: TestScalar>(comm: &Communicator) {
         end: Some(10),
         step: 2,
     }];
-    let tshape = local.slice(&info[..]).shape().to_vec();
+    let full = padded(&info, 2);
+    let tshape = local.slice(&full[..]).shape().to_vec();
     let value = global::<T>(&tshape, 77 + rank as u64);
     s.assign_slice(&info, value.view()).unwrap();
     let mut expected = local.clone();
-    expected.slice_mut(&info[..]).assign(&value);
+    expected.slice_mut(&full[..]).assign(&value);
     assert_eq!(s.local(), expected.view());
 
     // fill is local and the same everywhere.
@@ -329,19 +409,35 @@ fn like_ops<T: TestScalar>(comm: &Communicator) {
                 let mask_of = |a: &DistributedArray<T>| a.mask().map(|m| m.colours().to_vec());
                 let want_mask = masked.then(|| colours.clone());
                 let c = x.conj();
-                assert_eq!((c.layout(), mask_of(&c)), (&l, want_mask.clone()), "{name} conj");
+                assert_eq!(
+                    (c.layout(), mask_of(&c)),
+                    (&l, want_mask.clone()),
+                    "{name} conj"
+                );
                 assert_eq!(c.asarray(), g.mapv(|v| v.conj()), "{name} conj");
                 let mut k = x.copy();
-                assert_eq!((k.layout(), mask_of(&k)), (&l, want_mask.clone()), "{name} copy");
+                assert_eq!(
+                    (k.layout(), mask_of(&k)),
+                    (&l, want_mask.clone()),
+                    "{name} copy"
+                );
                 assert_eq!(k.asarray(), g, "{name} copy");
                 // A deep copy: changing it leaves the original alone.
                 k.fill(T::make(5.0, 5.0));
                 assert_eq!(x.asarray(), g, "{name} copy is deep");
                 let z = x.zeros_like();
-                assert_eq!((z.layout(), mask_of(&z)), (&l, want_mask.clone()), "{name} zeros_like");
+                assert_eq!(
+                    (z.layout(), mask_of(&z)),
+                    (&l, want_mask.clone()),
+                    "{name} zeros_like"
+                );
                 assert_eq!(z.asarray(), ArrayD::zeros(IxDyn(shape)));
                 let e = x.empty_like();
-                assert_eq!((e.layout(), mask_of(&e)), (&l, want_mask.clone()), "{name} empty_like");
+                assert_eq!(
+                    (e.layout(), mask_of(&e)),
+                    (&l, want_mask.clone()),
+                    "{name} empty_like"
+                );
                 assert_eq!(e.local_shape(), x.local_shape());
                 // Arrays made with *_like combine with the original.
                 assert!(x.dot(&z).is_ok() && x.dot(&c).is_ok() && x.dot(&e).is_ok());

@@ -5,7 +5,8 @@
 
 use super::util::{Rng, TestScalar};
 use distlops::core::{
-    Communicator, DistributedArray, Error, Layout, NormOrd, Partition, RealScalar, ReduceOp, Result, Scalar,
+    Communicator, DistributedArray, Error, Layout, NormOrd, Partition, RealScalar, ReduceOp,
+    Result, Scalar,
 };
 use ndarray::{ArrayD, ArrayViewD, Axis, Slice};
 
@@ -41,7 +42,9 @@ pub fn second_rank_counts(n: usize, p: usize) -> Vec<usize> {
 
 /// The balanced split, computed from PyLops-MPI's formula (independently of the library).
 pub fn pylops_counts(n: usize, p: usize) -> Vec<usize> {
-    (0..p).map(|r| if r < n % p { n / p + 1 } else { n / p }).collect()
+    (0..p)
+        .map(|r| if r < n % p { n / p + 1 } else { n / p })
+        .collect()
 }
 
 /// Exclusive prefix sums.
@@ -76,7 +79,10 @@ pub fn layout_cases(shape: &[usize], p: usize) -> Vec<(String, Layout)> {
             Layout::with_counts(shape, axis, &counts).unwrap(),
         ));
     }
-    v.push((format!("{shape:?} broadcast"), Layout::broadcast(shape, p).unwrap()));
+    v.push((
+        format!("{shape:?} broadcast"),
+        Layout::broadcast(shape, p).unwrap(),
+    ));
     v.push((
         format!("{shape:?} unsafe broadcast"),
         Layout::new(shape, 0, Partition::UnsafeBroadcast, p).unwrap(),
@@ -104,13 +110,21 @@ pub fn blocks_of<T: Clone>(global: &ArrayD<T>, layout: &Layout, ranks: &[usize])
 }
 
 /// Distributes `global` with `layout` (unwrapping).
-pub fn dist<T: Scalar>(comm: &Communicator, global: &ArrayD<T>, layout: &Layout) -> DistributedArray<T> {
+pub fn dist<T: Scalar>(
+    comm: &Communicator,
+    global: &ArrayD<T>,
+    layout: &Layout,
+) -> DistributedArray<T> {
     DistributedArray::to_dist(comm, global.view(), layout).unwrap()
 }
 
 /// Proves that no rank is stuck: two collectives that every rank must reach.
 pub fn alive(comm: &Communicator) {
-    assert_eq!(comm.all_reduce(1usize, ReduceOp::Sum), comm.size(), "a rank is missing");
+    assert_eq!(
+        comm.all_reduce(1usize, ReduceOp::Sum),
+        comm.size(),
+        "a rank is missing"
+    );
     let mut ranks = vec![0usize; comm.size()];
     comm.all_gather_into(&[comm.rank()], &mut ranks);
     assert_eq!(ranks, (0..comm.size()).collect::<Vec<_>>());
@@ -119,16 +133,28 @@ pub fn alive(comm: &Communicator) {
 /// Asserts that `r` is an error accepted by `pred` on this rank, that every rank got an error,
 /// and that every rank is still responsive. Returns the error.
 #[track_caller]
-pub fn expect_err<R>(comm: &Communicator, r: Result<R>, pred: impl Fn(&Error) -> bool, what: &str) -> Error {
-    let got = match r {
-        Ok(_) => None,
-        Err(e) => Some(e),
-    };
+pub fn expect_err<R>(
+    comm: &Communicator,
+    r: Result<R>,
+    pred: impl Fn(&Error) -> bool,
+    what: &str,
+) -> Error {
+    let got = r.err();
     // Agree first, so that a rank that wrongly succeeded does not leave the others waiting.
     let failed = comm.all_reduce(usize::from(got.is_some()), ReduceOp::Sum);
-    let e = got.unwrap_or_else(|| panic!("{what}: expected an error on rank {}, got Ok", comm.rank()));
-    assert!(pred(&e), "{what}: unexpected error on rank {}: {e:?}", comm.rank());
-    assert_eq!(failed, comm.size(), "{what}: only {failed} of {} ranks failed", comm.size());
+    let e =
+        got.unwrap_or_else(|| panic!("{what}: expected an error on rank {}, got Ok", comm.rank()));
+    assert!(
+        pred(&e),
+        "{what}: unexpected error on rank {}: {e:?}",
+        comm.rank()
+    );
+    assert_eq!(
+        failed,
+        comm.size(),
+        "{what}: only {failed} of {} ranks failed",
+        comm.size()
+    );
     alive(comm);
     e
 }
@@ -156,9 +182,9 @@ pub fn is_unsupported_partition(e: &Error) -> bool {
 pub fn ref_norm<T: Scalar>(values: impl IntoIterator<Item = T>, ord: NormOrd) -> f64 {
     let abs: Vec<f64> = values.into_iter().map(|v| v.abs().to_f64()).collect();
     let ord = match ord {
-        NormOrd::P(p) if p == 0.0 => NormOrd::Zero,
-        NormOrd::P(p) if p == 1.0 => NormOrd::One,
-        NormOrd::P(p) if p == 2.0 => NormOrd::Two,
+        NormOrd::P(0.0) => NormOrd::Zero,
+        NormOrd::P(1.0) => NormOrd::One,
+        NormOrd::P(2.0) => NormOrd::Two,
         NormOrd::P(p) if p == f64::INFINITY => NormOrd::Inf,
         NormOrd::P(p) if p == f64::NEG_INFINITY => NormOrd::NegInf,
         o => o,
@@ -197,15 +223,23 @@ pub fn assert_real_close(got: f64, expected: f64, tol: f64, what: &str) {
         return;
     }
     let err = (got - expected).abs() / expected.abs().max(1e-300);
-    assert!(err <= tol, "{what}: got {got:e}, expected {expected:e} (relative error {err:e})");
+    assert!(
+        err <= tol,
+        "{what}: got {got:e}, expected {expected:e} (relative error {err:e})"
+    );
 }
 
 /// Asserts elementwise closeness of a real distributed result (as f64) to a serial one.
 #[track_caller]
-pub fn assert_real_array_close<R: RealScalar>(got: &ArrayD<R>, expected: &ArrayD<f64>, tol: f64, what: &str) {
+pub fn assert_real_array_close<R: RealScalar>(
+    got: &ArrayD<R>,
+    expected: &ArrayD<f64>,
+    tol: f64,
+    what: &str,
+) {
     assert_eq!(got.shape(), expected.shape(), "{what}: shapes differ");
     for (g, e) in got.iter().zip(expected) {
-        assert_real_close(g.to_f64(), *e, tol, what);
+        assert_real_close(RealScalar::to_f64(*g), *e, tol, what);
     }
 }
 

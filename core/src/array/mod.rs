@@ -342,7 +342,11 @@ impl<T: Scalar> DistributedArray<T, Host> {
         } else {
             check?;
         }
-        let mut target = self.local.slice_mut(info);
+        // ndarray wants one element per axis: take the missing trailing axes whole.
+        let used = info.iter().filter(|e| !matches!(e, SliceInfoElem::NewAxis)).count();
+        let mut full: Vec<SliceInfoElem> = info.to_vec();
+        full.extend((used..self.local.ndim()).map(|_| SliceInfoElem::from(..)));
+        let mut target = self.local.slice_mut(&full[..]);
         if broadcast && self.comm.size() > 1 {
             let mut buf: Vec<T> = value.iter().copied().collect();
             self.comm.broadcast_into(&mut buf, 0);
@@ -554,8 +558,14 @@ pub(crate) fn make_mask(comm: &Communicator, colours: &[usize]) -> Result<Mask> 
             comm.size()
         )))
     };
-    // Every rank calls `agree`, whatever its own list looks like, so none is left waiting.
-    comm.agree(check)?;
+    // Every rank calls `agree`, whatever its own list looks like, so none is left waiting. The
+    // ranks whose own list was fine report the culprit's problem as `InvalidMask` too.
+    comm.agree(check).map_err(|e| match e {
+        Error::FailedOnOtherRank { rank, message } => {
+            Error::InvalidMask(format!("the colour list of rank {rank} is invalid ({message})"))
+        }
+        other => other,
+    })?;
     // Agree that every rank holds the same list: compare min and max of a hash with one all-reduce.
     let h = colours
         .iter()

@@ -30,7 +30,7 @@ pub enum NormOrd {
 }
 
 impl NormOrd {
-    fn normalized(self) -> Result<Self> {
+    pub(crate) fn normalized(self) -> Result<Self> {
         Ok(match self {
             NormOrd::P(p) if p.is_nan() => {
                 return Err(Error::InvalidArgument("the norm order is NaN".into()));

@@ -1,0 +1,207 @@
+//! Moving data between layouts: redistribute, redistribute_to, ravel, reshape. Every result is
+//! checked block by block against the serial global array.
+
+use super::check::*;
+use super::util::{global, TestScalar, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
+use distlops::core::{Communicator, Complex32, Complex64, DistributedArray, Layout, Partition};
+use ndarray::{ArrayD, IxDyn};
+
+const SHAPES: &[&[usize]] = &[UNEVEN_1D, UNEVEN_2D, UNEVEN_3D];
+
+/// Checks that `x` holds `g` in its layout: the local block and the gathered array.
+#[track_caller]
+fn holds<T: TestScalar>(comm: &Communicator, x: &DistributedArray<T>, g: &ArrayD<T>, what: &str) {
+    assert_eq!(x.global_shape(), g.shape(), "{what}: global shape");
+    assert_eq!(
+        x.local_shape(),
+        &x.layout().local_shape(comm.rank())[..],
+        "{what}: local shape"
+    );
+    assert_eq!(
+        x.local(),
+        block(g, x.layout(), comm.rank()).view(),
+        "{what}: local block"
+    );
+    assert_eq!(&x.asarray(), g, "{what}: asarray");
+}
+
+fn redistribute_pairs<T: TestScalar>(comm: &Communicator) {
+    let p = comm.size();
+    let colours: Vec<usize> = (0..p).map(|r| r % 2).collect();
+    for (si, shape) in SHAPES.iter().enumerate() {
+        let g = global::<T>(shape, 200 + si as u64);
+        for (name, l) in layout_cases(shape, p) {
+            let x = dist(comm, &g, &l).with_mask(&colours).unwrap();
+            for b in 0..shape.len() {
+                let what = format!("{name} -> redistribute({b})");
+                let y = x.redistribute(b).unwrap();
+                if l.partition().is_replicated() {
+                    assert_eq!(y.layout(), &l, "{what}: replicated arrays stay");
+                } else {
+                    assert_eq!(y.layout(), &Layout::scatter(shape, b, p).unwrap(), "{what}");
+                    assert_eq!(
+                        y.layout().counts(),
+                        &pylops_counts(shape[b], p)[..],
+                        "{what}"
+                    );
+                }
+                assert_eq!(
+                    y.mask().map(|m| m.colours().to_vec()),
+                    Some(colours.clone()),
+                    "{what}: mask"
+                );
+                holds(comm, &y, &g, &what);
+                // And back to the original axis.
+                if !l.partition().is_replicated() {
+                    let z = y.redistribute(l.axis()).unwrap();
+                    holds(comm, &z, &g, &format!("{what} and back"));
+                }
+            }
+        }
+    }
+}
+
+pub fn redistribute_every_axis_pair(comm: &Communicator) {
+    redistribute_pairs::<f64>(comm);
+    redistribute_pairs::<Complex64>(comm);
+    redistribute_pairs::<f32>(comm);
+    redistribute_pairs::<Complex32>(comm);
+}
+
+fn redistribute_unbalanced<T: TestScalar>(comm: &Communicator) {
+    let p = comm.size();
+    for (si, shape) in SHAPES.iter().enumerate() {
+        let g = global::<T>(shape, 230 + si as u64);
+        for a in 0..shape.len() {
+            let x = dist(comm, &g, &Layout::scatter(shape, a, p).unwrap());
+            for b in 0..shape.len() {
+                for counts in [
+                    last_rank_counts(shape[b], p),
+                    second_rank_counts(shape[b], p),
+                    random_counts(shape[b], p, 17 * b as u64 + 3),
+                ] {
+                    let what = format!("{shape:?} axis {a} -> axis {b} counts {counts:?}");
+                    let target = Layout::with_counts(shape, b, &counts).unwrap();
+                    let y = x.redistribute_to(&target).unwrap();
+                    assert_eq!(y.layout(), &target, "{what}");
+                    assert_eq!(y.local_shape()[b], counts[comm.rank()], "{what}");
+                    holds(comm, &y, &g, &what);
+                    // Back to the balanced layout on the original axis.
+                    let z = y.redistribute_to(x.layout()).unwrap();
+                    assert_eq!(z.layout(), x.layout());
+                    assert_eq!(z.local(), x.local(), "{what} and back");
+                    // redistribute on the same axis rebalances an unbalanced array.
+                    let w = y.redistribute(b).unwrap();
+                    assert_eq!(w.layout(), &Layout::scatter(shape, b, p).unwrap());
+                    holds(comm, &w, &g, &format!("{what} rebalanced"));
+                }
+            }
+        }
+    }
+}
+
+pub fn redistribute_to_unbalanced_and_back(comm: &Communicator) {
+    redistribute_unbalanced::<f64>(comm);
+    redistribute_unbalanced::<Complex64>(comm);
+}
+
+fn ravels<T: TestScalar>(comm: &Communicator) {
+    let p = comm.size();
+    for (si, shape) in SHAPES.iter().enumerate() {
+        let g = global::<T>(shape, 260 + si as u64);
+        let n = g.len();
+        // C-order flatten of the global array.
+        let flat = ArrayD::from_shape_vec(IxDyn(&[n]), g.iter().copied().collect()).unwrap();
+        for (name, l) in layout_cases(shape, p) {
+            let x = dist(comm, &g, &l);
+            for (kind, r) in [
+                ("ravel", x.ravel().unwrap()),
+                ("into_ravel", x.clone().into_ravel().unwrap()),
+            ] {
+                let what = format!("{name} {kind}");
+                assert_eq!(r.global_shape(), &[n], "{what}");
+                assert_eq!(r.axis(), 0, "{what}");
+                assert_eq!(r.partition(), l.partition(), "{what}");
+                holds(comm, &r, &flat, &what);
+                if l.partition() == Partition::Scatter && l.axis() == 0 {
+                    // No data moves: every rank's block is its old block, flattened.
+                    let lens: Vec<usize> = (0..p).map(|q| l.local_len(q)).collect();
+                    assert_eq!(r.layout().counts(), &lens[..], "{what}: zero-copy counts");
+                    assert_eq!(r.local_slice(), x.local_slice(), "{what}: zero-copy data");
+                }
+            }
+            // ravel keeps the input intact.
+            assert_eq!(x.asarray(), g);
+        }
+    }
+}
+
+pub fn ravel_any_axis(comm: &Communicator) {
+    ravels::<f64>(comm);
+    ravels::<Complex64>(comm);
+}
+
+fn reshapes<T: TestScalar>(comm: &Communicator) {
+    let p = comm.size();
+    let cases: &[(&[usize], &[usize])] = &[
+        (&[11, 7], &[7, 11]),
+        (&[11, 7], &[77]),
+        (&[11, 7], &[7, 1, 11]),
+        (&[7, 5, 9], &[35, 9]),
+        (&[7, 5, 9], &[9, 5, 7]),
+        (&[7, 5, 9], &[315]),
+        (&[7, 5, 9], &[5, 63]),
+        (&[7, 5, 9], &[7, 45]),
+        (&[13], &[13, 1]),
+        (&[77], &[11, 7]),
+    ];
+    for (ci, &(from, to)) in cases.iter().enumerate() {
+        let g = global::<T>(from, 280 + ci as u64);
+        let expected = g.to_shape(IxDyn(to)).unwrap().to_owned();
+        for (name, l) in layout_cases(from, p) {
+            let x = dist(comm, &g, &l);
+            for axis in 0..to.len() {
+                let what = format!("{name} reshape to {to:?} axis {axis}");
+                let y = x.reshape(to, axis).unwrap();
+                assert_eq!(y.partition(), l.partition(), "{what}");
+                if l.partition() == Partition::Scatter {
+                    assert_eq!(y.axis(), axis, "{what}");
+                }
+                holds(comm, &y, &expected, &what);
+                let z = x.clone().into_reshape(to, axis).unwrap();
+                assert_eq!(z.layout(), y.layout(), "{what}: into_reshape");
+                holds(comm, &z, &expected, &format!("{what} (into_reshape)"));
+                // And back.
+                let back = y.reshape(from, l.axis()).unwrap();
+                holds(comm, &back, &g, &format!("{what} and back"));
+            }
+        }
+    }
+    // The zero-copy case: whole rows of the new shape on every rank.
+    let g = global::<T>(UNEVEN_3D, 299);
+    let l = Layout::scatter(UNEVEN_3D, 0, p).unwrap();
+    let x = dist(comm, &g, &l);
+    let y = x.reshape(&[35, 9], 0).unwrap();
+    let counts: Vec<usize> = l.counts().iter().map(|c| c * 5).collect();
+    assert_eq!(
+        y.layout().counts(),
+        &counts[..],
+        "zero-copy reshape keeps the blocks"
+    );
+    assert_eq!(
+        y.local_slice(),
+        x.local_slice(),
+        "zero-copy reshape keeps the data"
+    );
+    holds(
+        comm,
+        &y,
+        &g.to_shape(IxDyn(&[35, 9])).unwrap().to_owned(),
+        "zero-copy reshape",
+    );
+}
+
+pub fn reshape_shapes_and_axes(comm: &Communicator) {
+    reshapes::<f64>(comm);
+    reshapes::<Complex64>(comm);
+}
