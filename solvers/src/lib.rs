@@ -2,5 +2,30 @@
 //! [`Vector`](distlops_core::Vector) trait, so they run on plain and stacked distributed vectors
 //! alike. The solvers arrive with the linear-operator work; this crate is their home in the
 //! workspace layout.
+//!
+//! | solver | solves | PyLops-MPI |
+//! |---|---|---|
+//! | [`Cg`] / [`cg`] | `A x = y`, `A` Hermitian positive definite | `CG` / `cg` |
+//! | [`Cgls`] / [`cgls`] | damped least squares: `(A^H A + damp^2 I) x = A^H y` | `CGLS` / `cgls` |
+//! | [`power_iteration`] | the eigenvalue of largest modulus of a square `A` | `power_iteration` |
+//!
+//! Every solver follows PyLops' setup / step / run / finalize structure, allocates its work
+//! vectors once in `setup`, calls an optional callback after every step, and prints PyLops'
+//! iteration table on rank 0 when asked. Independent scalar reductions of a step share one
+//! all-reduce through [`fused_vdots`]. Failures (non-finite values, breakdowns) are
+//! [`SolverError`]s naming the iteration, identical on every rank; reaching `niter` is a
+//! [`StopReason`], not an error.
 
 pub use distlops_core as core;
+
+mod cg;
+mod cgls;
+mod common;
+mod power_iteration;
+
+pub use cg::{cg, Cg, CgParams, CgSolution};
+pub use cgls::{cgls, Cgls, CglsParams, CglsSolution};
+pub use common::{can_fuse, fused_vdots, Callback, Result, SolveInfo, SolverError, StopReason};
+pub use power_iteration::{
+    fill_seeded, power_iteration, PowerIterationParams, PowerIterationResult,
+};

@@ -1,0 +1,352 @@
+//! [`Cg`]: conjugate gradient for square Hermitian positive definite systems (PyLops-MPI's `CG` /
+//! `cg`).
+
+use crate::common::{
+    check_tol, finite, fused_vdots, nonzero, table, Callback, Result, SolveInfo, SolverError,
+    StopReason,
+};
+use distlops_core::{DistVector, LinearOperator, RealScalar, Scalar, Vector};
+use num_traits::Float;
+use std::time::Instant;
+
+const NAME: &str = "CG";
+
+/// Parameters of [`Cg`] and [`cg`], with PyLops' defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CgParams {
+    /// The maximum number of steps (default 10).
+    pub niter: usize,
+    /// The tolerance on the **squared** residual norm `|y - A x|^2` (default `1e-4`): the solver
+    /// stops when `|r|^2 <= tol`, exactly as PyLops and PyLops-MPI do (their documentation calls
+    /// it a tolerance on the residual norm). For `|r| <= eps`, pass `tol = eps^2`.
+    pub tol: f64,
+    /// Print the PyLops iteration table on rank 0 (default `false`).
+    pub show: bool,
+    /// Which steps the table shows: the first `.0`, the last `.1` before `niter`, and every
+    /// `.2`-th in between (PyLops' `itershow`, default `(10, 10, 10)`).
+    pub itershow: (usize, usize, usize),
+}
+
+impl Default for CgParams {
+    fn default() -> Self {
+        CgParams {
+            niter: 10,
+            tol: 1e-4,
+            show: false,
+            itershow: (10, 10, 10),
+        }
+    }
+}
+
+/// The result of [`cg`] / [`Cg::finalize`].
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CgSolution<T: Scalar> {
+    /// The estimate of `x`.
+    pub x: DistVector<T>,
+    /// Stop reason, iterations, and the cost history: `|y - A x|_2` after setup and every step.
+    pub info: SolveInfo<T::Real>,
+}
+
+/// Conjugate gradient for `A x = y` with `A` square and Hermitian positive definite, in PyLops'
+/// setup / step / run / finalize form.
+///
+/// The recurrences are PyLops-MPI's, operation for operation:
+///
+/// ```text
+/// setup:  r = y - A x0,  c = r,  kold = |r . conj(r)|,  cost = [sqrt(kold)]
+/// step:   a = kold / |c . conj(A c)|
+///         x += a c
+///         r -= a A c
+///         k = |r . conj(r)|
+///         c = r + (k / kold) c
+///         kold = k,  cost.push(sqrt(k))
+/// stop:   iteration >= niter  or  kold <= tol     (tol compares with the SQUARED norm)
+/// ```
+///
+/// * Vectors: `y` in the operator's range, `x0` in its domain; they must be the same space. Plain
+///   and stacked vectors both work. The four work vectors (`x`, `r`, `c`, `A c`) are allocated in
+///   [`setup`](Self::setup), never in a step.
+/// * Communication per step: one product `A c` and two scalar all-reduces (`c^H A c`, then
+///   `r^H r`; they depend on each other, so they cannot share one).
+/// * Errors instead of PyLops' silent NaNs: a non-finite dot product stops the solver with
+///   [`SolverError::NonFinite`], a zero `c^H A c` (an operator that is not positive definite)
+///   with [`SolverError::Breakdown`], both naming the iteration and identical on every rank.
+///   Reaching `niter` is not an error.
+///
+/// ```
+/// use distlops_core::operator::{LinearOperator, Space};
+/// use distlops_core::{Communicator, DistVector, Result, Threads, Vector};
+/// use distlops_solvers::{cg, CgParams, StopReason};
+///
+/// /// y = diag(1, 2, ..., n) x, rank by rank.
+/// struct Diag(Space, Communicator);
+/// impl LinearOperator<f64> for Diag {
+///     fn domain(&self) -> &Space { &self.0 }
+///     fn range(&self) -> &Space { &self.0 }
+///     fn comm(&self) -> &Communicator { &self.1 }
+///     fn matvec_unchecked(&self, x: &DistVector<f64>, y: &mut DistVector<f64>) -> Result<()> {
+///         let (DistVector::Array(x), DistVector::Array(y)) = (x, y) else { unreachable!() };
+///         let off = x.layout().offset(x.rank());
+///         for (i, (yi, xi)) in y.local_slice_mut().iter_mut().zip(x.local_slice()).enumerate() {
+///             *yi = (off + i + 1) as f64 * xi;
+///         }
+///         Ok(())
+///     }
+///     fn rmatvec_unchecked(&self, y: &DistVector<f64>, x: &mut DistVector<f64>) -> Result<()> {
+///         self.matvec_unchecked(y, x)
+///     }
+/// }
+///
+/// let iterations = Threads::run(3, |comm| {
+///     let op = Diag(Space::scatter_1d(5, comm.size()).unwrap(), comm.clone());
+///     let mut y = op.domain().zeros::<f64>(&comm).unwrap();
+///     y.fill(1.0);
+///     let params = CgParams { niter: 20, tol: 1e-20, ..CgParams::default() };
+///     let sol = cg(&op, &y, None, params, None).unwrap();
+///     assert_eq!(sol.info.stop_reason, StopReason::ToleranceReached);
+///     let x = sol.x.asarray();
+///     assert!((x[2] - 1.0 / 3.0).abs() < 1e-12);
+///     sol.info.iterations
+/// });
+/// assert!(iterations.iter().all(|&i| i == 5)); // one step per distinct eigenvalue
+/// ```
+pub struct Cg<'a, T: Scalar> {
+    op: &'a dyn LinearOperator<T>,
+    params: CgParams,
+    x: DistVector<T>,
+    r: DistVector<T>,
+    c: DistVector<T>,
+    ac: DistVector<T>,
+    kold: T::Real,
+    iiter: usize,
+    cost: Vec<T::Real>,
+    show: bool,
+    start: Instant,
+}
+
+impl<'a, T: Scalar> Cg<'a, T> {
+    /// Checks the inputs, computes the initial residual `r = y - A x0` (`x0 = 0` when `None`,
+    /// which saves the product), allocates the work vectors, and prints the table header if
+    /// `params.show` (rank 0).
+    ///
+    /// # Errors
+    /// [`SolverError::Core`] with [`LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the
+    /// operator is not square or `y` / `x0` is outside its spaces;
+    /// [`SolverError::InvalidParameter`] for a NaN or negative `tol`; [`SolverError::NonFinite`]
+    /// (iteration 0) if `|r|^2` is not finite, e.g. for a NaN in `y`.
+    pub fn setup(
+        op: &'a dyn LinearOperator<T>,
+        y: &DistVector<T>,
+        x0: Option<&DistVector<T>>,
+        params: CgParams,
+    ) -> Result<Self> {
+        check_tol(NAME, params.tol)?;
+        if op.domain() != op.range() {
+            return Err(SolverError::Core(distlops_core::Error::LayoutMismatch(
+                format!(
+                    "CG needs a square operator: domain {} vs range {}",
+                    op.domain().describe(),
+                    op.range().describe()
+                ),
+            )));
+        }
+        op.range().check(y, "CG data y")?;
+        let mut r = y.clone();
+        // The work vector for `A c` holds `A x0` first.
+        let mut ac = y.zeros_like();
+        let x = match x0 {
+            Some(x0) => {
+                op.domain().check(x0, "CG initial guess x0")?;
+                op.matvec(x0, &mut ac)?;
+                r.axpy(-T::one(), &ac)?;
+                x0.clone()
+            }
+            None => y.zeros_like(),
+        };
+        let c = r.clone();
+        let [rr] = fused_vdots([(&r, &r)])?;
+        let kold = finite(rr.abs(), NAME, "r^H r", 0)?;
+        let show = params.show && op.comm().rank() == 0;
+        let solver = Cg {
+            op,
+            x,
+            r,
+            c,
+            ac,
+            kold,
+            iiter: 0,
+            cost: vec![kold.sqrt()],
+            show,
+            start: Instant::now(),
+            params,
+        };
+        if solver.show {
+            solver.print_header();
+        }
+        Ok(solver)
+    }
+
+    fn print_header(&self) {
+        let columns = if T::IS_COMPLEX {
+            "    Itn              x[0]                  r2norm"
+        } else {
+            "    Itn           x[0]              r2norm"
+        };
+        let params = format!(
+            "tol = {}\tniter = {}",
+            table::fmt_e(self.params.tol, 6, 10),
+            self.params.niter
+        );
+        println!(
+            "{}",
+            table::header(
+                NAME,
+                55,
+                self.op.range().global_len(),
+                self.op.domain().global_len(),
+                &params,
+                columns
+            )
+        );
+    }
+
+    /// One CG step (the recurrences in the [type docs](Self)); returns the new residual norm
+    /// `|r|_2`. Call it while [`stop_reason`](Self::stop_reason) is `None`: a step from an exactly
+    /// zero residual is a breakdown. No allocation.
+    ///
+    /// # Errors
+    /// [`SolverError::NonFinite`] if `c^H A c` or `r^H r` is not finite; [`SolverError::Breakdown`]
+    /// if `c^H A c` or `kold` is zero; operator errors. The iteration named is the one this step
+    /// computes. After an error the state is not usable.
+    pub fn step(&mut self) -> Result<T::Real> {
+        let it = self.iiter + 1;
+        nonzero(self.kold, NAME, "r^H r (the residual is exactly zero)", it)?;
+        self.op.matvec(&self.c, &mut self.ac)?;
+        // PyLops: |c . conj(A c)| = |vdot(A c, c)|.
+        let [cac] = fused_vdots([(&self.ac, &self.c)])?;
+        let cac = nonzero(finite(cac.abs(), NAME, "c^H A c", it)?, NAME, "c^H A c", it)?;
+        let a = T::from_real(self.kold / cac);
+        self.x.axpy(a, &self.c)?;
+        self.r.axpy(-a, &self.ac)?;
+        let [rr] = fused_vdots([(&self.r, &self.r)])?;
+        let k = finite(rr.abs(), NAME, "r^H r", it)?;
+        let b = T::from_real(k / self.kold);
+        self.c.axpby(T::one(), &self.r, b)?;
+        self.kold = k;
+        self.iiter = it;
+        let cost = k.sqrt();
+        self.cost.push(cost);
+        Ok(cost)
+    }
+
+    /// `Some` once a stopping criterion holds: [`StopReason::ToleranceReached`] if `|r|^2 <= tol`
+    /// (checked first), [`StopReason::MaxIterations`] if `niter` steps were taken.
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        if self.kold.to_f64() <= self.params.tol {
+            Some(StopReason::ToleranceReached)
+        } else if self.iiter >= self.params.niter {
+            Some(StopReason::MaxIterations)
+        } else {
+            None
+        }
+    }
+
+    /// Steps until a stopping criterion holds, calling `callback(x, iteration)` after every step
+    /// and printing the selected table rows (rank 0, `params.show`).
+    ///
+    /// # Errors
+    /// As [`step`](Self::step).
+    pub fn run(&mut self, mut callback: Option<Callback<'_, T>>) -> Result<StopReason> {
+        loop {
+            if let Some(reason) = self.stop_reason() {
+                return Ok(reason);
+            }
+            let show_row =
+                self.show && table::selected(self.iiter, self.params.niter, self.params.itershow);
+            let cost = self.step()?;
+            if show_row {
+                let sep = "        ";
+                println!(
+                    "{:>6}{sep}{}{sep}{}",
+                    self.iiter,
+                    table::fmt_x0(&self.x),
+                    table::fmt_cost(cost)
+                );
+            }
+            if let Some(cb) = callback.as_mut() {
+                cb(&self.x, self.iiter);
+            }
+        }
+    }
+
+    /// Ends the solve: prints the closing lines (rank 0, `params.show`) and returns `x` with the
+    /// convergence record.
+    pub fn finalize(self) -> CgSolution<T> {
+        if self.show {
+            println!(
+                "{}",
+                table::footer(55, self.iiter, self.start.elapsed().as_secs_f64())
+            );
+        }
+        let stop_reason = self.stop_reason().unwrap_or(StopReason::StoppedEarly);
+        CgSolution {
+            x: self.x,
+            info: SolveInfo {
+                stop_reason,
+                iterations: self.iiter,
+                cost: self.cost,
+            },
+        }
+    }
+
+    /// The current estimate.
+    pub fn x(&self) -> &DistVector<T> {
+        &self.x
+    }
+
+    /// The current residual `y - A x`.
+    pub fn residual(&self) -> &DistVector<T> {
+        &self.r
+    }
+
+    /// The squared residual norm `|r|^2` (PyLops' `kold`), the value compared with `tol`.
+    pub fn kold(&self) -> T::Real {
+        self.kold
+    }
+
+    /// The number of steps taken.
+    pub fn iteration(&self) -> usize {
+        self.iiter
+    }
+
+    /// `|r|_2` after setup and after every step so far.
+    pub fn cost(&self) -> &[T::Real] {
+        &self.cost
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &CgParams {
+        &self.params
+    }
+}
+
+/// Solves `A x = y` by conjugate gradient (PyLops-MPI's `cg(Op, y, x0, niter, tol, show,
+/// itershow, callback)`): [`Cg::setup`], [`Cg::run`], [`Cg::finalize`].
+///
+/// `x0 = None` starts from zero. `callback(x, iteration)` runs after every step. The
+/// tolerance compares with the squared residual norm (see [`CgParams::tol`]).
+///
+/// # Errors
+/// As [`Cg::setup`] and [`Cg::step`].
+pub fn cg<T: Scalar>(
+    op: &dyn LinearOperator<T>,
+    y: &DistVector<T>,
+    x0: Option<&DistVector<T>>,
+    params: CgParams,
+    callback: Option<Callback<'_, T>>,
+) -> Result<CgSolution<T>> {
+    let mut solver = Cg::setup(op, y, x0, params)?;
+    solver.run(callback)?;
+    Ok(solver.finalize())
+}

@@ -1,0 +1,420 @@
+//! [`Cgls`]: conjugate gradient least squares with damping (PyLops-MPI's `CGLS` / `cgls`).
+
+use crate::common::{
+    check_tol, finite, fused_vdots, nonzero, table, Callback, Result, SolveInfo, SolverError,
+    StopReason,
+};
+use distlops_core::{DistVector, LinearOperator, LinearOperatorExt, RealScalar, Scalar, Vector};
+use num_traits::{Float, Zero};
+use std::time::Instant;
+
+const NAME: &str = "CGLS";
+
+/// Parameters of [`Cgls`] and [`cgls`], with PyLops' defaults.
+#[derive(Debug, Clone, PartialEq)]
+pub struct CglsParams {
+    /// The maximum number of steps (default 10).
+    pub niter: usize,
+    /// The damping `damp` of `|y - A x|^2 + damp^2 |x|^2` (default 0; must be finite and
+    /// non-negative). See the [type docs](Cgls) for PyLops' setup quirk.
+    pub damp: f64,
+    /// The tolerance on the **squared** norm of the normal-equation residual
+    /// `|A^H (y - A x) - damp^2 x|^2` (default `1e-4`): the solver stops when it is `<= tol`, as
+    /// PyLops does.
+    pub tol: f64,
+    /// Print the PyLops iteration table on rank 0 (default `false`).
+    pub show: bool,
+    /// Which steps the table shows: the first `.0`, the last `.1` before `niter`, and every
+    /// `.2`-th in between (PyLops' `itershow`, default `(10, 10, 10)`).
+    pub itershow: (usize, usize, usize),
+}
+
+impl Default for CglsParams {
+    fn default() -> Self {
+        CglsParams {
+            niter: 10,
+            damp: 0.0,
+            tol: 1e-4,
+            show: false,
+            itershow: (10, 10, 10),
+        }
+    }
+}
+
+/// The result of [`cgls`] / [`Cgls::finalize`], PyLops' `(x, istop, iit, r1norm, r2norm, cost)`.
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub struct CglsSolution<T: Scalar> {
+    /// The estimate of `x`.
+    pub x: DistVector<T>,
+    /// Stop reason, iterations (`iit`), and the cost history: `|y - A x|_2` after setup and every
+    /// step (PyLops' `cost`).
+    pub info: SolveInfo<T::Real>,
+    /// PyLops' `istop`: 1 if `r1norm < tol` (strictly), 2 otherwise.
+    pub istop: u8,
+    /// PyLops' `r1norm`: the **squared** norm of the normal-equation residual,
+    /// `|A^H (y - A x) - damp^2 x|^2` (PyLops documents it as `|y - A x|`, but returns this).
+    pub r1norm: T::Real,
+    /// PyLops' `r2norm`: `sqrt(|y - A x|^2 + damp^2 |x|^2)` at the last iteration.
+    pub r2norm: T::Real,
+    /// `r2norm` after setup and every step.
+    pub r2norm_history: Vec<T::Real>,
+}
+
+/// Conjugate gradient least squares: minimises `|y - A x|^2 + damp^2 |x|^2` for any `A`, in
+/// PyLops' setup / step / run / finalize form.
+///
+/// The recurrences are PyLops-MPI's, operation for operation, **including its quirks**:
+///
+/// ```text
+/// setup:  s = y - A x0
+///         r = A^H s - damp x0              <- damp, not damp^2 (PyLops quirk)
+///         c = r,  q = A c,  kold = |r . conj(r)|
+///         cost = [|s|],  r2 = [sqrt(|s|^2 + damp |x0 . conj(x0)|)]   <- damp again
+/// step:   a = kold / (q . conj(q) + damp^2 c . conj(c))
+///         x += a c
+///         s -= a q
+///         r = A^H s - damp^2 x
+///         k = |r . conj(r)|
+///         c = r + (k / kold) c
+///         q = A c
+///         kold = k,  cost.push(|s|),  r2.push(sqrt(|s|^2 + damp^2 |x . conj(x)|))
+/// stop:   iteration >= niter  or  kold <= tol
+/// result: istop = 1 if kold < tol else 2;  r1norm = kold;  r2norm = r2[last];  cost
+/// ```
+///
+/// Quirks kept for parity with PyLops and PyLops-MPI (reference study §7, quirk 5):
+///
+/// * `tol` is compared with `kold`, the **squared** norm of the normal-equation residual
+///   `A^H (y - A x) - damp^2 x`, not with `|y - A x|`.
+/// * `r1norm` is that same squared normal residual, not `|y - A x|` as PyLops' docstring says
+///   (`|y - A x|` is the last entry of `info.cost`).
+/// * The setup uses `damp` where the steps use `damp^2` (in `r` and in the first `r2norm`). With
+///   `x0 = None` (zero) or `damp = 0` this makes no difference; otherwise the first direction is
+///   not the exact steepest-descent one. The residual is recomputed exactly in every step, so
+///   the iteration still converges to the damped solution.
+/// * `istop` uses `kold < tol` while the stopping test uses `kold <= tol`.
+/// * The table's `r1norm` column prints `|y - A x|` (the cost), as PyLops does; the header shows
+///   `damp^2` under the name `damp`.
+///
+/// Implementation:
+///
+/// * Vectors: `y` in the operator's range, `x0` in its domain (plain or stacked, e.g. a stacked
+///   range for `[A; sqrt(eps) L]`). Five work vectors (`x`, `r`, `c` in the domain; `s`, `q` in
+///   the range) are allocated in [`setup`](Self::setup), never in a step.
+/// * Communication per step: the products `A^H s` and `A c`, and two scalar all-reduces through
+///   [`fused_vdots`](crate::fused_vdots): `[q^H q, c^H c]` (just `q^H q` when `damp == 0`), then
+///   `[r^H r, s^H s, x^H x]` (without `x^H x` when `damp == 0`). PyLops-MPI does five.
+/// * Errors instead of silent NaNs: [`SolverError::NonFinite`] for a non-finite dot product or
+///   norm, [`SolverError::Breakdown`] for a zero denominator, naming the iteration, identical on
+///   every rank. Reaching `niter` is not an error.
+pub struct Cgls<'a, T: Scalar> {
+    op: &'a dyn LinearOperator<T>,
+    params: CglsParams,
+    /// `damp^2`, as used by the steps.
+    damp2: T::Real,
+    x: DistVector<T>,
+    s: DistVector<T>,
+    r: DistVector<T>,
+    c: DistVector<T>,
+    q: DistVector<T>,
+    kold: T::Real,
+    iiter: usize,
+    cost: Vec<T::Real>,
+    cost1: Vec<T::Real>,
+    show: bool,
+    start: Instant,
+}
+
+impl<'a, T: Scalar> Cgls<'a, T> {
+    /// Checks the inputs, computes `s = y - A x0`, `r = A^H s - damp x0`, `c = r`, `q = A c`
+    /// (`x0 = 0` when `None`, which saves a product), allocates the work vectors, and prints the
+    /// table header if `params.show` (rank 0).
+    ///
+    /// # Errors
+    /// [`SolverError::Core`] with [`LayoutMismatch`](distlops_core::Error::LayoutMismatch) if `y`
+    /// or `x0` is outside the operator's spaces; [`SolverError::InvalidParameter`] for a NaN or
+    /// negative `tol`, or a non-finite or negative `damp`; [`SolverError::NonFinite`] (iteration
+    /// 0) if a norm is not finite, e.g. for a NaN in `y`.
+    pub fn setup(
+        op: &'a dyn LinearOperator<T>,
+        y: &DistVector<T>,
+        x0: Option<&DistVector<T>>,
+        params: CglsParams,
+    ) -> Result<Self> {
+        check_tol(NAME, params.tol)?;
+        if !(params.damp.is_finite() && params.damp >= 0.0) {
+            return Err(SolverError::InvalidParameter {
+                solver: NAME,
+                message: format!("damp must be finite and non-negative, got {}", params.damp),
+            });
+        }
+        let damp = <T::Real as RealScalar>::real_from_f64(params.damp);
+        op.range().check(y, "CGLS data y")?;
+        let mut s = y.clone();
+        let mut r = op.new_domain_vector()?;
+        // The work vector for `q = A c` holds `A x0` first.
+        let mut q = y.zeros_like();
+        let x = match x0 {
+            Some(x0) => {
+                op.domain().check(x0, "CGLS initial guess x0")?;
+                op.matvec(x0, &mut q)?;
+                s.axpy(-T::one(), &q)?;
+                op.rmatvec(&s, &mut r)?;
+                // PyLops' quirk: `damp`, not `damp^2`.
+                r.axpy(-T::from_real(damp), x0)?;
+                x0.clone()
+            }
+            None => {
+                op.rmatvec(&s, &mut r)?;
+                r.zeros_like()
+            }
+        };
+        let c = r.clone();
+        op.matvec(&c, &mut q)?;
+        let (rr, ss, xx) = if x0.is_some() && params.damp != 0.0 {
+            let [rr, ss, xx] = fused_vdots([(&r, &r), (&s, &s), (&x, &x)])?;
+            (rr, ss, xx.abs())
+        } else {
+            let [rr, ss] = fused_vdots([(&r, &r), (&s, &s)])?;
+            (rr, ss, T::Real::zero())
+        };
+        let kold = finite(rr.abs(), NAME, "r^H r", 0)?;
+        let ss = finite(ss.re(), NAME, "|y - A x|^2", 0)?;
+        let xx = finite(xx, NAME, "x^H x", 0)?;
+        let show = params.show && op.comm().rank() == 0;
+        let solver = Cgls {
+            op,
+            damp2: damp * damp,
+            x,
+            s,
+            r,
+            c,
+            q,
+            kold,
+            iiter: 0,
+            cost: vec![ss.sqrt()],
+            // PyLops' quirk: `damp`, not `damp^2`.
+            cost1: vec![(ss + damp * xx).sqrt()],
+            show,
+            start: Instant::now(),
+            params,
+        };
+        if solver.show {
+            solver.print_header();
+        }
+        Ok(solver)
+    }
+
+    fn print_header(&self) {
+        let columns = if T::IS_COMPLEX {
+            "    Itn             x[0]             r1norm         r2norm"
+        } else {
+            "    Itn          x[0]              r1norm         r2norm"
+        };
+        // PyLops prints its `self.damp`, which holds damp^2.
+        let params = format!(
+            "damp = {}\ttol = {}\tniter = {}",
+            table::fmt_e(self.damp2.to_f64(), 6, 10),
+            table::fmt_e(self.params.tol, 6, 10),
+            self.params.niter
+        );
+        println!(
+            "{}",
+            table::header(
+                NAME,
+                65,
+                self.op.range().global_len(),
+                self.op.domain().global_len(),
+                &params,
+                columns
+            )
+        );
+    }
+
+    /// One CGLS step (the recurrences in the [type docs](Self)); returns the new `|y - A x|_2`.
+    /// Call it while [`stop_reason`](Self::stop_reason) is `None`: a step from an exactly zero
+    /// normal residual is a breakdown. No allocation.
+    ///
+    /// # Errors
+    /// [`SolverError::NonFinite`] if a dot product or norm is not finite;
+    /// [`SolverError::Breakdown`] if `q^H q + damp^2 c^H c` or `kold` is zero; operator errors.
+    /// The iteration named is the one this step computes. After an error the state is not usable.
+    pub fn step(&mut self) -> Result<T::Real> {
+        let it = self.iiter + 1;
+        let damped = !self.damp2.is_zero();
+        nonzero(
+            self.kold,
+            NAME,
+            "r^H r (the normal residual is exactly zero)",
+            it,
+        )?;
+        let (qq, cc) = if damped {
+            let [qq, cc] = fused_vdots([(&self.q, &self.q), (&self.c, &self.c)])?;
+            (qq.re(), cc.re())
+        } else {
+            let [qq] = fused_vdots([(&self.q, &self.q)])?;
+            (qq.re(), T::Real::zero())
+        };
+        let den = finite(qq + self.damp2 * cc, NAME, "q^H q + damp^2 c^H c", it)?;
+        let den = nonzero(den, NAME, "q^H q + damp^2 c^H c", it)?;
+        let a = T::from_real(self.kold / den);
+        self.x.axpy(a, &self.c)?;
+        self.s.axpy(-a, &self.q)?;
+        self.op.rmatvec(&self.s, &mut self.r)?;
+        let (rr, ss, xx) = if damped {
+            self.r.axpy(-T::from_real(self.damp2), &self.x)?;
+            let [rr, ss, xx] =
+                fused_vdots([(&self.r, &self.r), (&self.s, &self.s), (&self.x, &self.x)])?;
+            (rr, ss, xx.abs())
+        } else {
+            let [rr, ss] = fused_vdots([(&self.r, &self.r), (&self.s, &self.s)])?;
+            (rr, ss, T::Real::zero())
+        };
+        let k = finite(rr.abs(), NAME, "r^H r", it)?;
+        let ss = finite(ss.re(), NAME, "|y - A x|^2", it)?;
+        let xx = finite(xx, NAME, "x^H x", it)?;
+        let b = T::from_real(k / self.kold);
+        self.c.axpby(T::one(), &self.r, b)?;
+        self.op.matvec(&self.c, &mut self.q)?;
+        self.kold = k;
+        self.iiter = it;
+        let cost = ss.sqrt();
+        self.cost.push(cost);
+        self.cost1.push((ss + self.damp2 * xx).sqrt());
+        Ok(cost)
+    }
+
+    /// `Some` once a stopping criterion holds: [`StopReason::ToleranceReached`] if `kold <= tol`
+    /// (checked first), [`StopReason::MaxIterations`] if `niter` steps were taken.
+    pub fn stop_reason(&self) -> Option<StopReason> {
+        if self.kold.to_f64() <= self.params.tol {
+            Some(StopReason::ToleranceReached)
+        } else if self.iiter >= self.params.niter {
+            Some(StopReason::MaxIterations)
+        } else {
+            None
+        }
+    }
+
+    /// Steps until a stopping criterion holds, calling `callback(x, iteration)` after every step
+    /// and printing the selected table rows (rank 0, `params.show`).
+    ///
+    /// # Errors
+    /// As [`step`](Self::step).
+    pub fn run(&mut self, mut callback: Option<Callback<'_, T>>) -> Result<StopReason> {
+        loop {
+            if let Some(reason) = self.stop_reason() {
+                return Ok(reason);
+            }
+            let show_row =
+                self.show && table::selected(self.iiter, self.params.niter, self.params.itershow);
+            let cost = self.step()?;
+            if show_row {
+                let x0 = table::fmt_x0(&self.x);
+                let sep = if T::IS_COMPLEX { "   " } else { "        " };
+                println!(
+                    "{:>6}       {x0}{sep}{}    {}",
+                    self.iiter,
+                    table::fmt_cost(cost),
+                    table::fmt_cost(self.r2norm())
+                );
+            }
+            if let Some(cb) = callback.as_mut() {
+                cb(&self.x, self.iiter);
+            }
+        }
+    }
+
+    /// Ends the solve: prints the closing lines (rank 0, `params.show`) and returns `x` with
+    /// PyLops' `istop`, `r1norm`, `r2norm` and cost history.
+    pub fn finalize(self) -> CglsSolution<T> {
+        if self.show {
+            println!(
+                "{}",
+                table::footer(65, self.iiter, self.start.elapsed().as_secs_f64())
+            );
+        }
+        let stop_reason = self.stop_reason().unwrap_or(StopReason::StoppedEarly);
+        let istop = if self.kold.to_f64() < self.params.tol {
+            1
+        } else {
+            2
+        };
+        let r2norm = self.r2norm();
+        CglsSolution {
+            x: self.x,
+            info: SolveInfo {
+                stop_reason,
+                iterations: self.iiter,
+                cost: self.cost,
+            },
+            istop,
+            r1norm: self.kold,
+            r2norm,
+            r2norm_history: self.cost1,
+        }
+    }
+
+    /// The current estimate.
+    pub fn x(&self) -> &DistVector<T> {
+        &self.x
+    }
+
+    /// The current data residual `s = y - A x`.
+    pub fn data_residual(&self) -> &DistVector<T> {
+        &self.s
+    }
+
+    /// The current normal-equation residual `r = A^H s - damp^2 x`.
+    pub fn normal_residual(&self) -> &DistVector<T> {
+        &self.r
+    }
+
+    /// PyLops' `kold`: `|r|^2`, the squared normal residual, the value compared with `tol` and
+    /// returned as `r1norm`.
+    pub fn kold(&self) -> T::Real {
+        self.kold
+    }
+
+    /// The current `r2norm`: `sqrt(|y - A x|^2 + damp^2 |x|^2)` (with the setup quirk after
+    /// setup).
+    pub fn r2norm(&self) -> T::Real {
+        *self.cost1.last().expect("setup pushes the first value")
+    }
+
+    /// The number of steps taken.
+    pub fn iteration(&self) -> usize {
+        self.iiter
+    }
+
+    /// `|y - A x|_2` after setup and after every step so far.
+    pub fn cost(&self) -> &[T::Real] {
+        &self.cost
+    }
+
+    /// The parameters.
+    pub fn params(&self) -> &CglsParams {
+        &self.params
+    }
+}
+
+/// Solves `min |y - A x|^2 + damp^2 |x|^2` by CGLS (PyLops-MPI's `cgls(Op, y, x0, niter, damp,
+/// tol, show, itershow, callback)`): [`Cgls::setup`], [`Cgls::run`], [`Cgls::finalize`].
+///
+/// `x0 = None` starts from zero. `callback(x, iteration)` runs after every step. See [`Cgls`]
+/// for what `tol`, `r1norm` and `r2norm` mean.
+///
+/// # Errors
+/// As [`Cgls::setup`] and [`Cgls::step`].
+pub fn cgls<T: Scalar>(
+    op: &dyn LinearOperator<T>,
+    y: &DistVector<T>,
+    x0: Option<&DistVector<T>>,
+    params: CglsParams,
+    callback: Option<Callback<'_, T>>,
+) -> Result<CglsSolution<T>> {
+    let mut solver = Cgls::setup(op, y, x0, params)?;
+    solver.run(callback)?;
+    Ok(solver.finalize())
+}

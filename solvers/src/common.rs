@@ -1,0 +1,367 @@
+//! What the solvers share: the stop reason, the convergence record, the error type, the fused dot
+//! products, and the PyLops-style iteration table.
+
+use distlops_core::{DistVector, Partition, ReduceOp, Scalar};
+
+/// Why an iterative solver stopped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum StopReason {
+    /// `niter` steps were taken without reaching the tolerance. This is a normal outcome, not an
+    /// error.
+    MaxIterations,
+    /// The solver's tolerance test passed (see the solver for what is compared with `tol`).
+    ToleranceReached,
+    /// `finalize` was called before either criterion held (manual stepping).
+    StoppedEarly,
+}
+
+/// The convergence record of a solve.
+#[derive(Debug, Clone, PartialEq)]
+#[non_exhaustive]
+pub struct SolveInfo<R> {
+    /// Why the solver stopped.
+    pub stop_reason: StopReason,
+    /// The number of steps taken (PyLops' `iit`).
+    pub iterations: usize,
+    /// The cost after setup and after every step (`iterations + 1` values); each solver says what
+    /// its cost is.
+    pub cost: Vec<R>,
+}
+
+/// What can go wrong in a solver. Every variant is decided from values that are identical on all
+/// ranks (metadata, or the results of all-reduces), so all ranks return the same error at the same
+/// iteration and none is left waiting in a collective.
+///
+/// Iterations are counted as PyLops counts them: iteration 0 is the setup (the initial residual),
+/// iteration `k >= 1` is the `k`-th step.
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+#[non_exhaustive]
+pub enum SolverError {
+    /// An error of the vectors or the operator (a vector outside the operator's space, ...).
+    #[error(transparent)]
+    Core(#[from] distlops_core::Error),
+    /// A parameter is out of its domain (a NaN or negative `tol`, `niter == 0` where a product is
+    /// needed, ...).
+    #[error("{solver}: invalid parameter: {message}")]
+    InvalidParameter {
+        /// The solver.
+        solver: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// A dot product or norm came out NaN or infinite: the input holds a non-finite value, or the
+    /// iteration overflowed.
+    #[error("{solver}: non-finite {quantity} at iteration {iteration}")]
+    NonFinite {
+        /// The solver.
+        solver: &'static str,
+        /// The quantity that is not finite.
+        quantity: &'static str,
+        /// The iteration (0 = setup).
+        iteration: usize,
+    },
+    /// A denominator is exactly zero before convergence (for CG, `c^H A c = 0`: the operator is
+    /// not positive definite).
+    #[error("{solver}: breakdown at iteration {iteration}: {quantity} is zero")]
+    Breakdown {
+        /// The solver.
+        solver: &'static str,
+        /// The quantity that vanished.
+        quantity: &'static str,
+        /// The iteration (0 = setup).
+        iteration: usize,
+    },
+}
+
+/// A callback run after every step with the current estimate and the iteration number (PyLops'
+/// `callback(x)`, plus the iteration).
+pub type Callback<'a, T> = &'a mut dyn FnMut(&DistVector<T>, usize);
+
+/// Shorthand for `Result<T, SolverError>`.
+pub type Result<T, E = SolverError> = std::result::Result<T, E>;
+
+/// Whether a vector's reductions can join a fused all-reduce: a plain Scatter array without mask,
+/// or a stack made only of such arrays.
+fn fusable<T: Scalar>(v: &DistVector<T>, kind: &str, size: usize) -> bool {
+    match v {
+        DistVector::Array(a) => {
+            a.partition() == Partition::Scatter
+                && a.mask().is_none()
+                && a.comm().size() == size
+                && a.comm().kind() == kind
+        }
+        DistVector::Stacked(s) => s.parts().iter().all(|p| fusable(p, kind, size)),
+    }
+}
+
+/// The first plain array of a vector (stacks are never empty).
+fn first_array<T: Scalar>(v: &DistVector<T>) -> &distlops_core::DistributedArray<T> {
+    match v {
+        DistVector::Array(a) => a,
+        DistVector::Stacked(s) => first_array(&s.parts()[0]),
+    }
+}
+
+/// Whether [`fused_vdots`] takes its one-all-reduce path for these vectors: every one is a plain
+/// Scatter [`DistributedArray`](distlops_core::DistributedArray) without mask, or a stack made
+/// only of such arrays, all on communicators of the same kind and size. Decided from metadata
+/// alone, so the answer is the same on every rank.
+pub fn can_fuse<T: Scalar>(vectors: &[&DistVector<T>]) -> bool {
+    let Some(first) = vectors.first() else {
+        return true;
+    };
+    let comm = first_array(first).comm();
+    vectors.iter().all(|v| fusable(v, comm.kind(), comm.size()))
+}
+
+/// This rank's partial of `vdot(a, b)`, after the structure checks that `Vector::vdot` makes.
+fn local_vdot<T: Scalar>(a: &DistVector<T>, b: &DistVector<T>) -> distlops_core::Result<T> {
+    match (a, b) {
+        (DistVector::Array(a), DistVector::Array(b)) => {
+            a.check_same_layout(b)?;
+            Ok(distlops_core::kernels::vdot(
+                a.local_slice(),
+                b.local_slice(),
+            ))
+        }
+        (DistVector::Stacked(a), DistVector::Stacked(b)) => {
+            if a.len() != b.len() {
+                return Err(distlops_core::Error::LayoutMismatch(format!(
+                    "stacked arrays with {} and {} parts",
+                    a.len(),
+                    b.len()
+                )));
+            }
+            a.parts()
+                .iter()
+                .zip(b.parts())
+                .try_fold(T::zero(), |acc, (p, q)| Ok(acc + local_vdot(p, q)?))
+        }
+        _ => Err(distlops_core::Error::LayoutMismatch(
+            "a plain array and a stacked array".into(),
+        )),
+    }
+}
+
+/// `[vdot(a_0, b_0), ..., vdot(a_{N-1}, b_{N-1})]` (`vdot(a, b) = sum_i conj(a_i) b_i`), with a
+/// single all-reduce of an `N`-element array when possible.
+///
+/// Solvers need several independent reductions per step (CGLS: `q^H q` and `c^H c`; then `r^H r`,
+/// `s^H s` and `x^H x`; power iteration: `b^H A b` and `|A b|^2`). Reduced one by one they cost one
+/// latency-bound all-reduce each; this helper sums every rank's local partials first and reduces
+/// them together.
+///
+/// * Fused path (see [`can_fuse`]): every vector is a plain Scatter array without mask, or a
+///   stack of such arrays. The local partials of a stack's parts are added on each rank before the
+///   one all-reduce, on the communicator of the first array of `pairs[0].0`. All vectors are
+///   assumed to live on that communicator, as the vectors of one solver do (they are the
+///   operator's spaces); communicators have no identity to compare, so only their kind and size
+///   are checked.
+/// * Fallback: anything else (a Broadcast part, which needs no reduction; a masked part, which
+///   reduces inside its colour group) takes `N` separate [`Vector::vdot`](distlops_core::Vector::vdot)
+///   calls.
+///
+/// The two paths add the same numbers in a different order, so results may differ in the last
+/// bits (as they do between rank counts anyway). No allocation: the buffers are `[T; N]`.
+///
+/// # Errors
+/// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the two vectors of a pair
+/// differ in structure; decided before any communication, identically on every rank.
+pub fn fused_vdots<T: Scalar, const N: usize>(
+    pairs: [(&DistVector<T>, &DistVector<T>); N],
+) -> distlops_core::Result<[T; N]> {
+    let mut out = [T::zero(); N];
+    if N == 0 {
+        return Ok(out);
+    }
+    let all_fusable = {
+        let comm = first_array(pairs[0].0).comm();
+        let (kind, size) = (comm.kind(), comm.size());
+        pairs
+            .iter()
+            .all(|(a, b)| fusable(a, kind, size) && fusable(b, kind, size))
+    };
+    if !all_fusable {
+        for (o, (a, b)) in out.iter_mut().zip(pairs) {
+            *o = distlops_core::Vector::vdot(a, b)?;
+        }
+        return Ok(out);
+    }
+    let mut partial = [T::zero(); N];
+    for (p, (a, b)) in partial.iter_mut().zip(pairs) {
+        *p = local_vdot(a, b)?;
+    }
+    first_array(pairs[0].0)
+        .comm()
+        .all_reduce_into(&partial, &mut out, ReduceOp::Sum);
+    Ok(out)
+}
+
+/// Errors with [`SolverError::NonFinite`] unless `v` is finite.
+pub(crate) fn finite<R: Scalar>(
+    v: R,
+    solver: &'static str,
+    quantity: &'static str,
+    iteration: usize,
+) -> Result<R> {
+    if v.all_finite() {
+        Ok(v)
+    } else {
+        Err(SolverError::NonFinite {
+            solver,
+            quantity,
+            iteration,
+        })
+    }
+}
+
+/// Errors with [`SolverError::Breakdown`] if `v` is zero.
+pub(crate) fn nonzero<R: Scalar>(
+    v: R,
+    solver: &'static str,
+    quantity: &'static str,
+    iteration: usize,
+) -> Result<R> {
+    if v.is_zero() {
+        Err(SolverError::Breakdown {
+            solver,
+            quantity,
+            iteration,
+        })
+    } else {
+        Ok(v)
+    }
+}
+
+/// Checks a tolerance: finite or `+inf`, and not negative.
+pub(crate) fn check_tol(solver: &'static str, tol: f64) -> Result<()> {
+    if tol.is_nan() || tol < 0.0 {
+        return Err(SolverError::InvalidParameter {
+            solver,
+            message: format!("tol must be a non-negative number, got {tol}"),
+        });
+    }
+    Ok(())
+}
+
+/// The PyLops iteration table (printed on rank 0 only).
+pub(crate) mod table {
+    use distlops_core::{DistVector, RealScalar, Scalar};
+
+    /// Python's `format(v, f"{width}.{prec}e")`: `1.0000e-04`, exponent with a sign and at least
+    /// two digits, right-aligned in `width`.
+    pub(crate) fn fmt_e(v: f64, prec: usize, width: usize) -> String {
+        let s = if v.is_nan() {
+            "nan".to_string()
+        } else if v.is_infinite() {
+            if v > 0.0 { "inf" } else { "-inf" }.to_string()
+        } else {
+            let s = format!("{v:.prec$e}");
+            let (mant, exp) = s.split_once('e').expect("`{:e}` always writes an exponent");
+            let exp: i32 = exp.parse().expect("`{:e}` writes an integer exponent");
+            format!("{mant}e{}{:02}", if exp < 0 { '-' } else { '+' }, exp.abs())
+        };
+        format!("{s:>width$}")
+    }
+
+    /// Python's format of a complex number with `1.2e`: `1.00e+00-2.00e+00j`.
+    pub(crate) fn fmt_complex(re: f64, im: f64) -> String {
+        let im_s = fmt_e(im, 2, 0);
+        let sign = if im_s.starts_with('-') { "" } else { "+" };
+        format!("{}{sign}{im_s}j", fmt_e(re, 2, 0))
+    }
+
+    /// The first local element of `x` on this rank (the first part of a stack), as PyLops prints
+    /// `x[0]`: `11.4e` for real types, `1.2e` for complex ones; `-` if this rank holds none.
+    pub(crate) fn fmt_x0<T: Scalar>(x: &DistVector<T>) -> String {
+        let mut v = x;
+        while let DistVector::Stacked(s) = v {
+            v = &s.parts()[0];
+        }
+        let first = match v {
+            DistVector::Array(a) => a.local_slice().first().copied(),
+            DistVector::Stacked(_) => unreachable!("descended to a plain array"),
+        };
+        match first {
+            None => format!("{:>11}", "-"),
+            Some(z) if T::IS_COMPLEX => fmt_complex(z.re().to_f64(), z.im().to_f64()),
+            Some(z) => fmt_e(z.re().to_f64(), 4, 11),
+        }
+    }
+
+    /// PyLops' `itershow = (first, last, every)` rule for the step that starts at `iiter`: the
+    /// first `first` steps, the last `last` ones before `niter`, and every `every`-th (never when
+    /// `every == 0`).
+    pub(crate) fn selected(iiter: usize, niter: usize, itershow: (usize, usize, usize)) -> bool {
+        let (first, last, every) = itershow;
+        iiter < first || niter.saturating_sub(iiter) < last || iiter.checked_rem(every) == Some(0)
+    }
+
+    /// The header: solver name, operator shape, parameters, column titles.
+    pub(crate) fn header(
+        name: &str,
+        nbar: usize,
+        rows: usize,
+        cols: usize,
+        params: &str,
+        columns: &str,
+    ) -> String {
+        let bar = "-".repeat(nbar);
+        format!("{name}\n{bar}\nThe Operator Op has {rows} rows and {cols} cols\n{params}\n{bar}\n\n{columns}")
+    }
+
+    /// The closing lines: iterations and elapsed time.
+    pub(crate) fn footer(nbar: usize, iterations: usize, seconds: f64) -> String {
+        format!(
+            "\nIterations = {iterations}        Total time (s) = {seconds:.2}\n{}\n",
+            "-".repeat(nbar)
+        )
+    }
+
+    /// A real value in the `11.4e` format of the cost columns.
+    pub(crate) fn fmt_cost<R: RealScalar>(v: R) -> String {
+        fmt_e(v.to_f64(), 4, 11)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::table::*;
+
+    #[test]
+    fn python_exponent_format() {
+        assert_eq!(fmt_e(1e-4, 6, 10), "1.000000e-04");
+        assert_eq!(fmt_e(1.5, 4, 11), " 1.5000e+00");
+        assert_eq!(fmt_e(-1.5e123, 4, 11), "-1.5000e+123");
+        assert_eq!(fmt_e(0.0, 4, 11), " 0.0000e+00");
+        assert_eq!(fmt_e(f64::NAN, 4, 11), "        nan");
+        assert_eq!(fmt_e(f64::NEG_INFINITY, 4, 0), "-inf");
+        assert_eq!(fmt_complex(1.0, -2.0), "1.00e+00-2.00e+00j");
+        assert_eq!(fmt_complex(-0.5, 0.25), "-5.00e-01+2.50e-01j");
+    }
+
+    #[test]
+    fn itershow_rule() {
+        // (10, 10, 10) over 100 steps: 0..10, 90..100, and the multiples of 10.
+        let shown: Vec<usize> = (0..100)
+            .filter(|&i| selected(i, 100, (10, 10, 10)))
+            .collect();
+        let expected: Vec<usize> = (0..10).chain((10..90).step_by(10)).chain(90..100).collect();
+        assert_eq!(shown, expected);
+        assert!(!selected(5, 100, (0, 0, 0)));
+    }
+
+    #[test]
+    fn header_and_footer() {
+        let h = header("CG", 5, 3, 3, "tol = 1", "  Itn");
+        assert_eq!(
+            h,
+            "CG\n-----\nThe Operator Op has 3 rows and 3 cols\ntol = 1\n-----\n\n  Itn"
+        );
+        assert_eq!(
+            footer(3, 7, 0.004),
+            "\nIterations = 7        Total time (s) = 0.00\n---\n"
+        );
+    }
+}
