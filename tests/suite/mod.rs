@@ -18,6 +18,7 @@ pub mod errors;
 pub mod props;
 pub mod operators;
 pub mod algebra;
+pub mod solvers;
 
 use distlops::core::Communicator;
 
@@ -86,4 +87,6 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("algebra::algebra_f64", algebra::algebra_f64),
     ("algebra::algebra_complex", algebra::algebra_complex),
     ("algebra::algebra_errors", algebra::algebra_errors),
+    ("solvers::solvers_f64", solvers::solvers_f64),
+    ("solvers::solvers_complex", solvers::solvers_complex),
 ];
