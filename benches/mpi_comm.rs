@@ -60,6 +60,14 @@ struct Row {
     times: Vec<Duration>,
 }
 
+fn fmt_bytes(b: usize) -> String {
+    if b < 1000 {
+        format!("{b} B")
+    } else {
+        format!("{:.1} MB", b as f64 / 1e6)
+    }
+}
+
 fn fmt_time(d: Duration) -> String {
     let s = d.as_secs_f64();
     if s < 1e-3 {
@@ -127,7 +135,7 @@ fn child(np: usize) -> ! {
         );
         rows.push(Row {
             name,
-            size: format!("{} B", n * f64_bytes),
+            size: fmt_bytes(n * f64_bytes),
             payload_bytes: n * f64_bytes,
             times,
         });
@@ -147,7 +155,7 @@ fn child(np: usize) -> ! {
     assert_eq!(x1.axis(), 1);
     rows.push(Row {
         name: "redistribute (2000,2000) 0 -> 1",
-        size: format!("{:.1} MB", bytes as f64 / 1e6),
+        size: fmt_bytes(bytes),
         payload_bytes: bytes,
         times,
     });
@@ -163,7 +171,7 @@ fn child(np: usize) -> ! {
     );
     rows.push(Row {
         name: "redistribute (2000,2000) 1 -> 0",
-        size: format!("{:.1} MB", bytes as f64 / 1e6),
+        size: fmt_bytes(bytes),
         payload_bytes: bytes,
         times,
     });
@@ -186,7 +194,7 @@ fn child(np: usize) -> ! {
     assert_eq!(last_len, n);
     rows.push(Row {
         name: "asarray (all-gather), 1e7 f64",
-        size: format!("{:.1} MB", (n * f64_bytes) as f64 / 1e6),
+        size: fmt_bytes(n * f64_bytes),
         payload_bytes: n * f64_bytes,
         times,
     });

@@ -31,7 +31,10 @@ fn tour(comm: &Communicator) -> Result<(), Error> {
     let y = x.redistribute(1)?;
     assert_eq!(y.asarray(), global.clone().into_dyn());
     if rank == 0 {
-        println!("after redistribute(1): rank 0 holds columns of shape {:?}", y.local_shape());
+        println!(
+            "after redistribute(1): rank 0 holds columns of shape {:?}",
+            y.local_shape()
+        );
     }
 
     // Ghost cells: two rows of each neighbour (taken from several ranks if a neighbour is thinner).
@@ -68,6 +71,11 @@ fn main() -> Result<(), Error> {
 
 #[cfg(not(feature = "mpi"))]
 fn main() -> Result<(), Error> {
-    let nranks = std::env::args().nth(1).map_or(Ok(3), |s| s.parse()).unwrap_or(3);
-    distlops::core::Threads::run(nranks, |comm| tour(&comm)).into_iter().collect()
+    let nranks = std::env::args()
+        .nth(1)
+        .map_or(Ok(3), |s| s.parse())
+        .unwrap_or(3);
+    distlops::core::Threads::run(nranks, |comm| tour(&comm))
+        .into_iter()
+        .collect()
 }

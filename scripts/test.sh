@@ -10,8 +10,16 @@ scripts/setup.sh
 # shellcheck source=scripts/mpi-env.sh
 . scripts/mpi-env.sh
 
+# Both runs always happen (and --no-fail-fast runs every test binary), so one report lists every
+# failure; the script still exits non-zero if anything failed.
+failed=()
 echo "==> cargo test --workspace"
-cargo test --workspace "$@"
+cargo test --workspace --no-fail-fast "$@" || failed+=("cargo test --workspace")
 echo "==> cargo test --workspace --features mpi"
-cargo test --workspace --features mpi "$@"
+cargo test --workspace --features mpi --no-fail-fast "$@" || failed+=("cargo test --workspace --features mpi")
+
+if [ ${#failed[@]} -gt 0 ]; then
+  printf '==> FAILED: %s\n' "${failed[@]}" >&2
+  exit 1
+fi
 echo "==> all tests passed"

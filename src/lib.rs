@@ -55,8 +55,8 @@ pub use num_complex;
 /// The names most programs need.
 pub mod prelude {
     pub use distlops_core::{
-        Communicator, Complex32, Complex64, DistVector, DistributedArray, Error, Layout, NormOrd, Partition,
-        ReduceOp, Scalar, StackedDistributedArray, Threads, Vector,
+        Communicator, Complex32, Complex64, DistVector, DistributedArray, Error, Layout, NormOrd,
+        Partition, ReduceOp, Scalar, StackedDistributedArray, Threads, Vector,
     };
 }
 

@@ -61,13 +61,24 @@ fn child(np: usize) -> ! {
     let chunked = env.world_with_max_message_bytes(SMALL_CHUNK);
     let mut runs: Vec<(String, distlops::core::Communicator, common::TestFn)> = Vec::new();
     if args.ignored {
-        runs.push(("mpi::messages_above_2_gib".into(), world.clone(), above_2gib));
+        runs.push((
+            "mpi::messages_above_2_gib".into(),
+            world.clone(),
+            above_2gib,
+        ));
     } else {
         for (name, f) in suite::TESTS.iter().filter(|(n, _)| args.selects(n)) {
             runs.push((name.to_string(), world.clone(), *f));
         }
-        for (name, f) in suite::TESTS.iter().filter(|(n, _)| n.starts_with("comm::") && args.selects(n)) {
-            runs.push((format!("{name} [chunks of {SMALL_CHUNK} B]"), chunked.clone(), *f));
+        for (name, f) in suite::TESTS
+            .iter()
+            .filter(|(n, _)| n.starts_with("comm::") && args.selects(n))
+        {
+            runs.push((
+                format!("{name} [chunks of {SMALL_CHUNK} B]"),
+                chunked.clone(),
+                *f,
+            ));
         }
     }
     for (name, comm, f) in &runs {
@@ -75,7 +86,10 @@ fn child(np: usize) -> ! {
         f(comm);
         world.barrier();
         if rank == 0 {
-            println!("test {name} [mpi np={np}] ... ok ({:.2}s)", t.elapsed().as_secs_f64());
+            println!(
+                "test {name} [mpi np={np}] ... ok ({:.2}s)",
+                t.elapsed().as_secs_f64()
+            );
         }
     }
     if rank == 0 {
@@ -169,5 +183,10 @@ fn main() {
             failed += 1;
         }
     }
-    common::summary(passed, failed, suite::TESTS.len() - selected.min(suite::TESTS.len()), start)
+    common::summary(
+        passed,
+        failed,
+        suite::TESTS.len() - selected.min(suite::TESTS.len()),
+        start,
+    )
 }

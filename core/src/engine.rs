@@ -11,7 +11,9 @@ mod sealed {
 }
 
 /// Where local data lives, and in what container.
-pub trait Engine: sealed::Sealed + Copy + Default + std::fmt::Debug + Send + Sync + 'static {
+pub trait Engine:
+    sealed::Sealed + Copy + Default + std::fmt::Debug + Send + Sync + 'static
+{
     /// The container of a rank's local block.
     type Storage<T: Scalar>: Clone + std::fmt::Debug + Send + Sync;
     /// A short name (`"host"`).

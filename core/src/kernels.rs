@@ -8,7 +8,11 @@ use num_traits::{Float, Zero};
 const LANES: usize = 8;
 
 #[inline(always)]
-fn fold<T: Scalar, A: Copy + Zero + std::ops::AddAssign>(x: &[T], y: &[T], f: impl Fn(T, T) -> A) -> A {
+fn fold<T: Scalar, A: Copy + Zero + std::ops::AddAssign>(
+    x: &[T],
+    y: &[T],
+    f: impl Fn(T, T) -> A,
+) -> A {
     debug_assert_eq!(x.len(), y.len());
     let mut acc = [A::zero(); LANES];
     let xc = x.chunks_exact(LANES);
@@ -55,7 +59,6 @@ pub fn sum_abs<T: Scalar>(x: &[T]) -> T::Real {
 
 /// `sum_i |x_i|^p`.
 pub fn sum_abs_pow<T: Scalar>(x: &[T], p: T::Real) -> T::Real {
-
     fold(x, x, |a, _| a.abs().powf(p))
 }
 
@@ -66,17 +69,24 @@ pub fn count_nonzero<T: Scalar>(x: &[T]) -> usize {
 
 /// `max_i |x_i|` (0 for an empty slice).
 pub fn max_abs<T: Scalar>(x: &[T]) -> T::Real {
-    x.iter()
-        .map(|v| v.abs())
-        .fold(T::Real::zero(), |m, a| if a > m || Float::is_nan(a) { a } else { m })
+    x.iter().map(|v| v.abs()).fold(T::Real::zero(), |m, a| {
+        if a > m || Float::is_nan(a) {
+            a
+        } else {
+            m
+        }
+    })
 }
 
 /// `min_i |x_i|` (+inf for an empty slice).
 pub fn min_abs<T: Scalar>(x: &[T]) -> T::Real {
-
-    x.iter()
-        .map(|v| v.abs())
-        .fold(T::Real::infinity(), |m, a| if a < m || Float::is_nan(a) { a } else { m })
+    x.iter().map(|v| v.abs()).fold(T::Real::infinity(), |m, a| {
+        if a < m || Float::is_nan(a) {
+            a
+        } else {
+            m
+        }
+    })
 }
 
 /// `y += alpha x`.

@@ -81,12 +81,21 @@ impl Layout {
     /// # Errors
     /// [`Error::AxisOutOfRange`] if `axis >= global_shape.len()`, [`Error::InvalidArgument`] if
     /// `nranks == 0` or a Scatter layout has no dimensions.
-    pub fn new(global_shape: &[usize], axis: usize, partition: Partition, nranks: usize) -> Result<Self> {
+    pub fn new(
+        global_shape: &[usize],
+        axis: usize,
+        partition: Partition,
+        nranks: usize,
+    ) -> Result<Self> {
         if nranks == 0 {
-            return Err(Error::InvalidArgument("a layout needs at least one rank".into()));
+            return Err(Error::InvalidArgument(
+                "a layout needs at least one rank".into(),
+            ));
         }
         if partition == Partition::Scatter && global_shape.is_empty() {
-            return Err(Error::InvalidArgument("a Scatter array needs at least one dimension".into()));
+            return Err(Error::InvalidArgument(
+                "a Scatter array needs at least one dimension".into(),
+            ));
         }
         check_axis(global_shape, axis)?;
         let counts = match partition {
@@ -119,10 +128,14 @@ impl Layout {
     /// [`Error::AxisOutOfRange`].
     pub fn with_counts(global_shape: &[usize], axis: usize, counts: &[usize]) -> Result<Self> {
         if counts.is_empty() {
-            return Err(Error::InvalidArgument("a layout needs at least one rank".into()));
+            return Err(Error::InvalidArgument(
+                "a layout needs at least one rank".into(),
+            ));
         }
         if global_shape.is_empty() {
-            return Err(Error::InvalidArgument("a Scatter array needs at least one dimension".into()));
+            return Err(Error::InvalidArgument(
+                "a Scatter array needs at least one dimension".into(),
+            ));
         }
         check_axis(global_shape, axis)?;
         let sum: usize = counts.iter().sum();
@@ -132,7 +145,12 @@ impl Layout {
                 global_shape[axis]
             )));
         }
-        Ok(Self::build(global_shape.to_vec(), axis, Partition::Scatter, counts.to_vec()))
+        Ok(Self::build(
+            global_shape.to_vec(),
+            axis,
+            Partition::Scatter,
+            counts.to_vec(),
+        ))
     }
 
     /// Builds a layout from the local shape each rank holds. Collective: one all-gather of the
@@ -162,12 +180,18 @@ impl Layout {
         let mut all = vec![0usize; ndim * size];
         comm.all_gather_into(local_shape, &mut all);
         let shapes: Vec<&[usize]> = all.chunks(ndim.max(1)).take(size).collect();
-        let shapes: Vec<&[usize]> = if ndim == 0 { vec![&[][..]; size] } else { shapes };
+        let shapes: Vec<&[usize]> = if ndim == 0 {
+            vec![&[][..]; size]
+        } else {
+            shapes
+        };
         check_axis(shapes[0], axis)?;
         match partition {
             Partition::Scatter => {
                 if ndim == 0 {
-                    return Err(Error::InvalidArgument("a Scatter array needs at least one dimension".into()));
+                    return Err(Error::InvalidArgument(
+                        "a Scatter array needs at least one dimension".into(),
+                    ));
                 }
                 for (r, s) in shapes.iter().enumerate() {
                     let differs = s
@@ -199,7 +223,12 @@ impl Layout {
         }
     }
 
-    fn build(global_shape: Vec<usize>, axis: usize, partition: Partition, counts: Vec<usize>) -> Self {
+    fn build(
+        global_shape: Vec<usize>,
+        axis: usize,
+        partition: Partition,
+        counts: Vec<usize>,
+    ) -> Self {
         let offsets = match partition {
             Partition::Scatter => prefix_sums(&counts),
             _ => vec![0; counts.len()],

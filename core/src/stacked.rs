@@ -47,7 +47,9 @@ impl<T: Scalar> StackedDistributedArray<T> {
     /// [`Error::InvalidArgument`] for an empty list.
     pub fn new(parts: Vec<DistVector<T>>) -> Result<Self> {
         if parts.is_empty() {
-            return Err(Error::InvalidArgument("a stacked array needs at least one part".into()));
+            return Err(Error::InvalidArgument(
+                "a stacked array needs at least one part".into(),
+            ));
         }
         Ok(StackedDistributedArray { parts })
     }
@@ -100,19 +102,38 @@ impl<T: Scalar> StackedDistributedArray<T> {
         Ok(())
     }
 
-    fn zip_parts(&mut self, other: &Self, mut f: impl FnMut(&mut DistVector<T>, &DistVector<T>) -> Result<()>) -> Result<()> {
+    fn zip_parts(
+        &mut self,
+        other: &Self,
+        mut f: impl FnMut(&mut DistVector<T>, &DistVector<T>) -> Result<()>,
+    ) -> Result<()> {
         self.check_structure(other)?;
-        self.parts.iter_mut().zip(&other.parts).try_for_each(|(a, b)| f(a, b))
+        self.parts
+            .iter_mut()
+            .zip(&other.parts)
+            .try_for_each(|(a, b)| f(a, b))
     }
 
     /// Combines part norms as PyLops-MPI does: order 0 and 1 add, inf takes the max, -inf the
     /// min, p combines `(sum n_i^p)^(1/p)`.
     fn combine_norms(ord: NormOrd, norms: &[T::Real]) -> T::Real {
         match ord {
-            NormOrd::Zero | NormOrd::One => norms.iter().copied().fold(T::Real::zero(), |a, b| a + b),
-            NormOrd::Inf => norms.iter().copied().fold(T::Real::neg_infinity(), T::Real::max),
-            NormOrd::NegInf => norms.iter().copied().fold(T::Real::infinity(), T::Real::min),
-            NormOrd::Two => norms.iter().map(|&n| n * n).fold(T::Real::zero(), |a, b| a + b).sqrt(),
+            NormOrd::Zero | NormOrd::One => {
+                norms.iter().copied().fold(T::Real::zero(), |a, b| a + b)
+            }
+            NormOrd::Inf => norms
+                .iter()
+                .copied()
+                .fold(T::Real::neg_infinity(), T::Real::max),
+            NormOrd::NegInf => norms
+                .iter()
+                .copied()
+                .fold(T::Real::infinity(), T::Real::min),
+            NormOrd::Two => norms
+                .iter()
+                .map(|&n| n * n)
+                .fold(T::Real::zero(), |a, b| a + b)
+                .sqrt(),
             NormOrd::P(p) => {
                 let p = <T::Real as RealScalar>::real_from_f64(p);
                 norms
@@ -128,16 +149,28 @@ impl<T: Scalar> StackedDistributedArray<T> {
 impl<T: Scalar> Vector<T> for StackedDistributedArray<T> {
     fn dot(&self, other: &Self) -> Result<T> {
         self.check_structure(other)?;
-        self.parts.iter().zip(&other.parts).map(|(a, b)| a.dot(b)).sum()
+        self.parts
+            .iter()
+            .zip(&other.parts)
+            .map(|(a, b)| a.dot(b))
+            .sum()
     }
     fn vdot(&self, other: &Self) -> Result<T> {
         self.check_structure(other)?;
-        self.parts.iter().zip(&other.parts).map(|(a, b)| a.vdot(b)).sum()
+        self.parts
+            .iter()
+            .zip(&other.parts)
+            .map(|(a, b)| a.vdot(b))
+            .sum()
     }
     fn norm(&self, ord: NormOrd) -> Result<T::Real> {
         // `P(0)`, `P(1)`, `P(2)` and `P(+-inf)` must combine as the orders they stand for.
         let ord = ord.normalized()?;
-        let norms = self.parts.iter().map(|p| p.norm(ord)).collect::<Result<Vec<_>>>()?;
+        let norms = self
+            .parts
+            .iter()
+            .map(|p| p.norm(ord))
+            .collect::<Result<Vec<_>>>()?;
         Ok(Self::combine_norms(ord, &norms))
     }
     fn axpy(&mut self, alpha: T, x: &Self) -> Result<()> {

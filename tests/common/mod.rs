@@ -51,10 +51,13 @@ impl Args {
             return false;
         }
         self.filters.is_empty()
-            || self
-                .filters
-                .iter()
-                .any(|f| if self.exact { name == f } else { name.contains(f.as_str()) })
+            || self.filters.iter().any(|f| {
+                if self.exact {
+                    name == f
+                } else {
+                    name.contains(f.as_str())
+                }
+            })
     }
 }
 
@@ -64,7 +67,11 @@ pub fn rank_counts(var: &str, default: &str) -> Vec<usize> {
         .unwrap_or_else(|_| default.to_string())
         .split(',')
         .filter(|s| !s.trim().is_empty())
-        .map(|s| s.trim().parse().unwrap_or_else(|_| panic!("{var}: not a rank count: {s}")))
+        .map(|s| {
+            s.trim()
+                .parse()
+                .unwrap_or_else(|_| panic!("{var}: not a rank count: {s}"))
+        })
         .collect()
 }
 
@@ -118,7 +125,11 @@ pub fn run_threads(tests: &[(&str, TestFn)]) -> ! {
     let start = Instant::now();
     let nps = rank_counts("THREADS_NP", "1,2,3,4");
     let selected: Vec<_> = tests.iter().filter(|(n, _)| args.selects(n)).collect();
-    println!("\nrunning {} tests (each at {:?} thread ranks)", selected.len(), nps);
+    println!(
+        "\nrunning {} tests (each at {:?} thread ranks)",
+        selected.len(),
+        nps
+    );
     let (mut passed, mut failed) = (0, 0);
     for (name, f) in &selected {
         *watchdog.lock().unwrap() = (name.to_string(), Instant::now());
@@ -145,7 +156,9 @@ pub fn run_threads(tests: &[(&str, TestFn)]) -> ! {
 
 /// Spawns `cmd` and kills it if it runs longer than `timeout`. Returns whether it succeeded.
 pub fn run_with_timeout(mut cmd: std::process::Command, timeout: Duration) -> bool {
-    let mut child = cmd.spawn().expect("cannot start mpirun (is Open MPI installed? run scripts/setup.sh)");
+    let mut child = cmd
+        .spawn()
+        .expect("cannot start mpirun (is Open MPI installed? run scripts/setup.sh)");
     let deadline = Instant::now() + timeout;
     loop {
         if let Some(status) = child.try_wait().expect("waiting for mpirun") {

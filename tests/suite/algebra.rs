@@ -1,7 +1,10 @@
 //! The operator algebra: every combinator against the same combination of dense matrices, for f64
 //! and Complex64; mismatched spaces are errors on every rank.
 
-use super::operators::{block, block_diag_dense_with, block_diag_op, check_against_dense, sizes, vstack_dense, vstack_op, vstack_rows, Dense};
+use super::operators::{
+    block, block_diag_dense_with, block_diag_op, check_against_dense, sizes, vstack_dense,
+    vstack_op, vstack_rows, Dense,
+};
 use super::util::TestScalar;
 use distlops::core::operator::{LinearOperator, Op};
 use distlops::core::{Communicator, Complex64, Error, ReduceOp, Scalar};
@@ -43,7 +46,12 @@ fn algebra_generic<T: TestScalar>(comm: &Communicator) {
     let aha = (a.h() * &a).unwrap();
     let aha_d = h(&ad).dot(&ad);
     check_against_dense(comm, &aha, &aha_d, 49);
-    check_against_dense(comm, &aha.pow(3).unwrap(), &aha_d.dot(&aha_d).dot(&aha_d), 50);
+    check_against_dense(
+        comm,
+        &aha.pow(3).unwrap(),
+        &aha_d.dot(&aha_d).dot(&aha_d),
+        50,
+    );
     check_against_dense(comm, &aha.pow(2).unwrap(), &aha_d.dot(&aha_d), 51);
     check_against_dense(comm, &aha.pow(0).unwrap(), &Array2::eye(aha_d.nrows()), 52);
     // A longer chain with one `?`: (A^H B + 2 A^H A - (B^H A)^H) = A^H B + 2 A^H A - A^H B.
@@ -81,9 +89,18 @@ pub fn algebra_complex(comm: &Communicator) {
 pub fn algebra_errors(comm: &Communicator) {
     let a = Op::new(block_diag_op::<f64>(comm));
     let v = Op::new(vstack_op::<f64>(comm, 4));
-    assert!(matches!(&a + &v, Err(Error::LayoutMismatch(_))), "sum of different spaces");
-    assert!(matches!(&a * &a, Err(Error::LayoutMismatch(_))), "product of non-matching spaces");
-    assert!(matches!(a.pow(2), Err(Error::LayoutMismatch(_))), "power of a non-square operator");
+    assert!(
+        matches!(&a + &v, Err(Error::LayoutMismatch(_))),
+        "sum of different spaces"
+    );
+    assert!(
+        matches!(&a * &a, Err(Error::LayoutMismatch(_))),
+        "product of non-matching spaces"
+    );
+    assert!(
+        matches!(a.pow(2), Err(Error::LayoutMismatch(_))),
+        "power of a non-square operator"
+    );
     assert!(a.h().domain() == a.range());
     assert_eq!(comm.all_reduce(1usize, ReduceOp::Sum), comm.size());
 }

@@ -30,7 +30,9 @@ pub fn all_gather_and_varcount(comm: &Communicator) {
     assert_eq!(all, expected);
     // Rank q contributes q + 1 values (and rank 1 none at all, to test empty parts).
     let counts: Vec<usize> = (0..size).map(|q| if q == 1 { 0 } else { q + 1 }).collect();
-    let mine: Vec<Complex64> = (0..counts[rank]).map(|i| Complex64::new(rank as f64, i as f64)).collect();
+    let mine: Vec<Complex64> = (0..counts[rank])
+        .map(|i| Complex64::new(rank as f64, i as f64))
+        .collect();
     let mut recv = vec![Complex64::default(); counts.iter().sum()];
     comm.all_gather_varcount_into(&mine, &mut recv, &counts);
     let expected: Vec<Complex64> = (0..size)
@@ -110,11 +112,15 @@ pub fn all_to_all_varcount(comm: &Communicator) {
     // Rank r sends (r + q) % 3 values to rank q, each value encoding (r, q, i).
     let n = |r: usize, q: usize| (r + q) % 3;
     let send_counts: Vec<usize> = (0..size).map(|q| n(rank, q)).collect();
-    let send: Vec<usize> = (0..size).flat_map(|q| (0..n(rank, q)).map(move |i| rank * 10000 + q * 100 + i)).collect();
+    let send: Vec<usize> = (0..size)
+        .flat_map(|q| (0..n(rank, q)).map(move |i| rank * 10000 + q * 100 + i))
+        .collect();
     let recv_counts: Vec<usize> = (0..size).map(|p| n(p, rank)).collect();
     let mut recv = vec![0usize; recv_counts.iter().sum()];
     comm.all_to_all_varcount_into(&send, &send_counts, &mut recv, &recv_counts);
-    let expected: Vec<usize> = (0..size).flat_map(|p| (0..n(p, rank)).map(move |i| p * 10000 + rank * 100 + i)).collect();
+    let expected: Vec<usize> = (0..size)
+        .flat_map(|p| (0..n(p, rank)).map(move |i| p * 10000 + rank * 100 + i))
+        .collect();
     assert_eq!(recv, expected);
 }
 
@@ -138,11 +144,15 @@ pub fn barrier_and_agree(comm: &Communicator) {
     assert!(comm.agree(Ok(())).is_ok());
     let last = comm.size() - 1;
     let local = if comm.rank() == last {
-        Err(distlops::core::Error::InvalidArgument("only the last rank fails".into()))
+        Err(distlops::core::Error::InvalidArgument(
+            "only the last rank fails".into(),
+        ))
     } else {
         Ok(())
     };
-    let err = comm.agree(local).expect_err("every rank must see the failure");
+    let err = comm
+        .agree(local)
+        .expect_err("every rank must see the failure");
     if comm.rank() != last {
         match err {
             distlops::core::Error::FailedOnOtherRank { rank, message } => {
@@ -172,6 +182,10 @@ pub fn large_random_all_reduce(comm: &Communicator) {
             *e += rng.uniform();
         }
     }
-    let err = recv.iter().zip(&expected).map(|(a, b)| (a - b).abs()).fold(0.0, f64::max);
+    let err = recv
+        .iter()
+        .zip(&expected)
+        .map(|(a, b)| (a - b).abs())
+        .fold(0.0, f64::max);
     assert!(err < 1e-12, "all-reduce error {err}");
 }

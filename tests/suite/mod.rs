@@ -6,19 +6,19 @@
 pub mod comm;
 pub mod util;
 
-pub mod check;
-pub mod array;
-pub mod arith;
-pub mod reduce;
-pub mod redistribute;
-pub mod ghost;
-pub mod stacked;
-pub mod mask;
-pub mod errors;
-pub mod props;
-pub mod operators;
 pub mod algebra;
+pub mod arith;
+pub mod array;
+pub mod check;
+pub mod errors;
+pub mod ghost;
+pub mod mask;
+pub mod operators;
+pub mod props;
+pub mod redistribute;
+pub mod reduce;
 pub mod solvers;
+pub mod stacked;
 
 use distlops::core::Communicator;
 
@@ -26,58 +26,133 @@ use distlops::core::Communicator;
 #[allow(clippy::type_complexity)]
 pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("comm::all_reduce_sum_max_min", comm::all_reduce_sum_max_min),
-    ("comm::all_gather_and_varcount", comm::all_gather_and_varcount),
+    (
+        "comm::all_gather_and_varcount",
+        comm::all_gather_and_varcount,
+    ),
     ("comm::gather_to_root", comm::gather_to_root),
-    ("comm::broadcast_from_every_root", comm::broadcast_from_every_root),
+    (
+        "comm::broadcast_from_every_root",
+        comm::broadcast_from_every_root,
+    ),
     ("comm::ring_send_receive", comm::ring_send_receive),
-    ("comm::exchange_with_both_neighbours", comm::exchange_with_both_neighbours),
+    (
+        "comm::exchange_with_both_neighbours",
+        comm::exchange_with_both_neighbours,
+    ),
     ("comm::all_to_all_varcount", comm::all_to_all_varcount),
     ("comm::split_by_colour", comm::split_by_colour),
     ("comm::barrier_and_agree", comm::barrier_and_agree),
-    ("comm::large_random_all_reduce", comm::large_random_all_reduce),
+    (
+        "comm::large_random_all_reduce",
+        comm::large_random_all_reduce,
+    ),
     ("array::layout_balanced_split", array::layout_balanced_split),
     ("array::layout_with_counts", array::layout_with_counts),
-    ("array::layout_from_local_shapes", array::layout_from_local_shapes),
-    ("array::constructors_all_dtypes", array::constructors_all_dtypes),
-    ("array::assign_broadcast_unsafe_scatter", array::assign_broadcast_unsafe_scatter),
-    ("array::conj_copy_like_keep_layout_and_mask", array::conj_copy_like_keep_layout_and_mask),
+    (
+        "array::layout_from_local_shapes",
+        array::layout_from_local_shapes,
+    ),
+    (
+        "array::constructors_all_dtypes",
+        array::constructors_all_dtypes,
+    ),
+    (
+        "array::assign_broadcast_unsafe_scatter",
+        array::assign_broadcast_unsafe_scatter,
+    ),
+    (
+        "array::conj_copy_like_keep_layout_and_mask",
+        array::conj_copy_like_keep_layout_and_mask,
+    ),
     ("arith::arithmetic_f64", arith::arithmetic_f64),
     ("arith::arithmetic_complex64", arith::arithmetic_complex64),
-    ("arith::arithmetic_single_precision", arith::arithmetic_single_precision),
+    (
+        "arith::arithmetic_single_precision",
+        arith::arithmetic_single_precision,
+    ),
     ("arith::arithmetic_keeps_mask", arith::arithmetic_keeps_mask),
-    ("arith::real_times_complex_keeps_imaginary", arith::real_times_complex_keeps_imaginary),
+    (
+        "arith::real_times_complex_keeps_imaginary",
+        arith::real_times_complex_keeps_imaginary,
+    ),
     ("reduce::dot_vdot_f64", reduce::dot_vdot_f64),
     ("reduce::dot_vdot_complex", reduce::dot_vdot_complex),
     ("reduce::norms_f64", reduce::norms_f64),
     ("reduce::norms_complex", reduce::norms_complex),
     ("reduce::norm_axis_f64", reduce::norm_axis_f64),
     ("reduce::norm_axis_complex", reduce::norm_axis_complex),
-    ("redistribute::redistribute_every_axis_pair", redistribute::redistribute_every_axis_pair),
-    ("redistribute::redistribute_to_unbalanced_and_back", redistribute::redistribute_to_unbalanced_and_back),
+    (
+        "redistribute::redistribute_every_axis_pair",
+        redistribute::redistribute_every_axis_pair,
+    ),
+    (
+        "redistribute::redistribute_to_unbalanced_and_back",
+        redistribute::redistribute_to_unbalanced_and_back,
+    ),
     ("redistribute::ravel_any_axis", redistribute::ravel_any_axis),
-    ("redistribute::reshape_shapes_and_axes", redistribute::reshape_shapes_and_axes),
-    ("ghost::ghost_cells_all_widths", ghost::ghost_cells_all_widths),
+    (
+        "redistribute::reshape_shapes_and_axes",
+        redistribute::reshape_shapes_and_axes,
+    ),
+    (
+        "ghost::ghost_cells_all_widths",
+        ghost::ghost_cells_all_widths,
+    ),
     ("ghost::ghost_cells_multi_hop", ghost::ghost_cells_multi_hop),
-    ("stacked::stacked_dot_vdot_norm", stacked::stacked_dot_vdot_norm),
-    ("stacked::stacked_vector_trait", stacked::stacked_vector_trait),
-    ("stacked::stacked_structure_mismatch", stacked::stacked_structure_mismatch),
+    (
+        "stacked::stacked_dot_vdot_norm",
+        stacked::stacked_dot_vdot_norm,
+    ),
+    (
+        "stacked::stacked_vector_trait",
+        stacked::stacked_vector_trait,
+    ),
+    (
+        "stacked::stacked_structure_mismatch",
+        stacked::stacked_structure_mismatch,
+    ),
     ("mask::masked_reductions_f64", mask::masked_reductions_f64),
-    ("mask::masked_reductions_complex", mask::masked_reductions_complex),
-    ("mask::different_masks_mismatch", mask::different_masks_mismatch),
+    (
+        "mask::masked_reductions_complex",
+        mask::masked_reductions_complex,
+    ),
+    (
+        "mask::different_masks_mismatch",
+        mask::different_masks_mismatch,
+    ),
     ("errors::mismatched_layouts", errors::mismatched_layouts),
     ("errors::invalid_local_shapes", errors::invalid_local_shapes),
     ("errors::axis_out_of_range", errors::axis_out_of_range),
-    ("errors::wrong_local_block_on_one_rank", errors::wrong_local_block_on_one_rank),
+    (
+        "errors::wrong_local_block_on_one_rank",
+        errors::wrong_local_block_on_one_rank,
+    ),
     ("errors::invalid_masks", errors::invalid_masks),
-    ("errors::unsupported_and_shape_errors", errors::unsupported_and_shape_errors),
-    ("props::prop_to_dist_asarray_roundtrip", props::prop_to_dist_asarray_roundtrip),
-    ("props::prop_redistribute_roundtrip", props::prop_redistribute_roundtrip),
+    (
+        "errors::unsupported_and_shape_errors",
+        errors::unsupported_and_shape_errors,
+    ),
+    (
+        "props::prop_to_dist_asarray_roundtrip",
+        props::prop_to_dist_asarray_roundtrip,
+    ),
+    (
+        "props::prop_redistribute_roundtrip",
+        props::prop_redistribute_roundtrip,
+    ),
     ("props::prop_ghost_cells", props::prop_ghost_cells),
     ("props::prop_ravel_reshape", props::prop_ravel_reshape),
     ("props::prop_dot_norm", props::prop_dot_norm),
-    ("props::prop_failure_is_agreed", props::prop_failure_is_agreed),
+    (
+        "props::prop_failure_is_agreed",
+        props::prop_failure_is_agreed,
+    ),
     ("operators::block_diag_f64", operators::block_diag_f64),
-    ("operators::block_diag_complex", operators::block_diag_complex),
+    (
+        "operators::block_diag_complex",
+        operators::block_diag_complex,
+    ),
     ("operators::stacks_f64", operators::stacks_f64),
     ("operators::stacks_complex", operators::stacks_complex),
     ("operators::stacked_f64", operators::stacked_f64),

@@ -6,7 +6,9 @@ use super::util::{assert_close, global, Rng, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt, Op, Space};
 use distlops::core::{Communicator, Complex64, DistVector, DistributedArray, Error, Scalar};
 use distlops::operators::local::LocalOperator;
-use distlops::operators::{BlockDiag, Broadcasted, HStack, StackedBlockDiag, StackedVStack, VStack};
+use distlops::operators::{
+    BlockDiag, Broadcasted, HStack, StackedBlockDiag, StackedVStack, VStack,
+};
 use ndarray::{s, Array1, Array2, ArrayD, Ix1};
 
 /// A dense local operator written here, independent of the library's building blocks.
@@ -19,7 +21,11 @@ pub struct Dense<T: Scalar> {
 impl<T: Scalar> Dense<T> {
     pub fn new(a: Array2<T>) -> Self {
         let (n, m) = a.dim();
-        Dense { a, dims: [m], dimsd: [n] }
+        Dense {
+            a,
+            dims: [m],
+            dimsd: [n],
+        }
     }
 }
 
@@ -37,7 +43,13 @@ impl<T: Scalar> LocalOperator<T> for Dense<T> {
     }
     fn rmatvec(&self, y: &[T], x: &mut [T]) {
         for (j, xj) in x.iter_mut().enumerate() {
-            *xj = self.a.column(j).iter().zip(y).map(|(&a, &b)| a.conj() * b).sum();
+            *xj = self
+                .a
+                .column(j)
+                .iter()
+                .zip(y)
+                .map(|(&a, &b)| a.conj() * b)
+                .sum();
         }
     }
 }
@@ -68,11 +80,15 @@ fn boxed<T: TestScalar>(blocks: Vec<Array2<T>>) -> Vec<Box<dyn LocalOperator<T>>
 }
 
 /// A vector of `space` filled from the global random vector `g` (flat, global order).
-pub fn vector_from<T: TestScalar>(comm: &Communicator, space: &Space, g: &ArrayD<T>) -> DistVector<T> {
+pub fn vector_from<T: TestScalar>(
+    comm: &Communicator,
+    space: &Space,
+    g: &ArrayD<T>,
+) -> DistVector<T> {
     match space {
-        Space::Array { layout, .. } => DistVector::Array(
-            DistributedArray::to_dist(comm, g.view(), layout).expect("to_dist"),
-        ),
+        Space::Array { layout, .. } => {
+            DistVector::Array(DistributedArray::to_dist(comm, g.view(), layout).expect("to_dist"))
+        }
         Space::Stacked(parts) => {
             let mut at = 0;
             let mut out = Vec::new();
@@ -88,7 +104,12 @@ pub fn vector_from<T: TestScalar>(comm: &Communicator, space: &Space, g: &ArrayD
 }
 
 /// Checks forward and adjoint against the dense matrix, and the dot test.
-pub fn check_against_dense<T: TestScalar>(comm: &Communicator, op: &dyn LinearOperator<T>, dense: &Array2<T>, seed: u64) {
+pub fn check_against_dense<T: TestScalar>(
+    comm: &Communicator,
+    op: &dyn LinearOperator<T>,
+    dense: &Array2<T>,
+    seed: u64,
+) {
     let (n, m) = dense.dim();
     assert_eq!(op.domain().global_len(), m, "domain size");
     assert_eq!(op.range().global_len(), n, "range size");
@@ -100,11 +121,19 @@ pub fn check_against_dense<T: TestScalar>(comm: &Communicator, op: &dyn LinearOp
     let x1 = xg.clone().into_dimensionality::<Ix1>().unwrap();
     let y1 = yg.clone().into_dimensionality::<Ix1>().unwrap();
     let expected: Array1<T> = dense.dot(&x1);
-    assert_close(&ax.asarray().into_shape_with_order(n).unwrap().into_dyn(), &expected.into_dyn(), "forward");
+    assert_close(
+        &ax.asarray().into_shape_with_order(n).unwrap().into_dyn(),
+        &expected.into_dyn(),
+        "forward",
+    );
     let ahy = op.apply_adjoint(&y).expect("adjoint");
     let ah = dense.t().mapv(|v| v.conj());
     let expected: Array1<T> = ah.dot(&y1);
-    assert_close(&ahy.asarray().into_shape_with_order(m).unwrap().into_dyn(), &expected.into_dyn(), "adjoint");
+    assert_close(
+        &ahy.asarray().into_shape_with_order(m).unwrap().into_dyn(),
+        &expected.into_dyn(),
+        "adjoint",
+    );
     let d = dottest(op, &x, &y).expect("dot test");
     assert!(d.passes(T::TOL * 100.0), "dot test: {d:?}");
 }
@@ -115,16 +144,25 @@ fn block_diag_dense<T: TestScalar>(p: usize) -> Array2<T> {
 }
 
 /// The global block-diagonal matrix with the block sizes of `sizes` and values from `f(r, i, n, m)`.
-pub fn block_diag_dense_with<T: TestScalar>(p: usize, f: impl Fn(usize, usize, usize, usize) -> Array2<T>) -> Array2<T> {
+pub fn block_diag_dense_with<T: TestScalar>(
+    p: usize,
+    f: impl Fn(usize, usize, usize, usize) -> Array2<T>,
+) -> Array2<T> {
     let all: Vec<(usize, usize, (usize, usize))> = (0..p)
-        .flat_map(|r| sizes(r).into_iter().enumerate().map(move |(i, s)| (r, i, s)))
+        .flat_map(|r| {
+            sizes(r)
+                .into_iter()
+                .enumerate()
+                .map(move |(i, s)| (r, i, s))
+        })
         .collect();
     let n: usize = all.iter().map(|(_, _, s)| s.0).sum();
     let m: usize = all.iter().map(|(_, _, s)| s.1).sum();
     let mut d = Array2::zeros((n, m));
     let (mut i0, mut j0) = (0, 0);
     for (r, i, (bn, bm)) in all {
-        d.slice_mut(s![i0..i0 + bn, j0..j0 + bm]).assign(&f(r, i, bn, bm));
+        d.slice_mut(s![i0..i0 + bn, j0..j0 + bm])
+            .assign(&f(r, i, bn, bm));
         i0 += bn;
         j0 += bm;
     }
@@ -133,7 +171,11 @@ pub fn block_diag_dense_with<T: TestScalar>(p: usize, f: impl Fn(usize, usize, u
 
 pub fn block_diag_op<T: TestScalar>(comm: &Communicator) -> BlockDiag<T> {
     let r = comm.rank();
-    let blocks = sizes(r).iter().enumerate().map(|(i, &(n, m))| block::<T>(r, i, n, m)).collect();
+    let blocks = sizes(r)
+        .iter()
+        .enumerate()
+        .map(|(i, &(n, m))| block::<T>(r, i, n, m))
+        .collect();
     BlockDiag::new(comm, boxed(blocks)).expect("BlockDiag")
 }
 
@@ -161,7 +203,12 @@ pub fn vstack_rows(r: usize) -> Vec<usize> {
 
 pub fn vstack_dense<T: TestScalar>(p: usize, m: usize) -> Array2<T> {
     let blocks: Vec<Array2<T>> = (0..p)
-        .flat_map(|r| vstack_rows(r).into_iter().enumerate().map(move |(i, n)| block::<T>(r, i, n, m)))
+        .flat_map(|r| {
+            vstack_rows(r)
+                .into_iter()
+                .enumerate()
+                .map(move |(i, n)| block::<T>(r, i, n, m))
+        })
         .collect();
     let views: Vec<_> = blocks.iter().map(|b| b.view()).collect();
     ndarray::concatenate(ndarray::Axis(0), &views).unwrap()
@@ -169,7 +216,11 @@ pub fn vstack_dense<T: TestScalar>(p: usize, m: usize) -> Array2<T> {
 
 pub fn vstack_op<T: TestScalar>(comm: &Communicator, m: usize) -> VStack<T> {
     let r = comm.rank();
-    let blocks = vstack_rows(r).iter().enumerate().map(|(i, &n)| block::<T>(r, i, n, m)).collect();
+    let blocks = vstack_rows(r)
+        .iter()
+        .enumerate()
+        .map(|(i, &n)| block::<T>(r, i, n, m))
+        .collect();
     VStack::new(comm, boxed(blocks)).expect("VStack")
 }
 
@@ -208,7 +259,8 @@ fn stacked_generic<T: TestScalar>(comm: &Communicator) {
     let two = bd.scale(T::make(2.0, 0.5));
     let two_dense = bd_dense.mapv(|v| v * T::make(2.0, 0.5));
     let sv = StackedVStack::new(vec![bd.clone(), two.clone()]).expect("StackedVStack");
-    let dense = ndarray::concatenate(ndarray::Axis(0), &[bd_dense.view(), two_dense.view()]).unwrap();
+    let dense =
+        ndarray::concatenate(ndarray::Axis(0), &[bd_dense.view(), two_dense.view()]).unwrap();
     check_against_dense(comm, &sv, &dense, 23);
     // StackedBlockDiag of the block diagonal and a VStack.
     let m = 6;
@@ -242,7 +294,10 @@ pub fn object_safety(comm: &Communicator) {
     let sv = StackedVStack::new(ops).expect("same domain");
     let dense = ndarray::concatenate(
         ndarray::Axis(0),
-        &[vstack_dense::<f64>(comm.size(), m).view(), block::<f64>(7, 0, 3, m).view()],
+        &[
+            vstack_dense::<f64>(comm.size(), m).view(),
+            block::<f64>(7, 0, 3, m).view(),
+        ],
     )
     .unwrap();
     check_against_dense(comm, &sv, &dense, 31);
@@ -254,21 +309,36 @@ pub fn operator_errors(comm: &Communicator) {
     let m = 4 + usize::from(comm.rank() == comm.size() - 1 && comm.size() > 1);
     let r = VStack::new(comm, boxed(vec![block::<f64>(0, 0, 2, m)]));
     if comm.size() > 1 {
-        assert!(matches!(r, Err(Error::ShapeMismatch(_))), "VStack column mismatch");
+        assert!(
+            matches!(r, Err(Error::ShapeMismatch(_))),
+            "VStack column mismatch"
+        );
     }
     let r = HStack::<f64>::new(comm, boxed(vec![block::<f64>(0, 0, m, 2)]));
     if comm.size() > 1 {
-        assert!(matches!(r, Err(Error::ShapeMismatch(_))), "HStack row mismatch");
+        assert!(
+            matches!(r, Err(Error::ShapeMismatch(_))),
+            "HStack row mismatch"
+        );
     }
     // A vector from the wrong space.
     let op = block_diag_op::<f64>(comm);
     let wrong = op.new_range_vector().unwrap();
     let mut out = op.new_range_vector().unwrap();
-    assert!(matches!(op.matvec(&wrong, &mut out), Err(Error::LayoutMismatch(_))));
+    assert!(matches!(
+        op.matvec(&wrong, &mut out),
+        Err(Error::LayoutMismatch(_))
+    ));
     // Stacked operators need operators; StackedVStack needs equal domains.
     assert!(StackedVStack::<f64>::new(vec![]).is_err());
     let a = Op::new(block_diag_op::<f64>(comm));
     let b = Op::new(vstack_op::<f64>(comm, 3));
-    assert!(matches!(StackedVStack::new(vec![a, b]), Err(Error::LayoutMismatch(_))));
-    assert_eq!(comm.all_reduce(1usize, distlops::core::ReduceOp::Sum), comm.size());
+    assert!(matches!(
+        StackedVStack::new(vec![a, b]),
+        Err(Error::LayoutMismatch(_))
+    ));
+    assert_eq!(
+        comm.all_reduce(1usize, distlops::core::ReduceOp::Sum),
+        comm.size()
+    );
 }

@@ -2,7 +2,7 @@
 //! squares problem and CG on its damped normal equations reach the dense solution, identically on
 //! every rank.
 
-use super::operators::{block_diag_dense_with, block_diag_op, block, vector_from};
+use super::operators::{block, block_diag_dense_with, block_diag_op, vector_from};
 use super::util::{assert_close, global, TestScalar};
 use distlops::core::operator::{LinearOperator, LinearOperatorExt, Op};
 use distlops::core::{Communicator, Complex64, RealScalar, Scalar};
@@ -13,7 +13,9 @@ use ndarray::{Array1, Array2, Ix1};
 fn solve<T: Scalar>(mut m: Array2<T>, mut b: Array1<T>) -> Array1<T> {
     let n = b.len();
     for k in 0..n {
-        let p = (k..n).max_by(|&i, &j| m[[i, k]].abs().partial_cmp(&m[[j, k]].abs()).unwrap()).unwrap();
+        let p = (k..n)
+            .max_by(|&i, &j| m[[i, k]].abs().partial_cmp(&m[[j, k]].abs()).unwrap())
+            .unwrap();
         for j in 0..n {
             m.swap([k, j], [p, j]);
         }
@@ -55,7 +57,11 @@ fn solvers_generic<T: TestScalar>(comm: &Communicator) {
         ..CglsParams::default()
     };
     let sol = cgls(&a, &y, None, params, None).expect("cgls");
-    assert_close(&sol.x.asarray().into_shape_with_order(m).unwrap().into_dyn(), &expected, "cgls solution");
+    assert_close(
+        &sol.x.asarray().into_shape_with_order(m).unwrap().into_dyn(),
+        &expected,
+        "cgls solution",
+    );
     assert_eq!(sol.info.stop_reason, StopReason::ToleranceReached);
 
     // CG on the damped normal equations, built with the operator algebra.
@@ -69,7 +75,11 @@ fn solvers_generic<T: TestScalar>(comm: &Communicator) {
         ..CgParams::default()
     };
     let sol = cg(&nop, &rhs, None, params, None).expect("cg");
-    assert_close(&sol.x.asarray().into_shape_with_order(m).unwrap().into_dyn(), &expected, "cg solution");
+    assert_close(
+        &sol.x.asarray().into_shape_with_order(m).unwrap().into_dyn(),
+        &expected,
+        "cg solution",
+    );
     // Every rank holds the same iterates.
     let mut first = sol.x.asarray().iter().map(|v| v.re().to_f64()).sum::<f64>();
     let local = first;

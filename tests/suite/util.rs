@@ -76,7 +76,11 @@ pub fn global<T: TestScalar>(shape: &[usize], seed: u64) -> ArrayD<T> {
 /// Relative difference `|a - b| / max(|b|, tiny)` of two arrays (Frobenius).
 pub fn rel_err<T: Scalar>(a: &ArrayD<T>, b: &ArrayD<T>) -> f64 {
     assert_eq!(a.shape(), b.shape(), "shapes differ");
-    let num: f64 = a.iter().zip(b).map(|(&x, &y)| (x - y).abs2().to_f64()).sum();
+    let num: f64 = a
+        .iter()
+        .zip(b)
+        .map(|(&x, &y)| (x - y).abs2().to_f64())
+        .sum();
     let den: f64 = b.iter().map(|&y| y.abs2().to_f64()).sum();
     (num / den.max(1e-300)).sqrt()
 }
@@ -97,7 +101,10 @@ pub fn assert_close<T: TestScalar>(a: &ArrayD<T>, b: &ArrayD<T>, what: &str) {
 /// Asserts that two scalars agree to the dtype's tolerance.
 pub fn assert_close_scalar<T: TestScalar>(a: T, b: T, what: &str) {
     let e = rel(a, b);
-    assert!(e <= T::TOL * 10.0, "{what}: {a:?} vs {b:?} (relative error {e:e})");
+    assert!(
+        e <= T::TOL * 10.0,
+        "{what}: {a:?} vs {b:?} (relative error {e:e})"
+    );
 }
 
 /// Shapes with sizes that do not divide evenly by 2, 3 or 4 ranks.

@@ -15,7 +15,12 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// A new array with `f` applied to every element (same layout and mask).
     pub fn map<U: Scalar>(&self, f: impl Fn(T) -> U) -> DistributedArray<U, Host> {
         let local = self.local.mapv(f);
-        DistributedArray::from_parts(self.comm.clone(), self.layout.clone(), local, self.mask.clone())
+        DistributedArray::from_parts(
+            self.comm.clone(),
+            self.layout.clone(),
+            local,
+            self.mask.clone(),
+        )
     }
 
     /// A new array with `f(self_i, other_i)` elementwise.
@@ -92,7 +97,12 @@ impl<T: Scalar> DistributedArray<T, Host> {
     pub fn add_into(&self, other: &Self, out: &mut Self) -> Result<()> {
         self.check_same_layout(other)?;
         self.check_same_layout(out)?;
-        kernels::zip_map_into(self.local_slice(), other.local_slice(), out.local_slice_mut(), |a, b| a + b);
+        kernels::zip_map_into(
+            self.local_slice(),
+            other.local_slice(),
+            out.local_slice_mut(),
+            |a, b| a + b,
+        );
         Ok(())
     }
 

@@ -36,7 +36,10 @@ impl<T: Scalar> DistributedArray<T, Host> {
         let owned = |r: usize| layout.offset(r)..layout.offset(r) + layout.count(r);
         let wanted = |r: usize| {
             let o = owned(r);
-            [o.start.saturating_sub(front)..o.start, o.end..(o.end + back).min(n_global)]
+            [
+                o.start.saturating_sub(front)..o.start,
+                o.end..(o.end + back).min(n_global),
+            ]
         };
         let mine = owned(me);
         // What every other rank wants from me, in (front, back) order.
@@ -91,8 +94,11 @@ impl<T: Scalar> DistributedArray<T, Host> {
         for ((_, range), buf) in recv_plan.iter().zip(&recv_bufs) {
             slab_shape[axis] = range.len();
             let block = ArrayViewD::from_shape(IxDyn(&slab_shape), buf).expect("slab size");
-            out.slice_axis_mut(Axis(axis), Slice::from(range.start - start..range.end - start))
-                .assign(&block);
+            out.slice_axis_mut(
+                Axis(axis),
+                Slice::from(range.start - start..range.end - start),
+            )
+            .assign(&block);
         }
         out.slice_axis_mut(Axis(axis), Slice::from(wf.len()..wf.len() + mine.len()))
             .assign(&self.local);

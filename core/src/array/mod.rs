@@ -2,8 +2,8 @@
 
 mod arith;
 mod ghost;
-mod reduce;
 mod redistribute;
+mod reduce;
 
 pub use reduce::NormOrd;
 
@@ -39,7 +39,9 @@ impl Mask {
     /// The ranks (of the parent communicator) in this rank's group, in order.
     pub fn members(&self, rank: usize) -> Vec<usize> {
         let c = self.colours[rank];
-        (0..self.colours.len()).filter(|&r| self.colours[r] == c).collect()
+        (0..self.colours.len())
+            .filter(|&r| self.colours[r] == c)
+            .collect()
     }
 }
 
@@ -104,7 +106,12 @@ impl<T: Scalar> std::fmt::Debug for DistributedArray<T, Host> {
 
 impl<T: Scalar> DistributedArray<T, Host> {
     /// Wraps a local block whose shape already matches `layout` on this rank (internal: no checks).
-    pub(crate) fn from_parts(comm: Communicator, layout: Layout, local: ArrayD<T>, mask: Option<Mask>) -> Self {
+    pub(crate) fn from_parts(
+        comm: Communicator,
+        layout: Layout,
+        local: ArrayD<T>,
+        mask: Option<Mask>,
+    ) -> Self {
         debug_assert_eq!(local.shape(), &layout.local_shape(comm.rank())[..]);
         debug_assert!(local.is_standard_layout());
         DistributedArray {
@@ -151,7 +158,12 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// # Errors
     /// [`Error::InvalidLocalShapes`] on every rank if the blocks do not fit together (see
     /// [`Layout::from_local_shapes`]).
-    pub fn from_local(comm: &Communicator, local: ArrayD<T>, axis: usize, partition: Partition) -> Result<Self> {
+    pub fn from_local(
+        comm: &Communicator,
+        local: ArrayD<T>,
+        axis: usize,
+        partition: Partition,
+    ) -> Result<Self> {
         let layout = Layout::from_local_shapes(comm, local.shape(), axis, partition)?;
         let local = standard(local);
         Ok(Self::from_parts(comm.clone(), layout, local, None))
@@ -163,7 +175,11 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// # Errors
     /// [`Error::ShapeMismatch`] on the rank whose block has the wrong shape and
     /// [`Error::FailedOnOtherRank`] on the others; [`Error::CommSizeMismatch`].
-    pub fn from_local_with_layout(comm: &Communicator, layout: &Layout, local: ArrayD<T>) -> Result<Self> {
+    pub fn from_local_with_layout(
+        comm: &Communicator,
+        layout: &Layout,
+        local: ArrayD<T>,
+    ) -> Result<Self> {
         layout.check_comm(comm)?;
         let expected = layout.local_shape(comm.rank());
         let check = if local.shape() == &expected[..] {
@@ -177,7 +193,12 @@ impl<T: Scalar> DistributedArray<T, Host> {
             )))
         };
         comm.agree(check)?;
-        Ok(Self::from_parts(comm.clone(), layout.clone(), standard(local), None))
+        Ok(Self::from_parts(
+            comm.clone(),
+            layout.clone(),
+            standard(local),
+            None,
+        ))
     }
 
     /// Distributes a global array that every rank holds (PyLops-MPI's `to_dist`): each rank keeps
@@ -186,7 +207,11 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// # Errors
     /// [`Error::ShapeMismatch`] if `global` does not have the layout's global shape (agreed over
     /// the ranks with one small all-reduce); [`Error::CommSizeMismatch`].
-    pub fn to_dist(comm: &Communicator, global: ArrayViewD<'_, T>, layout: &Layout) -> Result<Self> {
+    pub fn to_dist(
+        comm: &Communicator,
+        global: ArrayViewD<'_, T>,
+        layout: &Layout,
+    ) -> Result<Self> {
         layout.check_comm(comm)?;
         let check = if global.shape() == layout.global_shape() {
             Ok(())
@@ -202,11 +227,18 @@ impl<T: Scalar> DistributedArray<T, Host> {
         let local = match layout.partition() {
             Partition::Scatter => {
                 let (o, n) = (layout.offset(rank), layout.count(rank));
-                global.slice_axis(Axis(layout.axis()), Slice::from(o..o + n)).to_owned()
+                global
+                    .slice_axis(Axis(layout.axis()), Slice::from(o..o + n))
+                    .to_owned()
             }
             _ => global.to_owned(),
         };
-        Ok(Self::from_parts(comm.clone(), layout.clone(), standard(local), None))
+        Ok(Self::from_parts(
+            comm.clone(),
+            layout.clone(),
+            standard(local),
+            None,
+        ))
     }
 
     /// Attaches a colour list (one colour per rank, identical on every rank): reductions and
@@ -294,12 +326,16 @@ impl<T: Scalar> DistributedArray<T, Host> {
 
     /// This rank's block as a contiguous slice (C order).
     pub fn local_slice(&self) -> &[T] {
-        self.local.as_slice().expect("local blocks are C-contiguous")
+        self.local
+            .as_slice()
+            .expect("local blocks are C-contiguous")
     }
 
     /// This rank's block as a mutable contiguous slice (C order). Writes are local.
     pub fn local_slice_mut(&mut self) -> &mut [T] {
-        self.local.as_slice_mut().expect("local blocks are C-contiguous")
+        self.local
+            .as_slice_mut()
+            .expect("local blocks are C-contiguous")
     }
 
     /// Consumes the array and returns this rank's block.
@@ -343,7 +379,10 @@ impl<T: Scalar> DistributedArray<T, Host> {
             check?;
         }
         // ndarray wants one element per axis: take the missing trailing axes whole.
-        let used = info.iter().filter(|e| !matches!(e, SliceInfoElem::NewAxis)).count();
+        let used = info
+            .iter()
+            .filter(|e| !matches!(e, SliceInfoElem::NewAxis))
+            .count();
         let mut full: Vec<SliceInfoElem> = info.to_vec();
         full.extend((used..self.local.ndim()).map(|_| SliceInfoElem::from(..)));
         let mut target = self.local.slice_mut(&full[..]);
@@ -379,8 +418,13 @@ impl<T: Scalar> DistributedArray<T, Host> {
         }
         let lens = self.layout.local_lens();
         let mut buf = vec![T::zero(); lens.iter().sum()];
-        self.comm.all_gather_varcount_into(self.local_slice(), &mut buf, &lens);
-        assemble(&self.layout, &(0..self.comm.size()).collect::<Vec<_>>(), buf)
+        self.comm
+            .all_gather_varcount_into(self.local_slice(), &mut buf, &lens);
+        assemble(
+            &self.layout,
+            &(0..self.comm.size()).collect::<Vec<_>>(),
+            buf,
+        )
     }
 
     /// The part of the global array held by this rank's colour group, on every member of the group
@@ -396,7 +440,8 @@ impl<T: Scalar> DistributedArray<T, Host> {
         let members = mask.members(self.rank());
         let lens: Vec<usize> = members.iter().map(|&r| self.layout.local_len(r)).collect();
         let mut buf = vec![T::zero(); lens.iter().sum()];
-        mask.group.all_gather_varcount_into(self.local_slice(), &mut buf, &lens);
+        mask.group
+            .all_gather_varcount_into(self.local_slice(), &mut buf, &lens);
         assemble(&self.layout, &members, buf)
     }
 
@@ -422,9 +467,19 @@ impl<T: Scalar> DistributedArray<T, Host> {
         } else {
             Vec::new()
         };
-        self.comm
-            .gather_varcount_into(self.local_slice(), is_root.then_some(&mut buf[..]), &lens, root);
-        Ok(is_root.then(|| assemble(&self.layout, &(0..self.comm.size()).collect::<Vec<_>>(), buf)))
+        self.comm.gather_varcount_into(
+            self.local_slice(),
+            is_root.then_some(&mut buf[..]),
+            &lens,
+            root,
+        );
+        Ok(is_root.then(|| {
+            assemble(
+                &self.layout,
+                &(0..self.comm.size()).collect::<Vec<_>>(),
+                buf,
+            )
+        }))
     }
 
     /// A copy with every element conjugated (a copy for real types).
@@ -444,7 +499,12 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// Zeros with the same layout and mask (PyLops-MPI's version drops the mask; this one keeps it).
     pub fn zeros_like(&self) -> Self {
         let local = ArrayD::zeros(self.local.raw_dim());
-        Self::from_parts(self.comm.clone(), self.layout.clone(), local, self.mask.clone())
+        Self::from_parts(
+            self.comm.clone(),
+            self.layout.clone(),
+            local,
+            self.mask.clone(),
+        )
     }
 
     /// The same as [`zeros_like`](Self::zeros_like) (see [`empty`](Self::empty)).
@@ -471,7 +531,9 @@ impl<T: Scalar> DistributedArray<T, Host> {
             )));
         }
         if self.mask != other.mask {
-            return Err(Error::LayoutMismatch("the arrays have different masks".into()));
+            return Err(Error::LayoutMismatch(
+                "the arrays have different masks".into(),
+            ));
         }
         Ok(())
     }
@@ -492,7 +554,8 @@ fn assemble<T: Scalar>(layout: &Layout, ranks: &[usize], buf: Vec<T>) -> ArrayD<
     let mut shape = layout.global_shape().to_vec();
     shape[axis] = ranks.iter().map(|&r| layout.count(r)).sum();
     if axis == 0 {
-        return ArrayD::from_shape_vec(IxDyn(&shape), buf).expect("gathered sizes match the layout");
+        return ArrayD::from_shape_vec(IxDyn(&shape), buf)
+            .expect("gathered sizes match the layout");
     }
     let mut out = ArrayD::zeros(IxDyn(&shape));
     let (mut start, mut at) = (0, 0);
@@ -500,7 +563,8 @@ fn assemble<T: Scalar>(layout: &Layout, ranks: &[usize], buf: Vec<T>) -> ArrayD<
         let (n, len) = (layout.count(r), layout.local_len(r));
         let block = ArrayViewD::from_shape(IxDyn(&layout.local_shape(r)), &buf[start..start + len])
             .expect("gathered sizes match the layout");
-        out.slice_axis_mut(Axis(axis), Slice::from(at..at + n)).assign(&block);
+        out.slice_axis_mut(Axis(axis), Slice::from(at..at + n))
+            .assign(&block);
         start += len;
         at += n;
     }
@@ -515,15 +579,23 @@ fn slice_shape(shape: &[usize], info: &[SliceInfoElem]) -> Result<Vec<usize>> {
         match *elem {
             SliceInfoElem::NewAxis => out.push(1),
             SliceInfoElem::Index(i) => {
-                let n = *shape.get(axis).ok_or_else(|| Error::ShapeMismatch("too many indices".into()))? as isize;
+                let n = *shape
+                    .get(axis)
+                    .ok_or_else(|| Error::ShapeMismatch("too many indices".into()))?
+                    as isize;
                 let i = if i < 0 { i + n } else { i };
                 if i < 0 || i >= n {
-                    return Err(Error::ShapeMismatch(format!("index out of range for an axis of length {n}")));
+                    return Err(Error::ShapeMismatch(format!(
+                        "index out of range for an axis of length {n}"
+                    )));
                 }
                 axis += 1;
             }
             SliceInfoElem::Slice { start, end, step } => {
-                let n = *shape.get(axis).ok_or_else(|| Error::ShapeMismatch("too many indices".into()))? as isize;
+                let n = *shape
+                    .get(axis)
+                    .ok_or_else(|| Error::ShapeMismatch("too many indices".into()))?
+                    as isize;
                 if step == 0 {
                     return Err(Error::ShapeMismatch("slice step must not be zero".into()));
                 }
@@ -561,19 +633,21 @@ pub(crate) fn make_mask(comm: &Communicator, colours: &[usize]) -> Result<Mask> 
     // Every rank calls `agree`, whatever its own list looks like, so none is left waiting. The
     // ranks whose own list was fine report the culprit's problem as `InvalidMask` too.
     comm.agree(check).map_err(|e| match e {
-        Error::FailedOnOtherRank { rank, message } => {
-            Error::InvalidMask(format!("the colour list of rank {rank} is invalid ({message})"))
-        }
+        Error::FailedOnOtherRank { rank, message } => Error::InvalidMask(format!(
+            "the colour list of rank {rank} is invalid ({message})"
+        )),
         other => other,
     })?;
     // Agree that every rank holds the same list: compare min and max of a hash with one all-reduce.
-    let h = colours
-        .iter()
-        .fold(0xcbf2_9ce4_8422_2325u64, |h, &c| (h ^ c as u64).wrapping_mul(0x0100_0000_01b3));
+    let h = colours.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &c| {
+        (h ^ c as u64).wrapping_mul(0x0100_0000_01b3)
+    });
     let mut both = [0u64; 2];
     comm.all_reduce_into(&[h, u64::MAX - h], &mut both, ReduceOp::Max);
     if both[0] != u64::MAX - both[1] {
-        return Err(Error::InvalidMask("ranks passed different colour lists".into()));
+        return Err(Error::InvalidMask(
+            "ranks passed different colour lists".into(),
+        ));
     }
     let group = comm.split(colours[comm.rank()])?;
     Ok(Mask {

@@ -45,7 +45,10 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// [`Error::AxisOutOfRange`].
     pub fn redistribute(&self, axis: usize) -> Result<Self> {
         if axis >= self.ndim() {
-            return Err(Error::AxisOutOfRange { axis, ndim: self.ndim() });
+            return Err(Error::AxisOutOfRange {
+                axis,
+                ndim: self.ndim(),
+            });
         }
         if self.partition().is_replicated() {
             return Ok(self.clone());
@@ -79,33 +82,55 @@ impl<T: Scalar> DistributedArray<T, Host> {
         }
         let (me, size) = (self.comm.rank(), self.comm.size());
         let src = &self.layout;
-        let mut send = Vec::with_capacity(self.local.len());
-        let mut send_counts = vec![0; size];
-        for q in 0..size {
-            if let Some(b) = overlap(src, me, target, q) {
-                let local = to_local(src, me, &b);
-                let view = self.local.slice_each_axis(|ax| Slice::from(local[ax.axis.index()].clone()));
-                send.extend(view.iter().copied());
-                send_counts[q] = volume(&b);
-            }
+        // Pack each destination's box contiguously (C order); `assign` copies whole rows.
+        let send_boxes: Vec<Option<Vec<Range<usize>>>> =
+            (0..size).map(|q| overlap(src, me, target, q)).collect();
+        let send_counts: Vec<usize> = send_boxes
+            .iter()
+            .map(|b| b.as_deref().map_or(0, volume))
+            .collect();
+        let mut send = vec![T::zero(); send_counts.iter().sum()];
+        let mut start = 0;
+        for b in send_boxes.iter().flatten() {
+            let n = volume(b);
+            let local = to_local(src, me, b);
+            let shape: Vec<usize> = local.iter().map(|r| r.end - r.start).collect();
+            let view = self
+                .local
+                .slice_each_axis(|ax| Slice::from(local[ax.axis.index()].clone()));
+            ndarray::ArrayViewMutD::from_shape(IxDyn(&shape), &mut send[start..start + n])
+                .expect("box volume")
+                .assign(&view);
+            start += n;
         }
-        let recv_boxes: Vec<Option<Vec<Range<usize>>>> = (0..size).map(|p| overlap(src, p, target, me)).collect();
-        let recv_counts: Vec<usize> = recv_boxes.iter().map(|b| b.as_deref().map_or(0, volume)).collect();
+        let recv_boxes: Vec<Option<Vec<Range<usize>>>> =
+            (0..size).map(|p| overlap(src, p, target, me)).collect();
+        let recv_counts: Vec<usize> = recv_boxes
+            .iter()
+            .map(|b| b.as_deref().map_or(0, volume))
+            .collect();
         let mut recv = vec![T::zero(); recv_counts.iter().sum()];
-        self.comm.all_to_all_varcount_into(&send, &send_counts, &mut recv, &recv_counts);
+        self.comm
+            .all_to_all_varcount_into(&send, &send_counts, &mut recv, &recv_counts);
         let mut local = ArrayD::zeros(IxDyn(&target.local_shape(me)));
         let mut start = 0;
         for b in recv_boxes.iter().flatten() {
             let n = volume(b);
             let dst = to_local(target, me, b);
             let shape: Vec<usize> = dst.iter().map(|r| r.end - r.start).collect();
-            let block = ArrayViewD::from_shape(IxDyn(&shape), &recv[start..start + n]).expect("box volume");
+            let block =
+                ArrayViewD::from_shape(IxDyn(&shape), &recv[start..start + n]).expect("box volume");
             local
                 .slice_each_axis_mut(|ax| Slice::from(dst[ax.axis.index()].clone()))
                 .assign(&block);
             start += n;
         }
-        Ok(Self::from_parts(self.comm.clone(), target.clone(), local, self.mask.clone()))
+        Ok(Self::from_parts(
+            self.comm.clone(),
+            target.clone(),
+            local,
+            self.mask.clone(),
+        ))
     }
 
     /// The array flattened to 1-D in C order (PyLops-MPI's `ravel`), consuming `self`. No copy
@@ -127,7 +152,10 @@ impl<T: Scalar> DistributedArray<T, Host> {
             p => Layout::new(&[n], 0, p, nranks)?,
         };
         let len = x.local.len();
-        let local = x.local.into_shape_with_order(IxDyn(&[len])).expect("contiguous");
+        let local = x
+            .local
+            .into_shape_with_order(IxDyn(&[len]))
+            .expect("contiguous");
         Ok(Self::from_parts(x.comm, layout, local, x.mask))
     }
 
@@ -156,7 +184,9 @@ impl<T: Scalar> DistributedArray<T, Host> {
                 global_shape
             )));
         }
-        if axis >= global_shape.len().max(1) || (global_shape.is_empty() && self.partition() == Partition::Scatter) {
+        if axis >= global_shape.len().max(1)
+            || (global_shape.is_empty() && self.partition() == Partition::Scatter)
+        {
             return Err(Error::AxisOutOfRange {
                 axis,
                 ndim: global_shape.len(),
@@ -165,7 +195,10 @@ impl<T: Scalar> DistributedArray<T, Host> {
         let nranks = self.comm.size();
         if self.partition().is_replicated() {
             let layout = Layout::new(global_shape, axis, self.partition(), nranks)?;
-            let local = self.local.into_shape_with_order(IxDyn(global_shape)).expect("contiguous");
+            let local = self
+                .local
+                .into_shape_with_order(IxDyn(global_shape))
+                .expect("contiguous");
             return Ok(Self::from_parts(self.comm, layout, local, self.mask));
         }
         let flat = self.into_ravel()?;

@@ -56,7 +56,9 @@ impl NormOrd {
     /// The partial of one slice.
     fn partial<T: Scalar>(self, x: &[T]) -> T::Real {
         match self {
-            NormOrd::Zero => <T::Real as RealScalar>::real_from_f64(kernels::count_nonzero(x) as f64),
+            NormOrd::Zero => {
+                <T::Real as RealScalar>::real_from_f64(kernels::count_nonzero(x) as f64)
+            }
             NormOrd::One => kernels::sum_abs(x),
             NormOrd::Two => kernels::sum_abs2(x),
             NormOrd::P(p) => kernels::sum_abs_pow(x, <T::Real as RealScalar>::real_from_f64(p)),
@@ -76,7 +78,13 @@ impl NormOrd {
     /// Adds one element to a partial.
     fn accumulate<T: Scalar>(self, acc: T::Real, v: T) -> T::Real {
         match self {
-            NormOrd::Zero => acc + if v.is_zero() { T::Real::zero() } else { T::Real::one() },
+            NormOrd::Zero => {
+                acc + if v.is_zero() {
+                    T::Real::zero()
+                } else {
+                    T::Real::one()
+                }
+            }
             NormOrd::One => acc + v.abs(),
             NormOrd::Two => acc + v.abs2(),
             NormOrd::P(p) => acc + v.abs().powf(<T::Real as RealScalar>::real_from_f64(p)),
@@ -140,7 +148,8 @@ impl<T: Scalar> DistributedArray<T, Host> {
 
     /// The Euclidean norm of the whole array (one all-reduce).
     pub fn norm2(&self) -> T::Real {
-        self.reduce_sum(kernels::sum_abs2(self.local_slice())).sqrt()
+        self.reduce_sum(kernels::sum_abs2(self.local_slice()))
+            .sqrt()
     }
 
     /// The norm of the whole array, flattened (PyLops-MPI's `norm(ord)` with `axis=None`). One
@@ -189,8 +198,15 @@ impl<T: Scalar> DistributedArray<T, Host> {
         let partition = self.partition();
         let layout = if partition == Partition::Scatter && axis == self.axis() {
             let comm = self.reduce_comm();
-            let send = partial.as_slice().expect("fresh arrays are contiguous").to_vec();
-            comm.all_reduce_into(&send, partial.as_slice_mut().expect("contiguous"), ord.reduce_op());
+            let send = partial
+                .as_slice()
+                .expect("fresh arrays are contiguous")
+                .to_vec();
+            comm.all_reduce_into(
+                &send,
+                partial.as_slice_mut().expect("contiguous"),
+                ord.reduce_op(),
+            );
             Layout::new(&reduced_shape, 0, Partition::Broadcast, nranks)?
         } else if partition == Partition::Scatter {
             let data_axis = self.axis() - usize::from(axis < self.axis());
@@ -199,6 +215,11 @@ impl<T: Scalar> DistributedArray<T, Host> {
             Layout::new(&reduced_shape, 0, partition, nranks)?
         };
         partial.mapv_inplace(|v| ord.finish(v));
-        Ok(DistributedArray::from_parts(self.comm.clone(), layout, partial, self.mask.clone()))
+        Ok(DistributedArray::from_parts(
+            self.comm.clone(),
+            layout,
+            partial,
+            self.mask.clone(),
+        ))
     }
 }

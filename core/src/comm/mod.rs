@@ -167,7 +167,11 @@ impl Communicator {
     /// # Panics
     /// If `send` and `recv` differ in length, or for `Max`/`Min` on complex data.
     pub fn all_reduce_into<T: CommData>(&self, send: &[T], recv: &mut [T], op: ReduceOp) {
-        assert_eq!(send.len(), recv.len(), "all_reduce_into: buffer lengths differ");
+        assert_eq!(
+            send.len(),
+            recv.len(),
+            "all_reduce_into: buffer lengths differ"
+        );
         match &self.backend {
             Backend::Serial => recv.copy_from_slice(send),
             Backend::Threads(c) => c.all_reduce_into(send, recv, op),
@@ -208,10 +212,27 @@ impl Communicator {
     ///
     /// # Panics
     /// If `counts.len() != size()`, `send.len() != counts[rank]` or `recv.len()` differs from the sum.
-    pub fn all_gather_varcount_into<T: CommData>(&self, send: &[T], recv: &mut [T], counts: &[usize]) {
-        assert_eq!(counts.len(), self.size(), "all_gather_varcount_into: one count per rank");
-        assert_eq!(send.len(), counts[self.rank()], "all_gather_varcount_into: send length");
-        assert_eq!(recv.len(), counts.iter().sum::<usize>(), "all_gather_varcount_into: receive length");
+    pub fn all_gather_varcount_into<T: CommData>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+    ) {
+        assert_eq!(
+            counts.len(),
+            self.size(),
+            "all_gather_varcount_into: one count per rank"
+        );
+        assert_eq!(
+            send.len(),
+            counts[self.rank()],
+            "all_gather_varcount_into: send length"
+        );
+        assert_eq!(
+            recv.len(),
+            counts.iter().sum::<usize>(),
+            "all_gather_varcount_into: receive length"
+        );
         match &self.backend {
             Backend::Serial => recv.copy_from_slice(send),
             Backend::Threads(c) => c.all_gather_varcount_into(send, recv, counts),
@@ -232,14 +253,29 @@ impl Communicator {
         counts: &[usize],
         root: usize,
     ) {
-        assert_eq!(counts.len(), self.size(), "gather_varcount_into: one count per rank");
-        assert!(root < self.size(), "gather_varcount_into: root out of range");
-        assert_eq!(send.len(), counts[self.rank()], "gather_varcount_into: send length");
+        assert_eq!(
+            counts.len(),
+            self.size(),
+            "gather_varcount_into: one count per rank"
+        );
+        assert!(
+            root < self.size(),
+            "gather_varcount_into: root out of range"
+        );
+        assert_eq!(
+            send.len(),
+            counts[self.rank()],
+            "gather_varcount_into: send length"
+        );
         let rank = self.rank();
         let mut recvs: Vec<(usize, &mut [T])> = Vec::new();
         if rank == root {
             let recv = recv.expect("gather_varcount_into: the root needs a receive buffer");
-            assert_eq!(recv.len(), counts.iter().sum::<usize>(), "gather_varcount_into: receive length");
+            assert_eq!(
+                recv.len(),
+                counts.iter().sum::<usize>(),
+                "gather_varcount_into: receive length"
+            );
             let mut rest = recv;
             for (r, &n) in counts.iter().enumerate() {
                 let (head, tail) = rest.split_at_mut(n);
@@ -272,7 +308,13 @@ impl Communicator {
 
     /// Sends `send` to `dest` and receives `recv` from `source` without deadlock (a paired,
     /// non-blocking exchange, as for halos). Not collective: only the ranks involved take part.
-    pub fn send_receive_into<T: CommData>(&self, send: &[T], dest: usize, recv: &mut [T], source: usize) {
+    pub fn send_receive_into<T: CommData>(
+        &self,
+        send: &[T],
+        dest: usize,
+        recv: &mut [T],
+        source: usize,
+    ) {
         self.exchange(&[(dest, send)], &mut [(source, recv)]);
     }
 
@@ -312,10 +354,26 @@ impl Communicator {
         recv_counts: &[usize],
     ) {
         let size = self.size();
-        assert_eq!(send_counts.len(), size, "all_to_all_varcount_into: one send count per rank");
-        assert_eq!(recv_counts.len(), size, "all_to_all_varcount_into: one receive count per rank");
-        assert_eq!(send.len(), send_counts.iter().sum::<usize>(), "all_to_all_varcount_into: send length");
-        assert_eq!(recv.len(), recv_counts.iter().sum::<usize>(), "all_to_all_varcount_into: receive length");
+        assert_eq!(
+            send_counts.len(),
+            size,
+            "all_to_all_varcount_into: one send count per rank"
+        );
+        assert_eq!(
+            recv_counts.len(),
+            size,
+            "all_to_all_varcount_into: one receive count per rank"
+        );
+        assert_eq!(
+            send.len(),
+            send_counts.iter().sum::<usize>(),
+            "all_to_all_varcount_into: send length"
+        );
+        assert_eq!(
+            recv.len(),
+            recv_counts.iter().sum::<usize>(),
+            "all_to_all_varcount_into: receive length"
+        );
         let rank = self.rank();
         let mut sends = Vec::new();
         let mut own: &[T] = &[];
@@ -374,7 +432,11 @@ impl Communicator {
         if self.size() == 1 {
             return local;
         }
-        let failed = if local.is_err() { self.rank() } else { usize::MAX };
+        let failed = if local.is_err() {
+            self.rank()
+        } else {
+            usize::MAX
+        };
         let first = self.all_reduce(failed, ReduceOp::Min);
         if first == usize::MAX {
             return Ok(());
@@ -410,9 +472,17 @@ fn decode_message(buf: &[u8; 256]) -> String {
 }
 
 fn serial_exchange<T: CommData>(sends: &[(usize, &[T])], recvs: &mut [(usize, &mut [T])]) {
-    assert_eq!(sends.len(), recvs.len(), "exchange on one rank: unmatched messages");
+    assert_eq!(
+        sends.len(),
+        recvs.len(),
+        "exchange on one rank: unmatched messages"
+    );
     for ((_, s), (_, r)) in sends.iter().zip(recvs.iter_mut()) {
-        assert_eq!(s.len(), r.len(), "exchange: message length differs from the receive buffer");
+        assert_eq!(
+            s.len(),
+            r.len(),
+            "exchange: message length differs from the receive buffer"
+        );
         r.copy_from_slice(s);
     }
 }

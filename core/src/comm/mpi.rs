@@ -58,7 +58,9 @@ static INITIALIZED: Mutex<bool> = Mutex::new(false);
 pub fn initialize() -> Result<MpiEnv> {
     let mut done = INITIALIZED.lock().unwrap_or_else(|e| e.into_inner());
     if *done {
-        return Err(Error::Mpi("MPI can be initialised only once per process".into()));
+        return Err(Error::Mpi(
+            "MPI can be initialised only once per process".into(),
+        ));
     }
     let (universe, threading) = mpi::initialize_with_threading(mpi::Threading::Multiple)
         .ok_or_else(|| Error::Mpi("MPI was already initialised by someone else".into()))?;
@@ -82,7 +84,9 @@ pub fn initialize() -> Result<MpiEnv> {
         world.abort(101);
     }));
     Ok(MpiEnv {
-        guard: Arc::new(UniverseGuard { _universe: universe }),
+        guard: Arc::new(UniverseGuard {
+            _universe: universe,
+        }),
     })
 }
 
@@ -131,7 +135,6 @@ pub(crate) struct MpiComm {
     // Declared last: dropped after `comm`, so sub-communicators are freed before MPI_Finalize.
     _guard: Arc<UniverseGuard>,
 }
-
 
 /// MPI's `i32` counts and displacements of consecutive blocks (the caller keeps totals in range).
 fn counts_and_displs(counts: &[usize]) -> (Vec<i32>, Vec<i32>) {
@@ -184,7 +187,12 @@ impl MpiComm {
         }
     }
 
-    pub(crate) fn all_gather_varcount_into<T: CommData>(&self, send: &[T], recv: &mut [T], counts: &[usize]) {
+    pub(crate) fn all_gather_varcount_into<T: CommData>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+    ) {
         let c = self.chunk_len::<T>();
         let total: usize = counts.iter().sum();
         if total <= c {
@@ -197,7 +205,11 @@ impl MpiComm {
         // scratch buffer and copied into place.
         let size = counts.len();
         let per_round = (c / size).max(1);
-        let rounds = counts.iter().map(|&n| n.div_ceil(per_round)).max().unwrap_or(0);
+        let rounds = counts
+            .iter()
+            .map(|&n| n.div_ceil(per_round))
+            .max()
+            .unwrap_or(0);
         let offsets = prefix_sums(counts);
         let mut scratch = vec![T::default(); per_round * size];
         for k in 0..rounds {
@@ -208,7 +220,8 @@ impl MpiComm {
             let round_total: usize = round_counts.iter().sum();
             let (counts32, displs) = counts_and_displs(&round_counts);
             {
-                let mut part = PartitionMut::new(&mut scratch[..round_total], counts32, &displs[..]);
+                let mut part =
+                    PartitionMut::new(&mut scratch[..round_total], counts32, &displs[..]);
                 self.comm.all_gather_varcount_into(mine, &mut part);
             }
             for r in 0..size {
@@ -220,7 +233,11 @@ impl MpiComm {
         }
     }
 
-    pub(crate) fn exchange<T: CommData>(&self, sends: &[(usize, &[T])], recvs: &mut [(usize, &mut [T])]) {
+    pub(crate) fn exchange<T: CommData>(
+        &self,
+        sends: &[(usize, &[T])],
+        recvs: &mut [(usize, &mut [T])],
+    ) {
         let c = self.chunk_len::<T>();
         let comm = &*self.comm;
         mpi::request::scope(|scope| {

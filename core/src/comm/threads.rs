@@ -55,7 +55,9 @@ impl Threads {
                     std::thread::Builder::new()
                         .name(format!("distlops-rank-{rank}"))
                         .spawn_scoped(s, move || {
-                            let out = catch_unwind(AssertUnwindSafe(|| f(Communicator::from_threads(comm))));
+                            let out = catch_unwind(AssertUnwindSafe(|| {
+                                f(Communicator::from_threads(comm))
+                            }));
                             if out.is_err() {
                                 universe.poison();
                             }
@@ -274,7 +276,12 @@ impl ThreadComm {
         });
     }
 
-    pub(crate) fn all_gather_varcount_into<T: CommData>(&self, send: &[T], recv: &mut [T], counts: &[usize]) {
+    pub(crate) fn all_gather_varcount_into<T: CommData>(
+        &self,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+    ) {
         let mine = RawSlice::new(send);
         self.collective(&mine, |all| {
             let mut offset = 0;
@@ -309,20 +316,31 @@ impl ThreadComm {
         });
     }
 
-    pub(crate) fn exchange<T: CommData>(&self, sends: &[(usize, &[T])], recvs: &mut [(usize, &mut [T])]) {
+    pub(crate) fn exchange<T: CommData>(
+        &self,
+        sends: &[(usize, &[T])],
+        recvs: &mut [(usize, &mut [T])],
+    ) {
         let shared = &*self.shared;
         if !sends.is_empty() {
             let mut st = shared.lock();
             for (dest, data) in sends.iter().filter(|(_, d)| !d.is_empty()) {
                 let msg: Box<dyn Any + Send> = Box::new(data.to_vec());
-                st.mail.entry((self.rank, *dest)).or_default().push_back(msg);
+                st.mail
+                    .entry((self.rank, *dest))
+                    .or_default()
+                    .push_back(msg);
             }
             shared.cv.notify_all();
         }
         for (source, buf) in recvs.iter_mut().filter(|(_, b)| !b.is_empty()) {
             let mut st = shared.lock();
             let msg = loop {
-                if let Some(m) = st.mail.get_mut(&(*source, self.rank)).and_then(VecDeque::pop_front) {
+                if let Some(m) = st
+                    .mail
+                    .get_mut(&(*source, self.rank))
+                    .and_then(VecDeque::pop_front)
+                {
                     break m;
                 }
                 if shared.universe.poisoned.load(Ordering::SeqCst) {
@@ -332,9 +350,9 @@ impl ThreadComm {
                 st = shared.cv.wait(st).unwrap_or_else(|e| e.into_inner());
             };
             drop(st);
-            let data = msg
-                .downcast::<Vec<T>>()
-                .unwrap_or_else(|_| panic!("exchange: message from rank {source} has another type"));
+            let data = msg.downcast::<Vec<T>>().unwrap_or_else(|_| {
+                panic!("exchange: message from rank {source} has another type")
+            });
             assert_eq!(
                 data.len(),
                 buf.len(),
@@ -351,11 +369,17 @@ impl ThreadComm {
         let mut colours = vec![0usize; size];
         self.all_gather_varcount_into(&[colour], &mut colours, &vec![1; size]);
         let members: Vec<usize> = (0..size).filter(|&r| colours[r] == colour).collect();
-        let my_index = members.iter().position(|&r| r == self.rank).expect("a rank is in its own group");
+        let my_index = members
+            .iter()
+            .position(|&r| r == self.rank)
+            .expect("a rank is in its own group");
         // The lowest rank of each group creates the group's shared state and publishes it.
-        let mine: Option<Arc<Shared>> = (my_index == 0).then(|| Shared::new(members.len(), &self.shared.universe));
+        let mine: Option<Arc<Shared>> =
+            (my_index == 0).then(|| Shared::new(members.len(), &self.shared.universe));
         let leader = members[0];
-        let shared = self.collective(&mine, |all| Ok(all[leader].clone().expect("the group leader published")));
+        let shared = self.collective(&mine, |all| {
+            Ok(all[leader].clone().expect("the group leader published"))
+        });
         ThreadComm {
             rank: my_index,
             shared,

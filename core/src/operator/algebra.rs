@@ -130,7 +130,10 @@ impl<T: Scalar> Op<T> {
 
     /// `alpha A`.
     pub fn scale(&self, alpha: T) -> Op<T> {
-        Op::new(Scaled { a: self.clone(), alpha })
+        Op::new(Scaled {
+            a: self.clone(),
+            alpha,
+        })
     }
 
     /// `A^k` for a square operator (`A^0` is the identity).

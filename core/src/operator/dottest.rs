@@ -29,7 +29,11 @@ impl<T: Scalar> DotTest<T> {
 ///
 /// # Errors
 /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) if `u` or `v` is not in its space.
-pub fn dottest<T: Scalar, L: LinearOperator<T> + ?Sized>(op: &L, u: &DistVector<T>, v: &DistVector<T>) -> Result<DotTest<T>> {
+pub fn dottest<T: Scalar, L: LinearOperator<T> + ?Sized>(
+    op: &L,
+    u: &DistVector<T>,
+    v: &DistVector<T>,
+) -> Result<DotTest<T>> {
     let au = op.apply(u)?;
     let ahv = op.apply_adjoint(v)?;
     let forward = au.vdot(v)?;

@@ -29,7 +29,11 @@ impl<T: Scalar> Scratch<T> {
     ///
     /// # Errors
     /// What `f` returns, or an allocation error for a space made for another communicator size.
-    pub fn with<R>(&self, comm: &Communicator, f: impl FnOnce(&mut DistVector<T>) -> Result<R>) -> Result<R> {
+    pub fn with<R>(
+        &self,
+        comm: &Communicator,
+        f: impl FnOnce(&mut DistVector<T>) -> Result<R>,
+    ) -> Result<R> {
         let mut guard = self.buf.lock().unwrap_or_else(|e| e.into_inner());
         if guard.is_none() {
             *guard = Some(self.space.zeros(comm)?);

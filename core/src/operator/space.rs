@@ -29,7 +29,16 @@ pub enum Space {
 impl PartialEq for Space {
     fn eq(&self, other: &Self) -> bool {
         match (self, other) {
-            (Space::Array { layout: a, mask: ma }, Space::Array { layout: b, mask: mb }) => a == b && ma == mb,
+            (
+                Space::Array {
+                    layout: a,
+                    mask: ma,
+                },
+                Space::Array {
+                    layout: b,
+                    mask: mb,
+                },
+            ) => a == b && ma == mb,
             (Space::Stacked(a), Space::Stacked(b)) => a == b,
             _ => false,
         }
@@ -72,7 +81,9 @@ impl Space {
     /// Whether `v` belongs to this space (no allocation, no communication).
     pub fn matches<T: Scalar>(&self, v: &DistVector<T>) -> bool {
         match (self, v) {
-            (Space::Array { layout, mask }, DistVector::Array(a)) => a.layout() == layout && a.mask() == mask.as_ref(),
+            (Space::Array { layout, mask }, DistVector::Array(a)) => {
+                a.layout() == layout && a.mask() == mask.as_ref()
+            }
             (Space::Stacked(parts), DistVector::Stacked(s)) => {
                 parts.len() == s.len() && parts.iter().zip(s.parts()).all(|(p, v)| p.matches(v))
             }
@@ -104,8 +115,14 @@ impl Space {
         Ok(match self {
             Space::Array { layout, mask } => {
                 layout.check_comm(comm)?;
-                let local = ndarray::ArrayD::zeros(ndarray::IxDyn(&layout.local_shape(comm.rank())));
-                DistVector::Array(DistributedArray::from_parts(comm.clone(), layout.clone(), local, mask.clone()))
+                let local =
+                    ndarray::ArrayD::zeros(ndarray::IxDyn(&layout.local_shape(comm.rank())));
+                DistVector::Array(DistributedArray::from_parts(
+                    comm.clone(),
+                    layout.clone(),
+                    local,
+                    mask.clone(),
+                ))
             }
             Space::Stacked(parts) => DistVector::Stacked(StackedDistributedArray::new(
                 parts.iter().map(|p| p.zeros(comm)).collect::<Result<_>>()?,
@@ -147,7 +164,11 @@ impl Space {
             ),
             Space::Stacked(parts) => format!(
                 "stack of [{}]",
-                parts.iter().map(Space::describe).collect::<Vec<_>>().join(", ")
+                parts
+                    .iter()
+                    .map(Space::describe)
+                    .collect::<Vec<_>>()
+                    .join(", ")
             ),
         }
     }
