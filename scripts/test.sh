@@ -18,6 +18,21 @@ cargo test --workspace --no-fail-fast "$@" || failed+=("cargo test --workspace")
 echo "==> cargo test --workspace --features mpi"
 cargo test --workspace --features mpi --no-fail-fast "$@" || failed+=("cargo test --workspace --features mpi")
 
+# The examples assert their own results: run each on 3 thread ranks and under mpirun -n 3.
+examples=(distributed_array cgls stacking)
+echo "==> examples on the Threads communicator"
+for ex in "${examples[@]}"; do
+  cargo run -q --example "$ex" -- 3 >/dev/null || failed+=("example $ex (threads)")
+done
+echo "==> examples under mpirun -n 3"
+if cargo build -q --features mpi --examples; then
+  for ex in "${examples[@]}"; do
+    timeout 300 "$MPIEXEC" -n 3 "target/debug/examples/$ex" >/dev/null || failed+=("example $ex (mpirun -n 3)")
+  done
+else
+  failed+=("cargo build --features mpi --examples")
+fi
+
 if [ ${#failed[@]} -gt 0 ]; then
   printf '==> FAILED: %s\n' "${failed[@]}" >&2
   exit 1

@@ -50,8 +50,14 @@ impl<T: Scalar> BlockDiag<T> {
     pub fn new(comm: &Communicator, ops: Vec<Box<dyn LocalOperator<T>>>) -> Result<Self> {
         let cols = offsets(ops.iter().map(|o| o.ncols()));
         let rows = offsets(ops.iter().map(|o| o.nrows()));
-        let domain = Space::array(gathered_layout(comm, *cols.last().expect("offsets start at 0"))?);
-        let range = Space::array(gathered_layout(comm, *rows.last().expect("offsets start at 0"))?);
+        let domain = Space::array(gathered_layout(
+            comm,
+            *cols.last().expect("offsets start at 0"),
+        )?);
+        let range = Space::array(gathered_layout(
+            comm,
+            *rows.last().expect("offsets start at 0"),
+        )?);
         Ok(BlockDiag {
             ops,
             cols,
@@ -100,7 +106,9 @@ pub(crate) fn apply_blocks<T: Scalar>(
 
 /// The local slice of a plain vector (operators check spaces before calling).
 pub(crate) fn plain<T: Scalar>(v: &DistVector<T>) -> &[T] {
-    v.as_array().expect("the space check admits plain vectors only").local_slice()
+    v.as_array()
+        .expect("the space check admits plain vectors only")
+        .local_slice()
 }
 
 /// The mutable local slice of a plain vector.
@@ -114,18 +122,35 @@ pub(crate) fn plain_mut<T: Scalar>(v: &mut DistVector<T>) -> &mut [T] {
 impl<T: Scalar> LinearOperator<T> for BlockDiag<T> {
     stored_spaces!();
     fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        apply_blocks(&self.ops, plain(x), &self.cols, plain_mut(y), &self.rows, |op, i, o| {
-            op.matvec(i, o)
-        });
+        apply_blocks(
+            &self.ops,
+            plain(x),
+            &self.cols,
+            plain_mut(y),
+            &self.rows,
+            |op, i, o| op.matvec(i, o),
+        );
         Ok(())
     }
     fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        apply_blocks(&self.ops, plain(y), &self.rows, plain_mut(x), &self.cols, |op, i, o| {
-            op.rmatvec(i, o)
-        });
+        apply_blocks(
+            &self.ops,
+            plain(y),
+            &self.rows,
+            plain_mut(x),
+            &self.cols,
+            |op, i, o| op.rmatvec(i, o),
+        );
         Ok(())
     }
     fn name(&self) -> String {
-        format!("BlockDiag[{}]", self.ops.iter().map(|o| o.name()).collect::<Vec<_>>().join(", "))
+        format!(
+            "BlockDiag[{}]",
+            self.ops
+                .iter()
+                .map(|o| o.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     }
 }

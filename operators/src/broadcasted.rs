@@ -36,7 +36,11 @@ impl<T: Scalar> Broadcasted<T> {
         Self::with_partition(comm, op, Partition::UnsafeBroadcast)
     }
 
-    fn with_partition(comm: &Communicator, op: Box<dyn LocalOperator<T>>, p: Partition) -> Result<Self> {
+    fn with_partition(
+        comm: &Communicator,
+        op: Box<dyn LocalOperator<T>>,
+        p: Partition,
+    ) -> Result<Self> {
         let domain = Space::array(Layout::new(&[op.ncols()], 0, p, comm.size())?);
         let range = Space::array(Layout::new(&[op.nrows()], 0, p, comm.size())?);
         Ok(Broadcasted {

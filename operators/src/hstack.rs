@@ -37,7 +37,10 @@ impl<T: Scalar> HStack<T> {
     pub fn new(comm: &Communicator, ops: Vec<Box<dyn LocalOperator<T>>>) -> Result<Self> {
         let nrows = common_nrows(comm, &ops, "HStack")?;
         let cols = offsets(ops.iter().map(|o| o.ncols()));
-        let domain = Space::array(gathered_layout(comm, *cols.last().expect("offsets start at 0"))?);
+        let domain = Space::array(gathered_layout(
+            comm,
+            *cols.last().expect("offsets start at 0"),
+        )?);
         let range = Space::array(Layout::broadcast(&[nrows], comm.size())?);
         Ok(HStack {
             ops,
@@ -54,9 +57,13 @@ impl<T: Scalar> LinearOperator<T> for HStack<T> {
     stored_spaces!();
     fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
         let x = plain(x);
-        sum_over_ops_and_ranks(&self.work, self.ops.len(), &self.comm, plain_mut(y), |i, out| {
-            self.ops[i].matvec(&x[self.cols[i]..self.cols[i + 1]], out)
-        });
+        sum_over_ops_and_ranks(
+            &self.work,
+            self.ops.len(),
+            &self.comm,
+            plain_mut(y),
+            |i, out| self.ops[i].matvec(&x[self.cols[i]..self.cols[i + 1]], out),
+        );
         Ok(())
     }
     fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
@@ -67,6 +74,13 @@ impl<T: Scalar> LinearOperator<T> for HStack<T> {
         Ok(())
     }
     fn name(&self) -> String {
-        format!("HStack[{}]", self.ops.iter().map(|o| o.name()).collect::<Vec<_>>().join(", "))
+        format!(
+            "HStack[{}]",
+            self.ops
+                .iter()
+                .map(|o| o.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     }
 }

@@ -23,7 +23,9 @@ impl<T: Scalar> StackedBlockDiag<T> {
     /// [`Error::InvalidArgument`] for an empty list.
     pub fn new(ops: Vec<Op<T>>) -> Result<Self> {
         if ops.is_empty() {
-            return Err(Error::InvalidArgument("StackedBlockDiag needs at least one operator".into()));
+            return Err(Error::InvalidArgument(
+                "StackedBlockDiag needs at least one operator".into(),
+            ));
         }
         let domain = Space::Stacked(ops.iter().map(|o| o.domain().clone()).collect());
         let range = Space::Stacked(ops.iter().map(|o| o.range().clone()).collect());
@@ -33,7 +35,9 @@ impl<T: Scalar> StackedBlockDiag<T> {
 
 /// The parts of a stacked vector (the space check admits stacked vectors only).
 pub(crate) fn parts<T: Scalar>(v: &DistVector<T>) -> &[DistVector<T>] {
-    v.as_stacked().expect("the space check admits stacked vectors only").parts()
+    v.as_stacked()
+        .expect("the space check admits stacked vectors only")
+        .parts()
 }
 
 /// The mutable parts of a stacked vector.
@@ -67,6 +71,13 @@ impl<T: Scalar> LinearOperator<T> for StackedBlockDiag<T> {
         Ok(())
     }
     fn name(&self) -> String {
-        format!("StackedBlockDiag[{}]", self.ops.iter().map(|o| o.name()).collect::<Vec<_>>().join(", "))
+        format!(
+            "StackedBlockDiag[{}]",
+            self.ops
+                .iter()
+                .map(|o| o.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     }
 }

@@ -29,7 +29,9 @@ impl<T: Scalar> StackedVStack<T> {
     /// [`Error::InvalidArgument`] for an empty list, [`Error::LayoutMismatch`] if the domains differ.
     pub fn new(ops: Vec<Op<T>>) -> Result<Self> {
         let Some(first) = ops.first() else {
-            return Err(Error::InvalidArgument("StackedVStack needs at least one operator".into()));
+            return Err(Error::InvalidArgument(
+                "StackedVStack needs at least one operator".into(),
+            ));
         };
         if let Some(bad) = ops.iter().find(|o| o.domain() != first.domain()) {
             return Err(Error::LayoutMismatch(format!(
@@ -72,6 +74,13 @@ impl<T: Scalar> LinearOperator<T> for StackedVStack<T> {
         })
     }
     fn name(&self) -> String {
-        format!("StackedVStack[{}]", self.ops.iter().map(|o| o.name()).collect::<Vec<_>>().join(", "))
+        format!(
+            "StackedVStack[{}]",
+            self.ops
+                .iter()
+                .map(|o| o.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     }
 }

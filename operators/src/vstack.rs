@@ -39,7 +39,10 @@ impl<T: Scalar> VStack<T> {
         let ncols = common_ncols(comm, &ops, "VStack")?;
         let rows = offsets(ops.iter().map(|o| o.nrows()));
         let domain = Space::array(Layout::broadcast(&[ncols], comm.size())?);
-        let range = Space::array(gathered_layout(comm, *rows.last().expect("offsets start at 0"))?);
+        let range = Space::array(gathered_layout(
+            comm,
+            *rows.last().expect("offsets start at 0"),
+        )?);
         Ok(VStack {
             ops,
             rows,
@@ -90,14 +93,25 @@ pub(crate) fn common_nrows<T: Scalar>(
 
 /// Agrees (one all-reduce) on a size that every operator on every rank must share; ranks with no
 /// operator accept any.
-fn common_size(comm: &Communicator, sizes: impl Iterator<Item = usize> + Clone, what: &str, unit: &str) -> Result<usize> {
+fn common_size(
+    comm: &Communicator,
+    sizes: impl Iterator<Item = usize> + Clone,
+    what: &str,
+    unit: &str,
+) -> Result<usize> {
     let local_min = sizes.clone().min().unwrap_or(usize::MAX);
     let local_max = sizes.max().unwrap_or(0);
     let mut both = [0usize; 2];
-    comm.all_reduce_into(&[local_max, usize::MAX - local_min], &mut both, ReduceOp::Max);
+    comm.all_reduce_into(
+        &[local_max, usize::MAX - local_min],
+        &mut both,
+        ReduceOp::Max,
+    );
     let (max, min) = (both[0], usize::MAX - both[1]);
     if min == usize::MAX {
-        return Err(Error::InvalidArgument(format!("{what} needs at least one operator")));
+        return Err(Error::InvalidArgument(format!(
+            "{what} needs at least one operator"
+        )));
     }
     if min != max {
         return Err(Error::ShapeMismatch(format!(
@@ -118,12 +132,23 @@ impl<T: Scalar> LinearOperator<T> for VStack<T> {
     }
     fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         let y = plain(y);
-        sum_over_ops_and_ranks(&self.work, self.ops.len(), &self.comm, plain_mut(x), |i, out| {
-            self.ops[i].rmatvec(&y[self.rows[i]..self.rows[i + 1]], out)
-        });
+        sum_over_ops_and_ranks(
+            &self.work,
+            self.ops.len(),
+            &self.comm,
+            plain_mut(x),
+            |i, out| self.ops[i].rmatvec(&y[self.rows[i]..self.rows[i + 1]], out),
+        );
         Ok(())
     }
     fn name(&self) -> String {
-        format!("VStack[{}]", self.ops.iter().map(|o| o.name()).collect::<Vec<_>>().join(", "))
+        format!(
+            "VStack[{}]",
+            self.ops
+                .iter()
+                .map(|o| o.name())
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
     }
 }

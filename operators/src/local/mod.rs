@@ -5,9 +5,70 @@
 //! distributed operators through [`BlockDiag`](crate::BlockDiag) (one block per rank, Scatter
 //! vectors), [`VStack`](crate::VStack) / [`HStack`](crate::HStack), or
 //! [`Broadcasted`](crate::Broadcasted) (the same operator on every rank, Broadcast vectors).
+//!
+//! Each has the name of its PyLops counterpart (`pylops.basicoperators`, and
+//! `pylops.signalprocessing` for `Convolve1D`); `n = dims[axis]`:
+//!
+//! | operator | `y = A x` | data shape `dimsd` |
+//! |---|---|---|
+//! | [`MatrixMult`] | `Y = A X`, dense `A` of shape `N x M` | `(N, *other)` from `(M, *other)` |
+//! | [`Diagonal`] | `y = d ∘ x`, optionally broadcast along an axis | `dims` |
+//! | [`Identity`] | copy, cropping or zero-padding at the end | `N` from `M` |
+//! | [`Zero`] | `y = 0` | `N` from `M` |
+//! | [`Transpose`] | `y = x.transpose(axes)` | `dims[axes]` |
+//! | [`Conj`] | `y = conj(x)` (not complex-linear) | `dims` |
+//! | [`Pad`] | zero-padding (adjoint: cropping) | `before + dims + after` |
+//! | [`Restriction`] | samples at `iava` along an axis | `dims`, `len(iava)` along the axis |
+//! | [`FirstDerivative`] | finite differences along an axis | `dims` |
+//! | [`SecondDerivative`] | 3-point second difference along an axis | `dims` |
+//! | [`Convolve1D`] | convolution with `h` along an axis | `dims`, `max(n, len(h))` along it |
+//!
+//! [`to_dense`] gives the explicit matrix of any of them.
+//!
+//! ```
+//! use distlops_operators::local::{to_dense, LocalOperator};
+//! use distlops_operators::{DerivativeKind, FirstDerivative};
+//!
+//! let d = FirstDerivative::new(&[4], 0, 0.5, DerivativeKind::Forward, false, 3)?;
+//! let mut y = [0.0; 4];
+//! d.matvec(&[1.0, 2.0, 4.0, 8.0], &mut y);
+//! assert_eq!(y, [2.0, 4.0, 8.0, 0.0]);
+//! assert_eq!(to_dense::<f64, _>(&d).row(0).to_vec(), [-2.0, 2.0, 0.0, 0.0]);
+//! # Ok::<(), distlops_core::Error>(())
+//! ```
 
 use distlops_core::Scalar;
 use std::sync::Arc;
+
+mod boxcopy;
+mod conj;
+mod convolve1d;
+mod dense;
+mod diagonal;
+mod first_derivative;
+mod identity;
+mod matrix_mult;
+mod pad;
+mod restriction;
+mod second_derivative;
+mod shape;
+mod stencil;
+mod transpose;
+mod zero;
+
+pub use conj::Conj;
+pub use convolve1d::{Convolve1D, ConvolveMethod, FFT_THRESHOLD};
+pub use dense::to_dense;
+pub use diagonal::Diagonal;
+pub use first_derivative::FirstDerivative;
+pub use identity::Identity;
+pub use matrix_mult::MatrixMult;
+pub use pad::Pad;
+pub use restriction::Restriction;
+pub use second_derivative::SecondDerivative;
+pub use stencil::DerivativeKind;
+pub use transpose::Transpose;
+pub use zero::Zero;
 
 /// A serial linear operator on flat C-ordered arrays.
 ///

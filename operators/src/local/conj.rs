@@ -1,0 +1,58 @@
+//! [`Conj`]: element-wise complex conjugation (PyLops' `Conj`).
+
+use super::shape::{check_dims, check_io};
+use super::LocalOperator;
+use distlops_core::{Result, Scalar};
+
+/// `y = conj(x)`, and `x = conj(y)` in "adjoint" mode. PyLops: `Conj(dims)`.
+///
+/// * `dims = dimsd = dims`.
+/// * Conjugation is not linear over the complex numbers (`conj(a x) = conj(a) conj(x)`): like
+///   PyLops (`clinear=False`) the operator is its own "adjoint" in the sense of the real inner
+///   product, `Re <A x, y> = Re <x, A y>`. It has no complex matrix, so
+///   [`to_dense`](super::to_dense) of it is meaningful only for real types (the identity).
+#[derive(Debug, Clone)]
+pub struct Conj {
+    dims: Vec<usize>,
+}
+
+impl Conj {
+    /// The conjugation of an array of shape `dims`.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`](distlops_core::Error::ShapeMismatch) if `dims` is empty;
+    /// [`Error::InvalidArgument`](distlops_core::Error::InvalidArgument) if it has more than
+    /// `usize::MAX` elements.
+    pub fn new(dims: &[usize]) -> Result<Self> {
+        check_dims("Conj dims", dims)?;
+        Ok(Conj {
+            dims: dims.to_vec(),
+        })
+    }
+}
+
+impl<T: Scalar> LocalOperator<T> for Conj {
+    fn dims(&self) -> &[usize] {
+        &self.dims
+    }
+    fn dimsd(&self) -> &[usize] {
+        &self.dims
+    }
+    fn matvec(&self, x: &[T], y: &mut [T]) {
+        let n = LocalOperator::<T>::ncols(self);
+        check_io("Conj::matvec", x.len(), n, y.len(), n);
+        for (yv, &xv) in y.iter_mut().zip(x) {
+            *yv = xv.conj();
+        }
+    }
+    fn rmatvec(&self, y: &[T], x: &mut [T]) {
+        let n = LocalOperator::<T>::ncols(self);
+        check_io("Conj::rmatvec", y.len(), n, x.len(), n);
+        for (xv, &yv) in x.iter_mut().zip(y) {
+            *xv = yv.conj();
+        }
+    }
+    fn name(&self) -> String {
+        "Conj".into()
+    }
+}

@@ -1,0 +1,447 @@
+//! [`Convolve1D`]: 1-D convolution along one axis of an n-D array, direct or by FFT (PyLops'
+//! `signalprocessing.Convolve1D`).
+
+use super::shape::{check_axis, check_dims, check_io, split_axis};
+use super::LocalOperator;
+use distlops_core::kernels::axpy;
+use distlops_core::{Complex32, Complex64, Error, RealScalar, Result, Scalar};
+use rustfft::{Fft, FftPlanner};
+use std::any::Any;
+use std::sync::{Arc, Mutex, TryLockError};
+
+/// How [`Convolve1D`] computes the convolution.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum ConvolveMethod {
+    /// One shifted AXPY per filter tap: `O(n len(h))`, best for short filters.
+    Direct,
+    /// Zero-padded FFTs (planned once, computed in double precision): `O((n + len(h)) log)`.
+    Fft,
+}
+
+/// Filters longer than this are applied by FFT when the method is chosen automatically.
+pub const FFT_THRESHOLD: usize = 32;
+
+/// `y[i] = sum_m h[i + offset - m] x[m]` along `axis`: convolution with the filter `h` whose
+/// centre is at index `offset`. PyLops: `Convolve1D(dims, h, offset, axis, method)`.
+///
+/// * With `n = dims[axis]` and `nh = len(h)`: `dims` (model); `dimsd` = `dims` with
+///   `dimsd[axis] = max(n, nh)` (data). For a filter no longer than the signal (`nh <= n`) the
+///   data has the model's shape and `offset <= nh - 1`; for a longer filter PyLops returns `nh`
+///   samples and requires `offset <= n - 1`. Indices outside `0..n` contribute zero.
+/// * Adjoint: the correlation `x[m] = sum_i conj(h[i + offset - m]) y[i]`.
+/// * [`ConvolveMethod::Direct`] and [`ConvolveMethod::Fft`] give the same values up to rounding;
+///   [`new`](Self::new) picks `Fft` when `nh > FFT_THRESHOLD`.
+pub struct Convolve1D<T: Scalar> {
+    dims: Vec<usize>,
+    dimsd: Vec<usize>,
+    axis: usize,
+    offset: usize,
+    method: ConvolveMethod,
+    h: Vec<T>,
+    /// `conj(h)` reversed: the adjoint is a convolution with it.
+    h_adj: Vec<T>,
+    outer: usize,
+    n: usize,
+    nout: usize,
+    inner: usize,
+    fft: Option<FftConv>,
+}
+
+impl<T: Scalar> std::fmt::Debug for Convolve1D<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Convolve1D")
+            .field("dims", &self.dims)
+            .field("dimsd", &self.dimsd)
+            .field("axis", &self.axis)
+            .field("offset", &self.offset)
+            .field("method", &self.method)
+            .field("h", &self.h)
+            .field("nfft", &self.fft.as_ref().map(|f| f.nfft))
+            .finish()
+    }
+}
+
+/// The FFT plans, the two spectra and the scratch space, built once.
+struct FftConv {
+    nfft: usize,
+    forward: Arc<dyn Fft<f64>>,
+    inverse: Arc<dyn Fft<f64>>,
+    /// `FFT(h) / nfft`.
+    spectrum: Vec<Complex64>,
+    /// `FFT(h_adj) / nfft`.
+    spectrum_adj: Vec<Complex64>,
+    /// Complex lines transformed together.
+    batch: usize,
+    scratch_len: usize,
+    work: Mutex<FftWork>,
+}
+
+struct FftWork {
+    lines: Vec<Complex64>,
+    scratch: Vec<Complex64>,
+}
+
+/// One direction of the operator: `out[i] = sum_k g[k] input[i + shift - k]` along the axis, with
+/// `nin` input and `nout` output samples per line.
+#[derive(Clone, Copy)]
+struct Pass {
+    nin: usize,
+    nout: usize,
+    shift: usize,
+}
+
+/// The smallest `2^a 3^b 5^c >= n`.
+fn fast_len(n: usize) -> usize {
+    (n.max(1)..)
+        .find(|&m| {
+            let mut k = m;
+            for p in [2, 3, 5] {
+                while k % p == 0 {
+                    k /= p;
+                }
+            }
+            k == 1
+        })
+        .expect("a 5-smooth number exists above any usize that FFT sizes reach")
+}
+
+fn to_c64<T: Scalar>(v: T) -> Complex64 {
+    Complex64::new(v.re().to_f64(), v.im().to_f64())
+}
+
+/// `i` in `T` for the complex types (zero for the real ones, where it is never used).
+fn imag_unit<T: Scalar>() -> T {
+    let mut unit = T::zero();
+    let any = &mut unit as &mut dyn Any;
+    if let Some(c) = any.downcast_mut::<Complex64>() {
+        *c = Complex64::i();
+    } else if let Some(c) = any.downcast_mut::<Complex32>() {
+        *c = Complex32::i();
+    }
+    unit
+}
+
+impl<T: Scalar> Convolve1D<T> {
+    /// Builds the operator, with the method chosen from the filter length (`Fft` when
+    /// `len(h) > FFT_THRESHOLD`, `Direct` otherwise).
+    ///
+    /// # Errors
+    /// As [`with_method`](Self::with_method).
+    pub fn new(dims: &[usize], h: impl Into<Vec<T>>, offset: usize, axis: usize) -> Result<Self> {
+        let h = h.into();
+        let method = if h.len() > FFT_THRESHOLD {
+            ConvolveMethod::Fft
+        } else {
+            ConvolveMethod::Direct
+        };
+        Self::with_method(dims, h, offset, axis, method)
+    }
+
+    /// Builds the operator with an explicit method.
+    ///
+    /// # Errors
+    /// * [`Error::ShapeMismatch`] if `dims` is empty; [`Error::AxisOutOfRange`] if
+    ///   `axis >= dims.len()`.
+    /// * [`Error::InvalidArgument`] if `h` is empty, if `offset > len(h) - 1` (filter no longer
+    ///   than the signal) or `offset > dims[axis] - 1` (longer filter), or if the data shape
+    ///   overflows `usize`.
+    pub fn with_method(
+        dims: &[usize],
+        h: impl Into<Vec<T>>,
+        offset: usize,
+        axis: usize,
+        method: ConvolveMethod,
+    ) -> Result<Self> {
+        let h = h.into();
+        check_dims("Convolve1D dims", dims)?;
+        check_axis(dims, axis)?;
+        let nh = h.len();
+        if nh == 0 {
+            return Err(Error::InvalidArgument(
+                "Convolve1D: the filter h is empty".into(),
+            ));
+        }
+        let (outer, n, inner) = split_axis(dims, axis);
+        let (limit, what) = if nh <= n {
+            (nh, "len(h)")
+        } else {
+            (n, "dims[axis]")
+        };
+        if offset >= limit {
+            return Err(Error::InvalidArgument(format!(
+                "Convolve1D: offset {offset} must be smaller than {what} = {limit}"
+            )));
+        }
+        let nout = n.max(nh);
+        let mut dimsd = dims.to_vec();
+        dimsd[axis] = nout;
+        check_dims("Convolve1D dimsd", &dimsd)?;
+        let h_adj: Vec<T> = h.iter().rev().map(|v| v.conj()).collect();
+        let fft = (method == ConvolveMethod::Fft).then(|| FftConv::new(&h, &h_adj, n + nh - 1));
+        Ok(Convolve1D {
+            dims: dims.to_vec(),
+            dimsd,
+            axis,
+            offset,
+            method,
+            h,
+            h_adj,
+            outer,
+            n,
+            nout,
+            inner,
+            fft,
+        })
+    }
+
+    /// The filter.
+    pub fn filter(&self) -> &[T] {
+        &self.h
+    }
+
+    /// The index of the filter's centre.
+    pub fn offset(&self) -> usize {
+        self.offset
+    }
+
+    /// The convolution axis.
+    pub fn axis(&self) -> usize {
+        self.axis
+    }
+
+    /// The method in use.
+    pub fn method(&self) -> ConvolveMethod {
+        self.method
+    }
+
+    fn forward_pass(&self) -> Pass {
+        Pass {
+            nin: self.n,
+            nout: self.nout,
+            shift: self.offset,
+        }
+    }
+
+    fn adjoint_pass(&self) -> Pass {
+        Pass {
+            nin: self.nout,
+            nout: self.n,
+            shift: self.h.len() - 1 - self.offset,
+        }
+    }
+
+    /// The direct method: one AXPY of shifted rows per tap, on blocks of output rows that stay in
+    /// cache.
+    fn direct(&self, g: &[T], pass: Pass, input: &[T], out: &mut [T]) {
+        let inner = self.inner;
+        let (bi, bo) = (pass.nin * inner, pass.nout * inner);
+        if bo == 0 {
+            return;
+        }
+        let rows_per_block = (4096 / inner).max(1);
+        for (ib, ob) in input
+            .chunks_exact(bi)
+            .zip(out.chunks_exact_mut(bo))
+            .take(self.outer)
+        {
+            ob.fill(T::zero());
+            let mut i0 = 0;
+            while i0 < pass.nout {
+                let i1 = (i0 + rows_per_block).min(pass.nout);
+                for (k, &gk) in g.iter().enumerate() {
+                    // Output rows i whose input row i + shift - k lies in 0..nin.
+                    let lo = i0.max(k.saturating_sub(pass.shift));
+                    let hi = i1.min((pass.nin + k).saturating_sub(pass.shift));
+                    if lo < hi {
+                        let j0 = lo + pass.shift - k;
+                        let len = (hi - lo) * inner;
+                        axpy(
+                            gk,
+                            &ib[j0 * inner..j0 * inner + len],
+                            &mut ob[lo * inner..hi * inner],
+                        );
+                    }
+                }
+                i0 = i1;
+            }
+        }
+    }
+
+    fn apply(&self, adjoint: bool, input: &[T], out: &mut [T]) {
+        let (pass, g) = if adjoint {
+            (self.adjoint_pass(), &self.h_adj)
+        } else {
+            (self.forward_pass(), &self.h)
+        };
+        match &self.fft {
+            Some(fft) => {
+                let spectrum = if adjoint {
+                    &fft.spectrum_adj
+                } else {
+                    &fft.spectrum
+                };
+                fft.apply(spectrum, pass, self.outer, self.inner, input, out);
+            }
+            None => self.direct(g, pass, input, out),
+        }
+    }
+}
+
+impl FftConv {
+    fn new<T: Scalar>(h: &[T], h_adj: &[T], min_len: usize) -> Self {
+        let nfft = fast_len(min_len);
+        let mut planner = FftPlanner::<f64>::new();
+        let forward = planner.plan_fft_forward(nfft);
+        let inverse = planner.plan_fft_inverse(nfft);
+        let spectrum_of = |g: &[T]| {
+            let mut s = vec![Complex64::new(0.0, 0.0); nfft];
+            for (z, &v) in s.iter_mut().zip(g) {
+                *z = to_c64(v);
+            }
+            forward.process(&mut s);
+            let scale = 1.0 / nfft as f64;
+            s.iter_mut().for_each(|z| *z *= scale);
+            s
+        };
+        let spectrum = spectrum_of(h);
+        let spectrum_adj = spectrum_of(h_adj);
+        let batch = ((1usize << 16) / nfft).clamp(1, 16);
+        let scratch_len = forward
+            .get_inplace_scratch_len()
+            .max(inverse.get_inplace_scratch_len());
+        FftConv {
+            nfft,
+            forward,
+            inverse,
+            spectrum,
+            spectrum_adj,
+            batch,
+            scratch_len,
+            work: Mutex::new(FftWork::new(batch * nfft, scratch_len)),
+        }
+    }
+
+    /// Convolves every line along the axis with the filter whose scaled spectrum is `spectrum`.
+    ///
+    /// Lines are transformed `batch` at a time; for real `T` two lines share one complex FFT (real
+    /// and imaginary parts), the filter being real then.
+    fn apply<T: Scalar>(
+        &self,
+        spectrum: &[Complex64],
+        pass: Pass,
+        outer: usize,
+        inner: usize,
+        input: &[T],
+        out: &mut [T],
+    ) {
+        let nlines = outer * inner;
+        if nlines == 0 || pass.nout == 0 {
+            return;
+        }
+        // The shared scratch, or a private one if another thread holds it.
+        let mut guard;
+        let mut private;
+        let work: &mut FftWork = match self.work.try_lock() {
+            Ok(g) => {
+                guard = g;
+                &mut guard
+            }
+            Err(TryLockError::Poisoned(e)) => {
+                guard = e.into_inner();
+                &mut guard
+            }
+            Err(TryLockError::WouldBlock) => {
+                private = FftWork::new(self.batch * self.nfft, self.scratch_len);
+                &mut private
+            }
+        };
+        let nfft = self.nfft;
+        let per = if T::IS_COMPLEX { 1 } else { 2 };
+        let iu = imag_unit::<T>();
+        let mut l0 = 0;
+        while l0 < nlines {
+            let lb = (self.batch * per).min(nlines - l0);
+            let buf = &mut work.lines[..lb.div_ceil(per) * nfft];
+            buf.fill(Complex64::new(0.0, 0.0));
+            for q in 0..lb {
+                let (o, c) = ((l0 + q) / inner, (l0 + q) % inner);
+                let src = &input[o * pass.nin * inner + c..];
+                let line = &mut buf[(q / per) * nfft..(q / per) * nfft + pass.nin];
+                for (r, z) in line.iter_mut().enumerate() {
+                    let v = src[r * inner];
+                    if T::IS_COMPLEX {
+                        *z = to_c64(v);
+                    } else if q % 2 == 0 {
+                        z.re = v.re().to_f64();
+                    } else {
+                        z.im = v.re().to_f64();
+                    }
+                }
+            }
+            self.forward.process_with_scratch(buf, &mut work.scratch);
+            for line in buf.chunks_exact_mut(nfft) {
+                for (z, s) in line.iter_mut().zip(spectrum) {
+                    *z *= s;
+                }
+            }
+            self.inverse.process_with_scratch(buf, &mut work.scratch);
+            for q in 0..lb {
+                let (o, c) = ((l0 + q) / inner, (l0 + q) % inner);
+                let dst = &mut out[o * pass.nout * inner + c..];
+                let start = (q / per) * nfft + pass.shift;
+                let line = &buf[start..start + pass.nout];
+                for (i, z) in line.iter().enumerate() {
+                    dst[i * inner] = if T::IS_COMPLEX {
+                        T::from_f64(z.re) + iu * T::from_f64(z.im)
+                    } else if q % 2 == 0 {
+                        T::from_f64(z.re)
+                    } else {
+                        T::from_f64(z.im)
+                    };
+                }
+            }
+            l0 += lb;
+        }
+    }
+}
+
+impl FftWork {
+    fn new(lines: usize, scratch: usize) -> Self {
+        FftWork {
+            lines: vec![Complex64::new(0.0, 0.0); lines],
+            scratch: vec![Complex64::new(0.0, 0.0); scratch],
+        }
+    }
+}
+
+impl<T: Scalar> LocalOperator<T> for Convolve1D<T> {
+    fn dims(&self) -> &[usize] {
+        &self.dims
+    }
+    fn dimsd(&self) -> &[usize] {
+        &self.dimsd
+    }
+    fn matvec(&self, x: &[T], y: &mut [T]) {
+        check_io(
+            "Convolve1D::matvec",
+            x.len(),
+            self.ncols(),
+            y.len(),
+            self.nrows(),
+        );
+        self.apply(false, x, y);
+    }
+    fn rmatvec(&self, y: &[T], x: &mut [T]) {
+        check_io(
+            "Convolve1D::rmatvec",
+            y.len(),
+            self.nrows(),
+            x.len(),
+            self.ncols(),
+        );
+        self.apply(true, y, x);
+    }
+    fn name(&self) -> String {
+        format!("Convolve1D({:?}, len(h) = {})", self.method, self.h.len())
+    }
+}

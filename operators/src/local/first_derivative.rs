@@ -1,0 +1,182 @@
+//! [`FirstDerivative`]: first-order finite differences along one axis (PyLops' `FirstDerivative`).
+
+use super::shape::check_io;
+use super::stencil::{DerivativeKind, EdgeRow, Interior, Stencil};
+use super::LocalOperator;
+use distlops_core::{Error, Result, Scalar};
+
+/// First derivative along `axis` of an array of shape `dims`, by finite differences with step
+/// `sampling` (`dx`). PyLops: `FirstDerivative(dims, axis, sampling, kind, edge, order)`.
+///
+/// * `dims = dimsd = dims`; along the axis, with `n = dims[axis]`:
+/// * [`Forward`](DerivativeKind::Forward): `y[i] = (x[i+1] - x[i]) / dx` for `i < n-1`,
+///   `y[n-1] = 0`.
+/// * [`Backward`](DerivativeKind::Backward): `y[i] = (x[i] - x[i-1]) / dx` for `i >= 1`,
+///   `y[0] = 0`.
+/// * [`Centered`](DerivativeKind::Centered), `order = 3`: `y[i] = (x[i+1] - x[i-1]) / (2 dx)` for
+///   `1 <= i < n-1`; the first and last rows are `0`, or with `edge` the one-sided
+///   `(x[1] - x[0]) / dx` and `(x[n-1] - x[n-2]) / dx`.
+/// * `Centered`, `order = 5`: `y[i] = (x[i-2]/12 - 2 x[i-1]/3 + 2 x[i+1]/3 - x[i+2]/12) / dx` for
+///   `2 <= i < n-2`; two rows at each end are `0`, or with `edge`
+///   `y[0] = (x[1] - x[0]) / dx`, `y[1] = (x[2] - x[0]) / (2 dx)`,
+///   `y[n-2] = (x[n-1] - x[n-3]) / (2 dx)`, `y[n-1] = (x[n-1] - x[n-2]) / dx`.
+///
+/// `edge` and `order` only matter for the centered scheme (PyLops ignores them otherwise). The
+/// adjoint is the exact transpose (the coefficients are real).
+#[derive(Debug, Clone)]
+pub struct FirstDerivative {
+    dims: Vec<usize>,
+    axis: usize,
+    sampling: f64,
+    kind: DerivativeKind,
+    edge: bool,
+    order: usize,
+    stencil: Stencil,
+}
+
+impl FirstDerivative {
+    /// Builds the operator. PyLops' defaults are `sampling = 1.0`, `kind = Centered`,
+    /// `edge = false`, `order = 3`.
+    ///
+    /// # Errors
+    /// * [`Error::ShapeMismatch`] if `dims` is empty; [`Error::AxisOutOfRange`] if
+    ///   `axis >= dims.len()`.
+    /// * [`Error::InvalidArgument`] if `sampling` is zero or not finite, if `order` is not 3 or 5
+    ///   for the centered scheme, or if `edge` is set and `dims[axis]` is too short for the
+    ///   boundary rows (fewer than 2 samples for order 3, 3 for order 5).
+    pub fn new(
+        dims: &[usize],
+        axis: usize,
+        sampling: f64,
+        kind: DerivativeKind,
+        edge: bool,
+        order: usize,
+    ) -> Result<Self> {
+        if !sampling.is_finite() || sampling == 0.0 {
+            return Err(Error::InvalidArgument(format!(
+                "FirstDerivative: sampling must be finite and non-zero, got {sampling}"
+            )));
+        }
+        let (interior, edges): (Interior<'_>, &[EdgeRow<'_>]) = match (kind, order) {
+            (DerivativeKind::Forward, _) => (
+                Interior {
+                    first: 0,
+                    last: 1,
+                    taps: &[(0, -1.0), (1, 1.0)],
+                },
+                &[],
+            ),
+            (DerivativeKind::Backward, _) => (
+                Interior {
+                    first: 1,
+                    last: 0,
+                    taps: &[(-1, -1.0), (0, 1.0)],
+                },
+                &[],
+            ),
+            (DerivativeKind::Centered, 3) => (
+                Interior {
+                    first: 1,
+                    last: 1,
+                    taps: &[(-1, -0.5), (1, 0.5)],
+                },
+                if edge {
+                    &[(0, &[(0, -1.0), (1, 1.0)]), (-1, &[(-2, -1.0), (-1, 1.0)])]
+                } else {
+                    &[]
+                },
+            ),
+            (DerivativeKind::Centered, 5) => (
+                Interior {
+                    first: 2,
+                    last: 2,
+                    taps: &[
+                        (-2, 1.0 / 12.0),
+                        (-1, -2.0 / 3.0),
+                        (1, 2.0 / 3.0),
+                        (2, -1.0 / 12.0),
+                    ],
+                },
+                if edge {
+                    &[
+                        (0, &[(0, -1.0), (1, 1.0)]),
+                        (1, &[(0, -0.5), (2, 0.5)]),
+                        (-2, &[(-3, -0.5), (-1, 0.5)]),
+                        (-1, &[(-2, -1.0), (-1, 1.0)]),
+                    ]
+                } else {
+                    &[]
+                },
+            ),
+            (DerivativeKind::Centered, _) => {
+                return Err(Error::InvalidArgument(format!(
+                    "FirstDerivative: order must be 3 or 5 for the centered scheme, got {order}"
+                )))
+            }
+        };
+        let stencil = Stencil::new(
+            "FirstDerivative",
+            dims,
+            axis,
+            interior,
+            edges,
+            1.0 / sampling,
+        )?;
+        Ok(FirstDerivative {
+            dims: dims.to_vec(),
+            axis,
+            sampling,
+            kind,
+            edge,
+            order,
+            stencil,
+        })
+    }
+
+    /// The axis along which the derivative is taken.
+    pub fn axis(&self) -> usize {
+        self.axis
+    }
+
+    /// The sampling step `dx`.
+    pub fn sampling(&self) -> f64 {
+        self.sampling
+    }
+
+    /// The finite-difference scheme.
+    pub fn kind(&self) -> DerivativeKind {
+        self.kind
+    }
+
+    /// Whether the centered scheme uses one-sided boundary rows.
+    pub fn edge(&self) -> bool {
+        self.edge
+    }
+
+    /// The stencil order of the centered scheme (3 or 5).
+    pub fn order(&self) -> usize {
+        self.order
+    }
+}
+
+impl<T: Scalar> LocalOperator<T> for FirstDerivative {
+    fn dims(&self) -> &[usize] {
+        &self.dims
+    }
+    fn dimsd(&self) -> &[usize] {
+        &self.dims
+    }
+    fn matvec(&self, x: &[T], y: &mut [T]) {
+        let n = LocalOperator::<T>::ncols(self);
+        check_io("FirstDerivative::matvec", x.len(), n, y.len(), n);
+        self.stencil.forward(x, y);
+    }
+    fn rmatvec(&self, y: &[T], x: &mut [T]) {
+        let n = LocalOperator::<T>::ncols(self);
+        check_io("FirstDerivative::rmatvec", y.len(), n, x.len(), n);
+        self.stencil.adjoint(y, x);
+    }
+    fn name(&self) -> String {
+        "FirstDerivative".into()
+    }
+}

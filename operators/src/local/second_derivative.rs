@@ -1,0 +1,127 @@
+//! [`SecondDerivative`]: second-order finite differences along one axis (PyLops'
+//! `SecondDerivative`).
+
+use super::shape::check_io;
+use super::stencil::{DerivativeKind, EdgeRow, Interior, Stencil};
+use super::LocalOperator;
+use distlops_core::{Error, Result, Scalar};
+
+/// Second derivative along `axis` of an array of shape `dims`, by the three-point finite difference
+/// with step `sampling` (`dx`). PyLops: `SecondDerivative(dims, axis, sampling, kind, edge)`.
+///
+/// * `dims = dimsd = dims`; along the axis, with `n = dims[axis]` and
+///   `d2(j) = (x[j] - 2 x[j+1] + x[j+2]) / dx^2`:
+/// * [`Forward`](DerivativeKind::Forward): `y[i] = d2(i)` for `i < n-2`, the last two rows `0`.
+/// * [`Backward`](DerivativeKind::Backward): `y[i] = d2(i-2)` for `i >= 2`, the first two rows `0`.
+/// * [`Centered`](DerivativeKind::Centered): `y[i] = d2(i-1)` for `1 <= i < n-1`; the first and
+///   last rows are `0`, or with `edge` `y[0] = d2(0)` and `y[n-1] = d2(n-3)`.
+///
+/// `edge` only matters for the centered scheme (PyLops ignores it otherwise). The adjoint is the
+/// exact transpose (the coefficients are real).
+#[derive(Debug, Clone)]
+pub struct SecondDerivative {
+    dims: Vec<usize>,
+    axis: usize,
+    sampling: f64,
+    kind: DerivativeKind,
+    edge: bool,
+    stencil: Stencil,
+}
+
+const D2: [f64; 3] = [1.0, -2.0, 1.0];
+
+impl SecondDerivative {
+    /// Builds the operator. PyLops' defaults are `sampling = 1.0`, `kind = Centered`,
+    /// `edge = false`.
+    ///
+    /// # Errors
+    /// * [`Error::ShapeMismatch`] if `dims` is empty; [`Error::AxisOutOfRange`] if
+    ///   `axis >= dims.len()`.
+    /// * [`Error::InvalidArgument`] if `sampling` is zero or not finite, or if `edge` is set for
+    ///   the centered scheme and `dims[axis] < 3`.
+    pub fn new(
+        dims: &[usize],
+        axis: usize,
+        sampling: f64,
+        kind: DerivativeKind,
+        edge: bool,
+    ) -> Result<Self> {
+        if !sampling.is_finite() || sampling == 0.0 {
+            return Err(Error::InvalidArgument(format!(
+                "SecondDerivative: sampling must be finite and non-zero, got {sampling}"
+            )));
+        }
+        // The first tap's offset from the row: 0 forward, -1 centered, -2 backward.
+        let shift: isize = match kind {
+            DerivativeKind::Forward => 0,
+            DerivativeKind::Centered => -1,
+            DerivativeKind::Backward => -2,
+        };
+        let taps: Vec<(isize, f64)> = (0..3).map(|k| (shift + k as isize, D2[k])).collect();
+        let interior = Interior {
+            first: shift.unsigned_abs(),
+            last: (2 + shift).unsigned_abs(),
+            taps: &taps,
+        };
+        let edges: &[EdgeRow<'_>] = if edge && kind == DerivativeKind::Centered {
+            &[
+                (0, &[(0, D2[0]), (1, D2[1]), (2, D2[2])]),
+                (-1, &[(-3, D2[0]), (-2, D2[1]), (-1, D2[2])]),
+            ]
+        } else {
+            &[]
+        };
+        let scale = 1.0 / (sampling * sampling);
+        let stencil = Stencil::new("SecondDerivative", dims, axis, interior, edges, scale)?;
+        Ok(SecondDerivative {
+            dims: dims.to_vec(),
+            axis,
+            sampling,
+            kind,
+            edge,
+            stencil,
+        })
+    }
+
+    /// The axis along which the derivative is taken.
+    pub fn axis(&self) -> usize {
+        self.axis
+    }
+
+    /// The sampling step `dx`.
+    pub fn sampling(&self) -> f64 {
+        self.sampling
+    }
+
+    /// The finite-difference scheme.
+    pub fn kind(&self) -> DerivativeKind {
+        self.kind
+    }
+
+    /// Whether the centered scheme uses one-sided boundary rows.
+    pub fn edge(&self) -> bool {
+        self.edge
+    }
+}
+
+impl<T: Scalar> LocalOperator<T> for SecondDerivative {
+    fn dims(&self) -> &[usize] {
+        &self.dims
+    }
+    fn dimsd(&self) -> &[usize] {
+        &self.dims
+    }
+    fn matvec(&self, x: &[T], y: &mut [T]) {
+        let n = LocalOperator::<T>::ncols(self);
+        check_io("SecondDerivative::matvec", x.len(), n, y.len(), n);
+        self.stencil.forward(x, y);
+    }
+    fn rmatvec(&self, y: &[T], x: &mut [T]) {
+        let n = LocalOperator::<T>::ncols(self);
+        check_io("SecondDerivative::rmatvec", y.len(), n, x.len(), n);
+        self.stencil.adjoint(y, x);
+    }
+    fn name(&self) -> String {
+        "SecondDerivative".into()
+    }
+}

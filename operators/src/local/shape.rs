@@ -1,0 +1,63 @@
+//! Shape helpers shared by the local operators: argument checks and the `(outer, n, inner)` view
+//! of a C-ordered array along one axis.
+
+use distlops_core::{Error, Result};
+
+/// Checks that `axis < dims.len()`.
+pub(crate) fn check_axis(dims: &[usize], axis: usize) -> Result<()> {
+    if axis < dims.len() {
+        Ok(())
+    } else {
+        Err(Error::AxisOutOfRange {
+            axis,
+            ndim: dims.len(),
+        })
+    }
+}
+
+/// Checks that `dims` has at least one axis and that its number of elements fits in `usize`.
+pub(crate) fn check_dims(what: &str, dims: &[usize]) -> Result<usize> {
+    if dims.is_empty() {
+        return Err(Error::ShapeMismatch(format!(
+            "{what} must have at least one dimension"
+        )));
+    }
+    dims.iter()
+        .try_fold(1usize, |acc, &d| acc.checked_mul(d))
+        .ok_or_else(|| Error::InvalidArgument(format!("{what} {dims:?} has too many elements")))
+}
+
+/// The C-ordered array of shape `dims` seen as `(outer, n, inner)` with `n = dims[axis]`.
+///
+/// The caller has checked the axis.
+pub(crate) fn split_axis(dims: &[usize], axis: usize) -> (usize, usize, usize) {
+    let outer = dims[..axis].iter().product();
+    let inner = dims[axis + 1..].iter().product();
+    (outer, dims[axis], inner)
+}
+
+/// Panics with a clear message when the slices given to `matvec`/`rmatvec` have the wrong length.
+#[inline]
+#[track_caller]
+pub(crate) fn check_io(
+    name: &str,
+    input: usize,
+    expected_in: usize,
+    output: usize,
+    expected_out: usize,
+) {
+    assert!(
+        input == expected_in && output == expected_out,
+        "{name}: input has {input} elements (expected {expected_in}), output has {output} \
+         (expected {expected_out})"
+    );
+}
+
+/// The C-order (row-major) strides of an array of shape `dims`, in elements.
+pub(crate) fn c_strides(dims: &[usize]) -> Vec<usize> {
+    let mut strides = vec![1usize; dims.len()];
+    for d in (0..dims.len().saturating_sub(1)).rev() {
+        strides[d] = strides[d + 1] * dims[d + 1];
+    }
+    strides
+}

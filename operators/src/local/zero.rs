@@ -1,0 +1,70 @@
+//! [`Zero`]: the zero operator (PyLops' `Zero`).
+
+use super::shape::{check_dims, check_io};
+use super::LocalOperator;
+use distlops_core::{Result, Scalar};
+
+/// The `N x M` zero operator: `y = 0`, `x = 0`. PyLops: `Zero(N, M)`.
+///
+/// `dims = M` (model), `dimsd = N` (data), as integers ([`new`](Self::new)) or shapes
+/// ([`with_shapes`](Self::with_shapes)).
+#[derive(Debug, Clone)]
+pub struct Zero {
+    dims: Vec<usize>,
+    dimsd: Vec<usize>,
+}
+
+impl Zero {
+    /// The zero operator from a 1-D model of length `m` to a 1-D data of length `n` (PyLops'
+    /// `Zero(N, M)`: data size first).
+    ///
+    /// # Errors
+    /// Never; kept fallible like the other constructors.
+    pub fn new(n: usize, m: usize) -> Result<Self> {
+        Self::with_shapes(&[n], &[m])
+    }
+
+    /// The zero operator from a model of shape `dims` to data of shape `dimsd` (PyLops'
+    /// `Zero(N=dimsd, M=dims)` with tuples; the ranks may differ).
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`](distlops_core::Error::ShapeMismatch) if a shape is empty;
+    /// [`Error::InvalidArgument`](distlops_core::Error::InvalidArgument) if it has more than
+    /// `usize::MAX` elements.
+    pub fn with_shapes(dimsd: &[usize], dims: &[usize]) -> Result<Self> {
+        check_dims("Zero dims", dims)?;
+        check_dims("Zero dimsd", dimsd)?;
+        Ok(Zero {
+            dims: dims.to_vec(),
+            dimsd: dimsd.to_vec(),
+        })
+    }
+}
+
+impl<T: Scalar> LocalOperator<T> for Zero {
+    fn dims(&self) -> &[usize] {
+        &self.dims
+    }
+    fn dimsd(&self) -> &[usize] {
+        &self.dimsd
+    }
+    fn matvec(&self, x: &[T], y: &mut [T]) {
+        let (m, n) = (
+            LocalOperator::<T>::ncols(self),
+            LocalOperator::<T>::nrows(self),
+        );
+        check_io("Zero::matvec", x.len(), m, y.len(), n);
+        y.fill(T::zero());
+    }
+    fn rmatvec(&self, y: &[T], x: &mut [T]) {
+        let (m, n) = (
+            LocalOperator::<T>::ncols(self),
+            LocalOperator::<T>::nrows(self),
+        );
+        check_io("Zero::rmatvec", y.len(), n, x.len(), m);
+        x.fill(T::zero());
+    }
+    fn name(&self) -> String {
+        "Zero".into()
+    }
+}
