@@ -9,6 +9,7 @@ pub mod util;
 pub mod algebra;
 pub mod arith;
 pub mod array;
+pub mod building_blocks;
 pub mod check;
 pub mod errors;
 pub mod ghost;
@@ -162,6 +163,15 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("algebra::algebra_f64", algebra::algebra_f64),
     ("algebra::algebra_complex", algebra::algebra_complex),
     ("algebra::algebra_errors", algebra::algebra_errors),
+    (
+        "building_blocks::building_blocks_f64",
+        building_blocks::building_blocks_f64,
+    ),
+    (
+        "building_blocks::building_blocks_complex",
+        building_blocks::building_blocks_complex,
+    ),
+    ("building_blocks::conj_block", building_blocks::conj_block),
     ("solvers::solvers_f64", solvers::solvers_f64),
     ("solvers::solvers_complex", solvers::solvers_complex),
 ];
