@@ -189,3 +189,17 @@ pub fn large_random_all_reduce(comm: &Communicator) {
         .fold(0.0, f64::max);
     assert!(err < 1e-12, "all-reduce error {err}");
 }
+
+pub fn exchange_overlapped_runs_work(comm: &Communicator) {
+    let (rank, size) = (comm.rank(), comm.size());
+    let right = (rank + 1) % size;
+    let left = (rank + size - 1) % size;
+    let send = vec![rank as f64; 5];
+    let mut recv = vec![0.0; 5];
+    let local: Vec<f64> = (0..1000).map(|i| i as f64).collect();
+    let sum = comm.exchange_overlapped(&[(right, &send[..])], &mut [(left, &mut recv[..])], || {
+        local.iter().sum::<f64>()
+    });
+    assert_eq!(sum, 499_500.0);
+    assert_eq!(recv, vec![left as f64; 5]);
+}

@@ -41,6 +41,7 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         "comm::exchange_with_both_neighbours",
         comm::exchange_with_both_neighbours,
     ),
+    ("comm::exchange_overlapped_runs_work", comm::exchange_overlapped_runs_work),
     ("comm::all_to_all_varcount", comm::all_to_all_varcount),
     ("comm::split_by_colour", comm::split_by_colour),
     ("comm::barrier_and_agree", comm::barrier_and_agree),

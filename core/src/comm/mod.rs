@@ -325,6 +325,18 @@ impl Communicator {
     /// ranks are matched in the order they are listed. Not collective: only ranks that appear in
     /// some list take part, so halo exchanges cost nothing for ranks without neighbours.
     pub fn exchange<T: CommData>(&self, sends: &[(usize, &[T])], recvs: &mut [(usize, &mut [T])]) {
+        self.exchange_overlapped(sends, recvs, || ());
+    }
+
+    /// [`exchange`](Self::exchange) overlapped with local work: posts every send and receive,
+    /// runs `work` while the messages travel, then waits for them. Use it for ghost exchanges:
+    /// compute the interior in `work`, then the boundary once the halos have arrived.
+    pub fn exchange_overlapped<T: CommData, R>(
+        &self,
+        sends: &[(usize, &[T])],
+        recvs: &mut [(usize, &mut [T])],
+        work: impl FnOnce() -> R,
+    ) -> R {
         let size = self.size();
         for (r, _) in sends.iter() {
             assert!(*r < size, "exchange: destination {r} out of range");
@@ -333,10 +345,13 @@ impl Communicator {
             assert!(*r < size, "exchange: source {r} out of range");
         }
         match &self.backend {
-            Backend::Serial => serial_exchange(sends, recvs),
-            Backend::Threads(c) => c.exchange(sends, recvs),
+            Backend::Serial => {
+                serial_exchange(sends, recvs);
+                work()
+            }
+            Backend::Threads(c) => c.exchange_overlapped(sends, recvs, work),
             #[cfg(feature = "mpi")]
-            Backend::Mpi(c) => c.exchange(sends, recvs),
+            Backend::Mpi(c) => c.exchange_overlapped(sends, recvs, work),
         }
     }
 

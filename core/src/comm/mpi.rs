@@ -233,11 +233,12 @@ impl MpiComm {
         }
     }
 
-    pub(crate) fn exchange<T: CommData>(
+    pub(crate) fn exchange_overlapped<T: CommData, R>(
         &self,
         sends: &[(usize, &[T])],
         recvs: &mut [(usize, &mut [T])],
-    ) {
+        work: impl FnOnce() -> R,
+    ) -> R {
         let c = self.chunk_len::<T>();
         let comm = &*self.comm;
         mpi::request::scope(|scope| {
@@ -254,10 +255,12 @@ impl MpiComm {
                     requests.push(process.immediate_send(scope, chunk));
                 }
             }
+            let out = work();
             for request in requests {
                 request.wait();
             }
-        });
+            out
+        })
     }
 
     pub(crate) fn split(&self, colour: usize) -> MpiComm {

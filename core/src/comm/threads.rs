@@ -316,11 +316,12 @@ impl ThreadComm {
         });
     }
 
-    pub(crate) fn exchange<T: CommData>(
+    pub(crate) fn exchange_overlapped<T: CommData, R>(
         &self,
         sends: &[(usize, &[T])],
         recvs: &mut [(usize, &mut [T])],
-    ) {
+        work: impl FnOnce() -> R,
+    ) -> R {
         let shared = &*self.shared;
         if !sends.is_empty() {
             let mut st = shared.lock();
@@ -333,6 +334,7 @@ impl ThreadComm {
             }
             shared.cv.notify_all();
         }
+        let out = work();
         for (source, buf) in recvs.iter_mut().filter(|(_, b)| !b.is_empty()) {
             let mut st = shared.lock();
             let msg = loop {
@@ -362,6 +364,7 @@ impl ThreadComm {
             );
             buf.copy_from_slice(&data);
         }
+        out
     }
 
     pub(crate) fn split(&self, colour: usize) -> ThreadComm {
