@@ -43,7 +43,4 @@ pub use stacked_block_diag::StackedBlockDiag;
 pub use stacked_vstack::StackedVStack;
 pub use vstack::VStack;
 pub mod local;
-pub use local::{
-    Conj, Convolve1D, ConvolveMethod, DerivativeKind, Diagonal, FirstDerivative, Identity,
-    MatrixMult, Pad, Restriction, SecondDerivative, Transpose, Zero,
-};
+pub use local::{ConvolveMethod, DerivativeKind};
