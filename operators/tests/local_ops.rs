@@ -3,7 +3,7 @@
 
 use distlops_core::{Complex32, Complex64, Error, Scalar};
 use distlops_operators::local::{to_dense, LocalOperator, FFT_THRESHOLD};
-use distlops_operators::{
+use distlops_operators::local::{
     Conj, Convolve1D, ConvolveMethod, DerivativeKind, Diagonal, FirstDerivative, Identity,
     MatrixMult, Pad, Restriction, SecondDerivative, Transpose, Zero,
 };

@@ -27,7 +27,7 @@
 //!
 //! ```
 //! use distlops_operators::local::{to_dense, LocalOperator};
-//! use distlops_operators::{DerivativeKind, FirstDerivative};
+//! use distlops_operators::local::{DerivativeKind, FirstDerivative};
 //!
 //! let d = FirstDerivative::new(&[4], 0, 0.5, DerivativeKind::Forward, false, 3)?;
 //! let mut y = [0.0; 4];
