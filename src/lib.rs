@@ -8,8 +8,8 @@
 //! | crate | what |
 //! |---|---|
 //! | [`core`] (distlops-core) | scalars, layouts, communicators, [`DistributedArray`](core::DistributedArray), stacked vectors |
-//! | [`operators`] (distlops-operators) | distributed linear operators |
-//! | [`solvers`] (distlops-solvers) | Krylov solvers |
+//! | [`operators`] (distlops-operators) | distributed linear operators, and serial building blocks in [`operators::local`] |
+//! | [`solvers`] (distlops-solvers) | CG, CGLS, power iteration |
 //!
 //! ## Features
 //!
@@ -54,6 +54,7 @@ pub use num_complex;
 
 /// The names most programs need.
 pub mod prelude {
+    pub use distlops_core::operator::{dottest, LinearOperator, LinearOperatorExt, Op, Space};
     pub use distlops_core::{
         Communicator, Complex32, Complex64, DistVector, DistributedArray, Error, Layout, NormOrd,
         Partition, ReduceOp, Scalar, StackedDistributedArray, Threads, Vector,
