@@ -19,7 +19,7 @@ echo "==> cargo test --workspace --features mpi"
 cargo test --workspace --features mpi --no-fail-fast "$@" || failed+=("cargo test --workspace --features mpi")
 
 # The examples assert their own results: run each on 3 thread ranks and under mpirun -n 3.
-examples=(distributed_array cgls stacking)
+examples=(distributed_array cgls stacking halo)
 echo "==> examples on the Threads communicator"
 for ex in "${examples[@]}"; do
   cargo run -q --example "$ex" -- 3 >/dev/null || failed+=("example $ex (threads)")
@@ -32,6 +32,8 @@ if cargo build -q --features mpi --examples; then
 else
   failed+=("cargo build --features mpi --examples")
 fi
+echo "==> post-stack example: same volumes on 1-4 ranks (threads and mpirun)"
+scripts/poststack-ranks.sh || failed+=("post-stack example across rank counts")
 
 if [ ${#failed[@]} -gt 0 ]; then
   printf '==> FAILED: %s\n' "${failed[@]}" >&2

@@ -2,7 +2,7 @@
 
 use crate::local::LocalOperator;
 use distlops_core::operator::{LinearOperator, Space};
-use distlops_core::{Communicator, DistVector, Layout, Result, Scalar};
+use distlops_core::{Communicator, DistVector, Error, Layout, Partition, Result, Scalar};
 
 /// `y = diag(A_0, A_1, ..., A_{n-1}) x`, where every rank holds its own list of local operators.
 ///
@@ -77,6 +77,50 @@ impl<T: Scalar> BlockDiag<T> {
         let (d, r) = (self.domain.layout().cloned(), self.range.layout().cloned());
         self.domain = Space::masked(d.expect("plain space"), &self.comm, colours)?;
         self.range = Space::masked(r.expect("plain space"), &self.comm, colours)?;
+        Ok(self)
+    }
+
+    /// The same operator acting on N-D Scatter arrays: the domain and range become plain spaces of
+    /// the given layouts, e.g. `(ny, nx, nt)` split along axis 0 when every rank's block is one
+    /// operator on its `(ny_local, nx, nt)` traces, so the operator composes and stacks with N-D
+    /// operators such as [`Laplacian`](crate::Laplacian). Rank `r`'s local block of each layout
+    /// (read in C order) must hold exactly as many elements as rank `r`'s operators take (domain)
+    /// and return (range). No communication: the check reads the layouts and the block sizes
+    /// gathered at construction, so every rank takes the same branch.
+    ///
+    /// # Errors
+    /// [`Error::UnsupportedPartition`] if a layout is not Scatter, [`Error::CommSizeMismatch`] if
+    /// it is for another number of ranks, [`Error::LayoutMismatch`] if a rank's local length
+    /// differs from its block size; the same error on every rank.
+    ///
+    /// [`Error::UnsupportedPartition`]: distlops_core::Error::UnsupportedPartition
+    /// [`Error::CommSizeMismatch`]: distlops_core::Error::CommSizeMismatch
+    /// [`Error::LayoutMismatch`]: distlops_core::Error::LayoutMismatch
+    pub fn with_spaces(mut self, domain: &Layout, range: &Layout) -> Result<Self> {
+        for (layout, flat, what) in [
+            (domain, &self.domain, "domain"),
+            (range, &self.range, "range"),
+        ] {
+            if layout.partition() != Partition::Scatter {
+                return Err(Error::UnsupportedPartition(format!(
+                    "BlockDiag::with_spaces: the {what} layout must be Scatter, got {}",
+                    layout.partition()
+                )));
+            }
+            layout.check_comm(&self.comm)?;
+            let blocks = flat.layout().expect("plain space").counts();
+            if layout.local_lens() != blocks {
+                return Err(Error::LayoutMismatch(format!(
+                    "BlockDiag::with_spaces: the {what} layout {:?} (axis {}) has local lengths \
+                     {:?}, but the blocks have sizes {blocks:?}",
+                    layout.global_shape(),
+                    layout.axis(),
+                    layout.local_lens()
+                )));
+            }
+        }
+        self.domain = Space::array(domain.clone());
+        self.range = Space::array(range.clone());
         Ok(self)
     }
 

@@ -8,6 +8,11 @@
 //! | [`StackedVStack`] | X -> stacked | adjoint: per block | `MPIStackedVStack` |
 //! | [`HStack`] | Scatter -> Broadcast | forward: one all-reduce | `MPIHStack` |
 //! | [`Broadcasted`] | Broadcast -> Broadcast | none | `MPILinearOperator(Op)` / `asmpilinearoperator` |
+//! | [`FirstDerivative`] | Scatter N-D (any axis) -> same | ghost slabs along the distributed axis, overlapped | `MPIFirstDerivative` |
+//! | [`SecondDerivative`] | Scatter N-D (any axis) -> same | ghost slabs along the distributed axis, overlapped | `MPISecondDerivative` |
+//! | [`Laplacian`] | Scatter N-D (any axis) -> same, fused over axes | ghost slabs along the distributed axis, overlapped | `MPILaplacian` |
+//! | [`Gradient`] | Scatter N-D (any axis) -> stack of `ndim` | ghost slabs along the distributed axis, overlapped | `MPIGradient` |
+//! | [`Halo`] | Scatter (core blocks of an N-D grid) -> Scatter (extended blocks) | one neighbour exchange | `MPIHalo`, `halo_block_split` |
 //!
 //! Local building blocks (serial operators on each rank's block) implement
 //! [`LocalOperator`](local::LocalOperator).
@@ -31,16 +36,28 @@ macro_rules! stored_spaces {
 
 mod block_diag;
 mod broadcasted;
+mod dist_stencil;
+mod first_derivative;
+mod gradient;
+mod halo;
 mod hstack;
+mod laplacian;
+mod second_derivative;
 mod stacked_block_diag;
 mod stacked_vstack;
 mod vstack;
 
 pub use block_diag::BlockDiag;
 pub use broadcasted::Broadcasted;
+pub use first_derivative::FirstDerivative;
+pub use gradient::Gradient;
+pub use halo::{halo_block_split, Halo, HaloBoundary, HaloBuilder, HaloWidths};
 pub use hstack::HStack;
+pub use laplacian::Laplacian;
+pub use second_derivative::SecondDerivative;
 pub use stacked_block_diag::StackedBlockDiag;
 pub use stacked_vstack::StackedVStack;
 pub use vstack::VStack;
 pub mod local;
+pub mod wavelets;
 pub use local::{ConvolveMethod, DerivativeKind};

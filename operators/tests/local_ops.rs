@@ -506,6 +506,15 @@ fn restriction<T: TestScalar>() {
     }
 }
 
+/// Asserts that a constructor failed with `Error::InvalidArgument`.
+#[track_caller]
+fn assert_invalid<O>(op: &Result<O, Error>, label: &str) {
+    assert!(
+        matches!(op, Err(Error::InvalidArgument(_))),
+        "{label}: expected an error"
+    );
+}
+
 fn first_derivative<T: TestScalar>() {
     let mut count = 0;
     for dims in SHAPES
@@ -528,10 +537,7 @@ fn first_derivative<T: TestScalar>() {
                             let min_n = if order == 3 { 2 } else { 3 };
                             let too_short = kind == DerivativeKind::Centered && edge && n < min_n;
                             if too_short {
-                                assert!(
-                                    matches!(op, Err(Error::InvalidArgument(_))),
-                                    "{label}: expected an error"
-                                );
+                                assert_invalid(&op, &label);
                                 continue;
                             }
                             let op = op.unwrap();
@@ -560,10 +566,7 @@ fn second_derivative<T: TestScalar>() {
                         );
                         let op = SecondDerivative::new(dims, axis, dx, kind, edge);
                         if kind == DerivativeKind::Centered && edge && n < 3 {
-                            assert!(
-                                matches!(op, Err(Error::InvalidArgument(_))),
-                                "{label}: expected an error"
-                            );
+                            assert_invalid(&op, &label);
                             continue;
                         }
                         let d = second_derivative_1d(n, kind, edge, dx);
@@ -595,10 +598,7 @@ fn convolve1d<T: TestScalar>() {
                     if offset == limit {
                         for method in [ConvolveMethod::Direct, ConvolveMethod::Fft] {
                             let op = Convolve1D::with_method(dims, &h[..], offset, axis, method);
-                            assert!(
-                                matches!(op, Err(Error::InvalidArgument(_))),
-                                "{label}: expected an error"
-                            );
+                            assert_invalid(&op, &label);
                         }
                         continue;
                     }
@@ -808,6 +808,12 @@ fn constructor_errors() {
     fn unit<T>(r: Result<T, Error>) -> Result<(), Error> {
         r.map(|_| ())
     }
+    let fd = |dims: &[usize], axis, dx, kind, edge, order| {
+        unit(FirstDerivative::new(dims, axis, dx, kind, edge, order))
+    };
+    let sd = |dims: &[usize], axis, dx, kind, edge| {
+        unit(SecondDerivative::new(dims, axis, dx, kind, edge))
+    };
 
     assert!(shape(unit(Diagonal::with_dims(vec![1.0; 5], &[2, 3]))));
     assert!(shape(unit(Diagonal::along_axis(vec![1.0; 5], &[2, 3], 1))));
@@ -829,85 +835,18 @@ fn constructor_errors() {
     assert!(invalid(unit(Restriction::new(&[4, 3], &[0, 3], 1))));
     assert!(axis(unit(Restriction::new(&[4, 3], &[0], 2))));
 
-    assert!(invalid(unit(FirstDerivative::new(
-        &[5],
-        0,
-        0.0,
-        Centered,
-        false,
-        3
-    ))));
-    assert!(invalid(unit(FirstDerivative::new(
-        &[5],
-        0,
-        f64::NAN,
-        Forward,
-        false,
-        3
-    ))));
-    assert!(invalid(unit(FirstDerivative::new(
-        &[5],
-        0,
-        1.0,
-        Centered,
-        false,
-        4
-    ))));
-    assert!(axis(unit(FirstDerivative::new(
-        &[5, 4],
-        2,
-        1.0,
-        Centered,
-        false,
-        3
-    ))));
-    assert!(shape(unit(FirstDerivative::new(
-        &[],
-        0,
-        1.0,
-        Centered,
-        false,
-        3
-    ))));
+    assert!(invalid(fd(&[5], 0, 0.0, Centered, false, 3)));
+    assert!(invalid(fd(&[5], 0, f64::NAN, Forward, false, 3)));
+    assert!(invalid(fd(&[5], 0, 1.0, Centered, false, 4)));
+    assert!(axis(fd(&[5, 4], 2, 1.0, Centered, false, 3)));
+    assert!(shape(fd(&[], 0, 1.0, Centered, false, 3)));
     // PyLops ignores `order` for the one-sided schemes.
     assert!(FirstDerivative::new(&[5], 0, 1.0, Forward, false, 4).is_ok());
-    assert!(invalid(unit(FirstDerivative::new(
-        &[4, 1],
-        1,
-        1.0,
-        Centered,
-        true,
-        3
-    ))));
-    assert!(invalid(unit(FirstDerivative::new(
-        &[2],
-        0,
-        1.0,
-        Centered,
-        true,
-        5
-    ))));
-    assert!(invalid(unit(SecondDerivative::new(
-        &[2],
-        0,
-        1.0,
-        Centered,
-        true
-    ))));
-    assert!(invalid(unit(SecondDerivative::new(
-        &[5],
-        0,
-        f64::INFINITY,
-        Centered,
-        true
-    ))));
-    assert!(axis(unit(SecondDerivative::new(
-        &[5],
-        1,
-        1.0,
-        Centered,
-        true
-    ))));
+    assert!(invalid(fd(&[4, 1], 1, 1.0, Centered, true, 3)));
+    assert!(invalid(fd(&[2], 0, 1.0, Centered, true, 5)));
+    assert!(invalid(sd(&[2], 0, 1.0, Centered, true)));
+    assert!(invalid(sd(&[5], 0, f64::INFINITY, Centered, true)));
+    assert!(axis(sd(&[5], 1, 1.0, Centered, true)));
 
     assert!(invalid(unit(Convolve1D::<f64>::new(&[5], vec![], 0, 0))));
     assert!(invalid(unit(Convolve1D::new(&[5], vec![1.0; 3], 3, 0))));

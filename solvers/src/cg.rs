@@ -2,14 +2,15 @@
 //! `cg`).
 
 use crate::common::{
-    check_tol, finite, fused_vdots, nonzero, table, Callback, Result, SolveInfo, SolverError,
-    StopReason,
+    check_square, check_tol, data_residual, finite, finite_nonzero, fused_vdots, nonzero, table,
+    Callback, Iterative, Progress, Result, SolveInfo, StopReason,
 };
-use distlops_core::{DistVector, LinearOperator, RealScalar, Scalar, Vector};
+use distlops_core::{DistVector, LinearOperator, Scalar, Vector};
 use num_traits::Float;
-use std::time::Instant;
 
 const NAME: &str = "CG";
+/// The width of the table's rules.
+const NBAR: usize = 55;
 
 /// Parameters of [`Cg`] and [`cg`], with PyLops' defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,11 +119,7 @@ pub struct Cg<'a, T: Scalar> {
     r: DistVector<T>,
     c: DistVector<T>,
     ac: DistVector<T>,
-    kold: T::Real,
-    iiter: usize,
-    cost: Vec<T::Real>,
-    show: bool,
-    start: Instant,
+    progress: Progress<T::Real>,
 }
 
 impl<'a, T: Scalar> Cg<'a, T> {
@@ -142,73 +139,48 @@ impl<'a, T: Scalar> Cg<'a, T> {
         params: CgParams,
     ) -> Result<Self> {
         check_tol(NAME, params.tol)?;
-        if op.domain() != op.range() {
-            return Err(SolverError::Core(distlops_core::Error::LayoutMismatch(
-                format!(
-                    "CG needs a square operator: domain {} vs range {}",
-                    op.domain().describe(),
-                    op.range().describe()
-                ),
-            )));
-        }
-        op.range().check(y, "CG data y")?;
-        let mut r = y.clone();
+        check_square(op, NAME)?;
         // The work vector for `A c` holds `A x0` first.
-        let mut ac = y.zeros_like();
-        let x = match x0 {
-            Some(x0) => {
-                op.domain().check(x0, "CG initial guess x0")?;
-                op.matvec(x0, &mut ac)?;
-                r.axpy(-T::one(), &ac)?;
-                x0.clone()
-            }
-            None => y.zeros_like(),
-        };
+        let (r, ac) = data_residual(op, y, x0, NAME)?;
+        let x = x0.map_or_else(|| y.zeros_like(), DistVector::clone);
         let c = r.clone();
         let [rr] = fused_vdots([(&r, &r)])?;
         let kold = finite(rr.abs(), NAME, "r^H r", 0)?;
         let show = params.show && op.comm().rank() == 0;
+        let progress = Progress::new(
+            kold,
+            kold.sqrt(),
+            params.niter,
+            params.tol,
+            params.itershow,
+            show,
+        );
         let solver = Cg {
             op,
             x,
             r,
             c,
             ac,
-            kold,
-            iiter: 0,
-            cost: vec![kold.sqrt()],
-            show,
-            start: Instant::now(),
+            progress,
             params,
         };
-        if solver.show {
+        if show {
             solver.print_header();
         }
         Ok(solver)
     }
 
     fn print_header(&self) {
-        let columns = if T::IS_COMPLEX {
-            "    Itn              x[0]                  r2norm"
-        } else {
-            "    Itn           x[0]              r2norm"
-        };
         let params = format!(
             "tol = {}\tniter = {}",
             table::fmt_e(self.params.tol, 6, 10),
             self.params.niter
         );
-        println!(
-            "{}",
-            table::header(
-                NAME,
-                55,
-                self.op.range().global_len(),
-                self.op.domain().global_len(),
-                &params,
-                columns
-            )
+        let columns = (
+            "    Itn              x[0]                  r2norm",
+            "    Itn           x[0]              r2norm",
         );
+        table::print_header(NAME, NBAR, self.op, &params, columns);
     }
 
     /// One CG step (the recurrences in the [type docs](Self)); returns the new residual norm
@@ -220,36 +192,29 @@ impl<'a, T: Scalar> Cg<'a, T> {
     /// if `c^H A c` or `kold` is zero; operator errors. The iteration named is the one this step
     /// computes. After an error the state is not usable.
     pub fn step(&mut self) -> Result<T::Real> {
-        let it = self.iiter + 1;
-        nonzero(self.kold, NAME, "r^H r (the residual is exactly zero)", it)?;
+        let kold = self.progress.kold;
+        let it = self.progress.iiter + 1;
+        nonzero(kold, NAME, "r^H r (the residual is exactly zero)", it)?;
         self.op.matvec(&self.c, &mut self.ac)?;
         // PyLops: |c . conj(A c)| = |vdot(A c, c)|.
         let [cac] = fused_vdots([(&self.ac, &self.c)])?;
-        let cac = nonzero(finite(cac.abs(), NAME, "c^H A c", it)?, NAME, "c^H A c", it)?;
-        let a = T::from_real(self.kold / cac);
+        let cac = finite_nonzero(cac.abs(), NAME, "c^H A c", it)?;
+        let a = T::from_real(kold / cac);
         self.x.axpy(a, &self.c)?;
         self.r.axpy(-a, &self.ac)?;
         let [rr] = fused_vdots([(&self.r, &self.r)])?;
         let k = finite(rr.abs(), NAME, "r^H r", it)?;
-        let b = T::from_real(k / self.kold);
+        let b = T::from_real(k / kold);
         self.c.axpby(T::one(), &self.r, b)?;
-        self.kold = k;
-        self.iiter = it;
         let cost = k.sqrt();
-        self.cost.push(cost);
+        self.progress.record(k, cost);
         Ok(cost)
     }
 
     /// `Some` once a stopping criterion holds: [`StopReason::ToleranceReached`] if `|r|^2 <= tol`
     /// (checked first), [`StopReason::MaxIterations`] if `niter` steps were taken.
     pub fn stop_reason(&self) -> Option<StopReason> {
-        if self.kold.to_f64() <= self.params.tol {
-            Some(StopReason::ToleranceReached)
-        } else if self.iiter >= self.params.niter {
-            Some(StopReason::MaxIterations)
-        } else {
-            None
-        }
+        self.progress.stop_reason()
     }
 
     /// Steps until a stopping criterion holds, calling `callback(x, iteration)` after every step
@@ -257,46 +222,16 @@ impl<'a, T: Scalar> Cg<'a, T> {
     ///
     /// # Errors
     /// As [`step`](Self::step).
-    pub fn run(&mut self, mut callback: Option<Callback<'_, T>>) -> Result<StopReason> {
-        loop {
-            if let Some(reason) = self.stop_reason() {
-                return Ok(reason);
-            }
-            let show_row =
-                self.show && table::selected(self.iiter, self.params.niter, self.params.itershow);
-            let cost = self.step()?;
-            if show_row {
-                let sep = "        ";
-                println!(
-                    "{:>6}{sep}{}{sep}{}",
-                    self.iiter,
-                    table::fmt_x0(&self.x),
-                    table::fmt_cost(cost)
-                );
-            }
-            if let Some(cb) = callback.as_mut() {
-                cb(&self.x, self.iiter);
-            }
-        }
+    pub fn run(&mut self, callback: Option<Callback<'_, T>>) -> Result<StopReason> {
+        crate::common::run(self, callback)
     }
 
     /// Ends the solve: prints the closing lines (rank 0, `params.show`) and returns `x` with the
     /// convergence record.
     pub fn finalize(self) -> CgSolution<T> {
-        if self.show {
-            println!(
-                "{}",
-                table::footer(55, self.iiter, self.start.elapsed().as_secs_f64())
-            );
-        }
-        let stop_reason = self.stop_reason().unwrap_or(StopReason::StoppedEarly);
         CgSolution {
             x: self.x,
-            info: SolveInfo {
-                stop_reason,
-                iterations: self.iiter,
-                cost: self.cost,
-            },
+            info: self.progress.finish(NBAR),
         }
     }
 
@@ -312,22 +247,46 @@ impl<'a, T: Scalar> Cg<'a, T> {
 
     /// The squared residual norm `|r|^2` (PyLops' `kold`), the value compared with `tol`.
     pub fn kold(&self) -> T::Real {
-        self.kold
+        self.progress.kold
     }
 
     /// The number of steps taken.
     pub fn iteration(&self) -> usize {
-        self.iiter
+        self.progress.iiter
     }
 
     /// `|r|_2` after setup and after every step so far.
     pub fn cost(&self) -> &[T::Real] {
-        &self.cost
+        &self.progress.cost
     }
 
     /// The parameters.
     pub fn params(&self) -> &CgParams {
         &self.params
+    }
+}
+
+impl<T: Scalar> Iterative<T> for Cg<'_, T> {
+    fn progress(&self) -> &Progress<T::Real> {
+        &self.progress
+    }
+
+    fn advance(&mut self) -> Result<T::Real> {
+        self.step()
+    }
+
+    fn estimate(&self) -> &DistVector<T> {
+        &self.x
+    }
+
+    fn table_row(&self, cost: T::Real) -> String {
+        let sep = "        ";
+        format!(
+            "{:>6}{sep}{}{sep}{}",
+            self.progress.iiter,
+            table::fmt_x0(&self.x),
+            table::fmt_cost(cost)
+        )
     }
 }
 

@@ -1,14 +1,15 @@
 //! [`Cgls`]: conjugate gradient least squares with damping (PyLops-MPI's `CGLS` / `cgls`).
 
 use crate::common::{
-    check_tol, finite, fused_vdots, nonzero, table, Callback, Result, SolveInfo, SolverError,
-    StopReason,
+    check_tol, data_residual, finite, finite_nonzero, fused_vdots, nonzero, table, Callback,
+    Iterative, Progress, Result, SolveInfo, SolverError, StopReason,
 };
 use distlops_core::{DistVector, LinearOperator, LinearOperatorExt, RealScalar, Scalar, Vector};
 use num_traits::{Float, Zero};
-use std::time::Instant;
 
 const NAME: &str = "CGLS";
+/// The width of the table's rules.
+const NBAR: usize = 65;
 
 /// Parameters of [`Cgls`] and [`cgls`], with PyLops' defaults.
 #[derive(Debug, Clone, PartialEq)]
@@ -118,12 +119,10 @@ pub struct Cgls<'a, T: Scalar> {
     r: DistVector<T>,
     c: DistVector<T>,
     q: DistVector<T>,
-    kold: T::Real,
-    iiter: usize,
-    cost: Vec<T::Real>,
+    /// `kold`, the step count and the cost `|y - A x|_2` after setup and every step.
+    progress: Progress<T::Real>,
+    /// `r2norm` after setup and every step.
     cost1: Vec<T::Real>,
-    show: bool,
-    start: Instant,
 }
 
 impl<'a, T: Scalar> Cgls<'a, T> {
@@ -150,25 +149,17 @@ impl<'a, T: Scalar> Cgls<'a, T> {
             });
         }
         let damp = <T::Real as RealScalar>::real_from_f64(params.damp);
-        op.range().check(y, "CGLS data y")?;
-        let mut s = y.clone();
-        let mut r = op.new_domain_vector()?;
         // The work vector for `q = A c` holds `A x0` first.
-        let mut q = y.zeros_like();
+        let (s, mut q) = data_residual(op, y, x0, NAME)?;
+        let mut r = op.new_domain_vector()?;
+        op.rmatvec(&s, &mut r)?;
         let x = match x0 {
             Some(x0) => {
-                op.domain().check(x0, "CGLS initial guess x0")?;
-                op.matvec(x0, &mut q)?;
-                s.axpy(-T::one(), &q)?;
-                op.rmatvec(&s, &mut r)?;
                 // PyLops' quirk: `damp`, not `damp^2`.
                 r.axpy(-T::from_real(damp), x0)?;
                 x0.clone()
             }
-            None => {
-                op.rmatvec(&s, &mut r)?;
-                r.zeros_like()
-            }
+            None => r.zeros_like(),
         };
         let c = r.clone();
         op.matvec(&c, &mut q)?;
@@ -183,6 +174,14 @@ impl<'a, T: Scalar> Cgls<'a, T> {
         let ss = finite(ss.re(), NAME, "|y - A x|^2", 0)?;
         let xx = finite(xx, NAME, "x^H x", 0)?;
         let show = params.show && op.comm().rank() == 0;
+        let progress = Progress::new(
+            kold,
+            ss.sqrt(),
+            params.niter,
+            params.tol,
+            params.itershow,
+            show,
+        );
         let solver = Cgls {
             op,
             damp2: damp * damp,
@@ -191,27 +190,18 @@ impl<'a, T: Scalar> Cgls<'a, T> {
             r,
             c,
             q,
-            kold,
-            iiter: 0,
-            cost: vec![ss.sqrt()],
+            progress,
             // PyLops' quirk: `damp`, not `damp^2`.
             cost1: vec![(ss + damp * xx).sqrt()],
-            show,
-            start: Instant::now(),
             params,
         };
-        if solver.show {
+        if show {
             solver.print_header();
         }
         Ok(solver)
     }
 
     fn print_header(&self) {
-        let columns = if T::IS_COMPLEX {
-            "    Itn             x[0]             r1norm         r2norm"
-        } else {
-            "    Itn          x[0]              r1norm         r2norm"
-        };
         // PyLops prints its `self.damp`, which holds damp^2.
         let params = format!(
             "damp = {}\ttol = {}\tniter = {}",
@@ -219,17 +209,11 @@ impl<'a, T: Scalar> Cgls<'a, T> {
             table::fmt_e(self.params.tol, 6, 10),
             self.params.niter
         );
-        println!(
-            "{}",
-            table::header(
-                NAME,
-                65,
-                self.op.range().global_len(),
-                self.op.domain().global_len(),
-                &params,
-                columns
-            )
+        let columns = (
+            "    Itn             x[0]             r1norm         r2norm",
+            "    Itn          x[0]              r1norm         r2norm",
         );
+        table::print_header(NAME, NBAR, self.op, &params, columns);
     }
 
     /// One CGLS step (the recurrences in the [type docs](Self)); returns the new `|y - A x|_2`.
@@ -241,10 +225,11 @@ impl<'a, T: Scalar> Cgls<'a, T> {
     /// [`SolverError::Breakdown`] if `q^H q + damp^2 c^H c` or `kold` is zero; operator errors.
     /// The iteration named is the one this step computes. After an error the state is not usable.
     pub fn step(&mut self) -> Result<T::Real> {
-        let it = self.iiter + 1;
+        let kold = self.progress.kold;
+        let it = self.progress.iiter + 1;
         let damped = !self.damp2.is_zero();
         nonzero(
-            self.kold,
+            kold,
             NAME,
             "r^H r (the normal residual is exactly zero)",
             it,
@@ -256,9 +241,8 @@ impl<'a, T: Scalar> Cgls<'a, T> {
             let [qq] = fused_vdots([(&self.q, &self.q)])?;
             (qq.re(), T::Real::zero())
         };
-        let den = finite(qq + self.damp2 * cc, NAME, "q^H q + damp^2 c^H c", it)?;
-        let den = nonzero(den, NAME, "q^H q + damp^2 c^H c", it)?;
-        let a = T::from_real(self.kold / den);
+        let den = finite_nonzero(qq + self.damp2 * cc, NAME, "q^H q + damp^2 c^H c", it)?;
+        let a = T::from_real(kold / den);
         self.x.axpy(a, &self.c)?;
         self.s.axpy(-a, &self.q)?;
         self.op.rmatvec(&self.s, &mut self.r)?;
@@ -274,13 +258,11 @@ impl<'a, T: Scalar> Cgls<'a, T> {
         let k = finite(rr.abs(), NAME, "r^H r", it)?;
         let ss = finite(ss.re(), NAME, "|y - A x|^2", it)?;
         let xx = finite(xx, NAME, "x^H x", it)?;
-        let b = T::from_real(k / self.kold);
+        let b = T::from_real(k / kold);
         self.c.axpby(T::one(), &self.r, b)?;
         self.op.matvec(&self.c, &mut self.q)?;
-        self.kold = k;
-        self.iiter = it;
         let cost = ss.sqrt();
-        self.cost.push(cost);
+        self.progress.record(k, cost);
         self.cost1.push((ss + self.damp2 * xx).sqrt());
         Ok(cost)
     }
@@ -288,13 +270,7 @@ impl<'a, T: Scalar> Cgls<'a, T> {
     /// `Some` once a stopping criterion holds: [`StopReason::ToleranceReached`] if `kold <= tol`
     /// (checked first), [`StopReason::MaxIterations`] if `niter` steps were taken.
     pub fn stop_reason(&self) -> Option<StopReason> {
-        if self.kold.to_f64() <= self.params.tol {
-            Some(StopReason::ToleranceReached)
-        } else if self.iiter >= self.params.niter {
-            Some(StopReason::MaxIterations)
-        } else {
-            None
-        }
+        self.progress.stop_reason()
     }
 
     /// Steps until a stopping criterion holds, calling `callback(x, iteration)` after every step
@@ -302,55 +278,21 @@ impl<'a, T: Scalar> Cgls<'a, T> {
     ///
     /// # Errors
     /// As [`step`](Self::step).
-    pub fn run(&mut self, mut callback: Option<Callback<'_, T>>) -> Result<StopReason> {
-        loop {
-            if let Some(reason) = self.stop_reason() {
-                return Ok(reason);
-            }
-            let show_row =
-                self.show && table::selected(self.iiter, self.params.niter, self.params.itershow);
-            let cost = self.step()?;
-            if show_row {
-                let x0 = table::fmt_x0(&self.x);
-                let sep = if T::IS_COMPLEX { "   " } else { "        " };
-                println!(
-                    "{:>6}       {x0}{sep}{}    {}",
-                    self.iiter,
-                    table::fmt_cost(cost),
-                    table::fmt_cost(self.r2norm())
-                );
-            }
-            if let Some(cb) = callback.as_mut() {
-                cb(&self.x, self.iiter);
-            }
-        }
+    pub fn run(&mut self, callback: Option<Callback<'_, T>>) -> Result<StopReason> {
+        crate::common::run(self, callback)
     }
 
     /// Ends the solve: prints the closing lines (rank 0, `params.show`) and returns `x` with
     /// PyLops' `istop`, `r1norm`, `r2norm` and cost history.
     pub fn finalize(self) -> CglsSolution<T> {
-        if self.show {
-            println!(
-                "{}",
-                table::footer(65, self.iiter, self.start.elapsed().as_secs_f64())
-            );
-        }
-        let stop_reason = self.stop_reason().unwrap_or(StopReason::StoppedEarly);
-        let istop = if self.kold.to_f64() < self.params.tol {
-            1
-        } else {
-            2
-        };
+        let istop = if self.progress.below_tol() { 1 } else { 2 };
+        let r1norm = self.progress.kold;
         let r2norm = self.r2norm();
         CglsSolution {
             x: self.x,
-            info: SolveInfo {
-                stop_reason,
-                iterations: self.iiter,
-                cost: self.cost,
-            },
+            info: self.progress.finish(NBAR),
             istop,
-            r1norm: self.kold,
+            r1norm,
             r2norm,
             r2norm_history: self.cost1,
         }
@@ -374,7 +316,7 @@ impl<'a, T: Scalar> Cgls<'a, T> {
     /// PyLops' `kold`: `|r|^2`, the squared normal residual, the value compared with `tol` and
     /// returned as `r1norm`.
     pub fn kold(&self) -> T::Real {
-        self.kold
+        self.progress.kold
     }
 
     /// The current `r2norm`: `sqrt(|y - A x|^2 + damp^2 |x|^2)` (with the setup quirk after
@@ -385,17 +327,42 @@ impl<'a, T: Scalar> Cgls<'a, T> {
 
     /// The number of steps taken.
     pub fn iteration(&self) -> usize {
-        self.iiter
+        self.progress.iiter
     }
 
     /// `|y - A x|_2` after setup and after every step so far.
     pub fn cost(&self) -> &[T::Real] {
-        &self.cost
+        &self.progress.cost
     }
 
     /// The parameters.
     pub fn params(&self) -> &CglsParams {
         &self.params
+    }
+}
+
+impl<T: Scalar> Iterative<T> for Cgls<'_, T> {
+    fn progress(&self) -> &Progress<T::Real> {
+        &self.progress
+    }
+
+    fn advance(&mut self) -> Result<T::Real> {
+        self.step()
+    }
+
+    fn estimate(&self) -> &DistVector<T> {
+        &self.x
+    }
+
+    fn table_row(&self, cost: T::Real) -> String {
+        let x0 = table::fmt_x0(&self.x);
+        let sep = if T::IS_COMPLEX { "   " } else { "        " };
+        format!(
+            "{:>6}       {x0}{sep}{}    {}",
+            self.progress.iiter,
+            table::fmt_cost(cost),
+            table::fmt_cost(self.r2norm())
+        )
     }
 }
 

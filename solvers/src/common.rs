@@ -1,7 +1,9 @@
 //! What the solvers share: the stop reason, the convergence record, the error type, the fused dot
-//! products, and the PyLops-style iteration table.
+//! products, the parameter checks, the CG / CGLS iteration loop, and the PyLops-style iteration
+//! table.
 
-use distlops_core::{DistVector, Partition, ReduceOp, Scalar};
+use distlops_core::{DistVector, LinearOperator, Partition, RealScalar, ReduceOp, Scalar, Vector};
+use std::time::Instant;
 
 /// Why an iterative solver stopped.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -245,9 +247,178 @@ pub(crate) fn check_tol(solver: &'static str, tol: f64) -> Result<()> {
     Ok(())
 }
 
+/// [`finite`], then [`nonzero`], for the same quantity.
+pub(crate) fn finite_nonzero<R: Scalar>(
+    v: R,
+    solver: &'static str,
+    quantity: &'static str,
+    iteration: usize,
+) -> Result<R> {
+    nonzero(
+        finite(v, solver, quantity, iteration)?,
+        solver,
+        quantity,
+        iteration,
+    )
+}
+
+/// Checks that the operator is square (domain == range); `what` names the method in the message.
+pub(crate) fn check_square<T: Scalar>(op: &dyn LinearOperator<T>, what: &str) -> Result<()> {
+    if op.domain() != op.range() {
+        return Err(SolverError::Core(distlops_core::Error::LayoutMismatch(
+            format!(
+                "{what} needs a square operator: domain {} vs range {}",
+                op.domain().describe(),
+                op.range().describe()
+            ),
+        )));
+    }
+    Ok(())
+}
+
+/// The setup CG and CGLS share: checks `y` (against the range) and `x0` (against the domain),
+/// and returns the data residual `y - A x0` with a work vector of the range that holds `A x0`
+/// (zero, and the product saved, when `x0` is `None`).
+pub(crate) fn data_residual<T: Scalar>(
+    op: &dyn LinearOperator<T>,
+    y: &DistVector<T>,
+    x0: Option<&DistVector<T>>,
+    solver: &str,
+) -> Result<(DistVector<T>, DistVector<T>)> {
+    op.range().check(y, &format!("{solver} data y"))?;
+    let mut residual = y.clone();
+    let mut work = y.zeros_like();
+    if let Some(x0) = x0 {
+        op.domain()
+            .check(x0, &format!("{solver} initial guess x0"))?;
+        op.matvec(x0, &mut work)?;
+        residual.axpy(-T::one(), &work)?;
+    }
+    Ok((residual, work))
+}
+
+/// The bookkeeping CG and CGLS share: PyLops' `kold` (the squared residual compared with `tol`),
+/// the step count, the cost history, the stopping and table parameters, and the clock.
+pub(crate) struct Progress<R> {
+    /// PyLops' `kold`, the value compared with `tol`.
+    pub(crate) kold: R,
+    /// The number of steps taken (PyLops' `iiter`).
+    pub(crate) iiter: usize,
+    /// The cost after setup and after every step.
+    pub(crate) cost: Vec<R>,
+    /// Whether this rank prints the table (`show` on rank 0).
+    show: bool,
+    niter: usize,
+    tol: f64,
+    itershow: (usize, usize, usize),
+    start: Instant,
+}
+
+impl<R: RealScalar> Progress<R> {
+    /// The state after setup: `kold`, the first cost, and the parameters (`show` already
+    /// restricted to rank 0). Starts the clock.
+    pub(crate) fn new(
+        kold: R,
+        cost0: R,
+        niter: usize,
+        tol: f64,
+        itershow: (usize, usize, usize),
+        show: bool,
+    ) -> Self {
+        Progress {
+            kold,
+            iiter: 0,
+            cost: vec![cost0],
+            show,
+            niter,
+            tol,
+            itershow,
+            start: Instant::now(),
+        }
+    }
+
+    /// `Some` once a stopping criterion holds: [`StopReason::ToleranceReached`] if `kold <= tol`
+    /// (checked first), [`StopReason::MaxIterations`] if `niter` steps were taken.
+    pub(crate) fn stop_reason(&self) -> Option<StopReason> {
+        if self.kold.to_f64() <= self.tol {
+            Some(StopReason::ToleranceReached)
+        } else if self.iiter >= self.niter {
+            Some(StopReason::MaxIterations)
+        } else {
+            None
+        }
+    }
+
+    /// PyLops' `kold < tol` (strict), its `istop == 1` test.
+    pub(crate) fn below_tol(&self) -> bool {
+        self.kold.to_f64() < self.tol
+    }
+
+    /// Whether the table shows the row of the next step.
+    fn row_selected(&self) -> bool {
+        self.show && table::selected(self.iiter, self.niter, self.itershow)
+    }
+
+    /// Records a finished step: the new `kold` and cost.
+    pub(crate) fn record(&mut self, kold: R, cost: R) {
+        self.kold = kold;
+        self.iiter += 1;
+        self.cost.push(cost);
+    }
+
+    /// Prints the table's closing lines (rank 0, `show`) and returns the convergence record.
+    pub(crate) fn finish(self, nbar: usize) -> SolveInfo<R> {
+        if self.show {
+            println!(
+                "{}",
+                table::footer(nbar, self.iiter, self.start.elapsed().as_secs_f64())
+            );
+        }
+        SolveInfo {
+            stop_reason: self.stop_reason().unwrap_or(StopReason::StoppedEarly),
+            iterations: self.iiter,
+            cost: self.cost,
+        }
+    }
+}
+
+/// A solver that [`run`] can drive: CG and CGLS.
+pub(crate) trait Iterative<T: Scalar> {
+    /// The shared bookkeeping.
+    fn progress(&self) -> &Progress<T::Real>;
+    /// One step; returns the new cost.
+    fn advance(&mut self) -> Result<T::Real>;
+    /// The current estimate.
+    fn estimate(&self) -> &DistVector<T>;
+    /// The table row of the step just taken, whose cost is `cost`.
+    fn table_row(&self, cost: T::Real) -> String;
+}
+
+/// Steps `solver` until a stopping criterion holds, calling `callback(x, iteration)` after every
+/// step and printing the selected table rows (rank 0, `show`).
+pub(crate) fn run<T: Scalar, S: Iterative<T>>(
+    solver: &mut S,
+    mut callback: Option<Callback<'_, T>>,
+) -> Result<StopReason> {
+    loop {
+        let progress = solver.progress();
+        if let Some(reason) = progress.stop_reason() {
+            return Ok(reason);
+        }
+        let show_row = progress.row_selected();
+        let cost = solver.advance()?;
+        if show_row {
+            println!("{}", solver.table_row(cost));
+        }
+        if let Some(cb) = callback.as_mut() {
+            cb(solver.estimate(), solver.progress().iiter);
+        }
+    }
+}
+
 /// The PyLops iteration table (printed on rank 0 only).
 pub(crate) mod table {
-    use distlops_core::{DistVector, RealScalar, Scalar};
+    use distlops_core::{DistVector, LinearOperator, RealScalar, Scalar};
 
     /// Python's `format(v, f"{width}.{prec}e")`: `1.0000e-04`, exponent with a sign and at least
     /// two digits, right-aligned in `width`.
@@ -296,6 +467,20 @@ pub(crate) mod table {
     pub(crate) fn selected(iiter: usize, niter: usize, itershow: (usize, usize, usize)) -> bool {
         let (first, last, every) = itershow;
         iiter < first || niter.saturating_sub(iiter) < last || iiter.checked_rem(every) == Some(0)
+    }
+
+    /// Prints the [`header`] of `op` (rank 0 decides by calling it only there): the column titles
+    /// are `columns.0` for complex types and `columns.1` for real ones.
+    pub(crate) fn print_header<T: Scalar>(
+        name: &str,
+        nbar: usize,
+        op: &dyn LinearOperator<T>,
+        params: &str,
+        columns: (&str, &str),
+    ) {
+        let columns = if T::IS_COMPLEX { columns.0 } else { columns.1 };
+        let (rows, cols) = (op.range().global_len(), op.domain().global_len());
+        println!("{}", header(name, nbar, rows, cols, params, columns));
     }
 
     /// The header: solver name, operator shape, parameters, column titles.

@@ -1,7 +1,9 @@
 //! [`power_iteration`]: the eigenvalue of largest modulus of a square operator (PyLops-MPI's
 //! `optimization.eigs.power_iteration`), from a seeded, rank-count-independent start.
 
-use crate::common::{finite, fused_vdots, nonzero, Result, SolverError};
+use crate::common::{
+    check_square, check_tol, finite, finite_nonzero, fused_vdots, Result, SolverError,
+};
 use distlops_core::{
     Complex32, Complex64, DistVector, DistributedArray, LinearOperator, LinearOperatorExt,
     Partition, RealScalar, Scalar, Vector,
@@ -161,27 +163,19 @@ pub fn power_iteration<T: Scalar>(
     op: &dyn LinearOperator<T>,
     params: PowerIterationParams,
 ) -> Result<PowerIterationResult<T>> {
-    crate::common::check_tol(NAME, params.tol)?;
+    check_tol(NAME, params.tol)?;
     if params.niter == 0 {
         return Err(SolverError::InvalidParameter {
             solver: NAME,
             message: "niter must be at least 1".into(),
         });
     }
-    if op.domain() != op.range() {
-        return Err(SolverError::Core(distlops_core::Error::LayoutMismatch(
-            format!(
-                "power iteration needs a square operator: domain {} vs range {}",
-                op.domain().describe(),
-                op.range().describe()
-            ),
-        )));
-    }
+    check_square(op, "power iteration")?;
     let mut b = op.new_domain_vector()?;
     let mut b1 = op.new_range_vector()?;
     fill_seeded(&mut b, params.seed);
     let [bb] = fused_vdots([(&b, &b)])?;
-    let nb = nonzero(finite(bb.re(), NAME, "|b|", 0)?, NAME, "|b|", 0)?.sqrt();
+    let nb = finite_nonzero(bb.re(), NAME, "|b|", 0)?.sqrt();
     b.scale(T::from_real(nb.recip()));
     let mut maxeig_old = T::zero();
     let mut maxeig = T::zero();
@@ -190,7 +184,7 @@ pub fn power_iteration<T: Scalar>(
         op.matvec(&b, &mut b1)?;
         let [bab, n2] = fused_vdots([(&b, &b1), (&b1, &b1)])?;
         maxeig = finite(bab, NAME, "b^H A b", it)?;
-        let n = nonzero(finite(n2.re(), NAME, "|A b|", it)?, NAME, "|A b|", it)?.sqrt();
+        let n = finite_nonzero(n2.re(), NAME, "|A b|", it)?.sqrt();
         std::mem::swap(&mut b, &mut b1);
         b.scale(T::from_real(n.recip()));
         iterations = it;

@@ -217,6 +217,15 @@ fn spd<T: Num>(n: usize, rng: &mut Rng) -> Mat<T> {
         .plus(&Mat::identity(n))
 }
 
+/// A random Hermitian positive definite system `(A, y)` of size `n` (see [`spd`]), and the
+/// generator, seeded with `seed`, for more data.
+fn spd_system<T: Num>(n: usize, seed: u64) -> (Mat<T>, Vec<T>, Rng) {
+    let mut rng = Rng(seed);
+    let a = spd(n, &mut rng);
+    let y = rng.vec(n);
+    (a, y, rng)
+}
+
 // ---------------------------------------------------------------------------------------------
 // Distributed vectors and test operators
 // ---------------------------------------------------------------------------------------------
@@ -286,6 +295,20 @@ impl<T: Num> DenseOp<T> {
             comm: comm.clone(),
         }
     }
+}
+
+/// Runs `f(op, y)` on `p` threads, with `a` as a [`DenseOp`] and `y` distributed over its range.
+fn run_dense<T: Num, R: Send>(
+    p: usize,
+    a: &Mat<T>,
+    y: &[T],
+    f: impl Fn(DenseOp<T>, DistVector<T>) -> R + Sync,
+) -> Vec<R> {
+    Threads::run(p, |comm| {
+        let op = DenseOp::new(&comm, a);
+        let yd = dist(&comm, &op.range, y);
+        f(op, yd)
+    })
 }
 
 /// This rank's rows of `m v` for plain 1-D Scatter vectors.
@@ -405,6 +428,33 @@ impl<T: Num> LinearOperator<T> for NanOnCall<'_, T> {
 // PyLops' recurrences, serially (pylops_mpi/optimization/cls_basic.py)
 // ---------------------------------------------------------------------------------------------
 
+/// The serial recurrences, stepped on the dense matrix `a`.
+trait Recurrence<T> {
+    fn step(&mut self, a: &Mat<T>);
+}
+
+/// `snapshot(reference)` after setup and after each of `steps` steps.
+fn history<T, R: Recurrence<T>, S>(
+    reference: &mut R,
+    a: &Mat<T>,
+    steps: usize,
+    snapshot: impl Fn(&R) -> S,
+) -> Vec<S> {
+    let mut out = vec![snapshot(reference)];
+    for _ in 0..steps {
+        reference.step(a);
+        out.push(snapshot(reference));
+    }
+    out
+}
+
+/// A tolerance just above the squared residual `kolds[k]`, and the number of steps after which
+/// it is met: the first index at or below it.
+fn tol_just_above(kolds: &[f64], k: usize) -> (f64, usize) {
+    let tol = kolds[k] * (1.0 + 1e-6);
+    (tol, kolds.iter().position(|&kold| kold <= tol).unwrap())
+}
+
 struct RefCg<T> {
     x: Vec<T>,
     r: Vec<T>,
@@ -425,6 +475,9 @@ impl<T: Num> RefCg<T> {
             cost: vec![kold.sqrt()],
         }
     }
+}
+
+impl<T: Num> Recurrence<T> for RefCg<T> {
     fn step(&mut self, a: &Mat<T>) {
         let opc = a.matvec(&self.c);
         let copc = pdot(&self.c, &conj(&opc)).abs();
@@ -475,6 +528,9 @@ impl<T: Num> RefCgls<T> {
             cost1: vec![cost1],
         }
     }
+}
+
+impl<T: Num> Recurrence<T> for RefCgls<T> {
     fn step(&mut self, a: &Mat<T>) {
         let ah = a.adjoint();
         let den =
@@ -512,16 +568,12 @@ impl<T: Num> RefCgls<T> {
 
 fn cg_dense_case<T: Num>(seed: u64) {
     let n = 13;
-    let mut rng = Rng(seed);
-    let a = spd::<T>(n, &mut rng);
-    let y: Vec<T> = rng.vec(n);
+    let (a, y, mut rng) = spd_system::<T>(n, seed);
     let x0: Vec<T> = rng.vec(n);
     let exact = solve(&a, &y);
     for p in RANKS {
-        let out = Threads::run(p, |comm| {
-            let op = DenseOp::new(&comm, &a);
-            let yd = dist(&comm, &op.range, &y);
-            let x0d = dist(&comm, &op.domain, &x0);
+        let out = run_dense(p, &a, &y, |op, yd| {
+            let x0d = dist(&op.comm, &op.domain, &x0);
             let params = CgParams {
                 niter: 100,
                 tol: 1e-26,
@@ -566,26 +618,16 @@ fn cg_spd_reaches_dense_solution() {
 
 fn cg_parity_case<T: Num>(seed: u64) {
     let n = 11;
-    let mut rng = Rng(seed);
-    let a = spd::<T>(n, &mut rng);
-    let y: Vec<T> = rng.vec(n);
+    let (a, y, mut rng) = spd_system::<T>(n, seed);
     let x0: Vec<T> = rng.vec(n);
     let steps = 6;
     let mut reference = RefCg::setup(&a, &y, &x0);
-    let mut expected = vec![(reference.x.clone(), reference.cost[0], reference.kold)];
-    for _ in 0..steps {
-        reference.step(&a);
-        expected.push((
-            reference.x.clone(),
-            *reference.cost.last().unwrap(),
-            reference.kold,
-        ));
-    }
+    let expected = history(&mut reference, &a, steps, |r| {
+        (r.x.clone(), *r.cost.last().unwrap(), r.kold)
+    });
     for p in RANKS {
-        let got = Threads::run(p, |comm| {
-            let op = DenseOp::new(&comm, &a);
-            let yd = dist(&comm, &op.range, &y);
-            let x0d = dist(&comm, &op.domain, &x0);
+        let got = run_dense(p, &a, &y, |op, yd| {
+            let x0d = dist(&op.comm, &op.domain, &x0);
             let params = CgParams {
                 niter: steps,
                 tol: 0.0,
@@ -626,24 +668,13 @@ fn cg_iterates_match_pylops_recurrences() {
 #[test]
 fn cg_stop_reason_and_iteration_count() {
     let n = 11;
-    let mut rng = Rng(5);
-    let a = spd::<f64>(n, &mut rng);
-    let y: Vec<f64> = rng.vec(n);
+    let (a, y, _) = spd_system::<f64>(n, 5);
     let zeros = vec![0.0; n];
-    let mut reference = RefCg::setup(&a, &y, &zeros);
-    let mut kolds = vec![reference.kold];
-    for _ in 0..8 {
-        reference.step(&a);
-        kolds.push(reference.kold);
-    }
-    // A tolerance just above the 4th squared residual: the first index at or below it.
-    let tol = kolds[4] * (1.0 + 1e-6);
-    let expected_its = kolds.iter().position(|&k| k <= tol).unwrap();
+    let kolds = history(&mut RefCg::setup(&a, &y, &zeros), &a, 8, |r| r.kold);
+    let (tol, expected_its) = tol_just_above(&kolds, 4);
     assert!(expected_its <= 4);
     for p in RANKS {
-        let out = Threads::run(p, |comm| {
-            let op = DenseOp::new(&comm, &a);
-            let yd = dist(&comm, &op.range, &y);
+        let out = run_dense(p, &a, &y, |op, yd| {
             let run = |niter, tol| {
                 let s = cg(
                     &op,
@@ -677,13 +708,9 @@ fn cg_stop_reason_and_iteration_count() {
 #[test]
 fn cg_callback_sees_every_step_and_manual_stepping_agrees() {
     let n = 9;
-    let mut rng = Rng(6);
-    let a = spd::<Complex64>(n, &mut rng);
-    let y: Vec<Complex64> = rng.vec(n);
+    let (a, y, _) = spd_system::<Complex64>(n, 6);
     for p in RANKS {
-        Threads::run(p, |comm| {
-            let op = DenseOp::new(&comm, &a);
-            let yd = dist(&comm, &op.range, &y);
+        run_dense(p, &a, &y, |op, yd| {
             let params = CgParams {
                 niter: 5,
                 tol: 0.0,
@@ -720,9 +747,7 @@ fn cg_breakdown_on_an_indefinite_operator() {
     // diag(1, -1, 1, -1, 1, -1) with y = 1: c^H A c = 0 in the first step.
     let a = Mat::<f64>::diag(&[1.0, -1.0, 1.0, -1.0, 1.0, -1.0]);
     for p in RANKS {
-        let out = Threads::run(p, |comm| {
-            let op = DenseOp::new(&comm, &a);
-            let yd = dist(&comm, &op.range, &[1.0; 6]);
+        let out = run_dense(p, &a, &[1.0; 6], |op, yd| {
             cg(&op, &yd, None, CgParams::default(), None).map(|_| ())
         });
         for r in out {
@@ -737,9 +762,7 @@ fn cg_breakdown_on_an_indefinite_operator() {
 #[test]
 fn cg_f32_converges() {
     let n = 10;
-    let mut rng = Rng(7);
-    let a64 = spd::<f64>(n, &mut rng);
-    let y64: Vec<f64> = rng.vec(n);
+    let (a64, y64, _) = spd_system::<f64>(n, 7);
     let exact = solve(&a64, &y64);
     let a: Vec<f32> = a64.a.iter().map(|&v| v as f32).collect();
     let y: Vec<f32> = y64.iter().map(|&v| v as f32).collect();
@@ -820,9 +843,7 @@ fn cgls_dense_case<T: Num>(m: usize, n: usize, damp: f64, seed: u64) {
     let residual = norm(&sub(&y, &a.matvec(&exact)));
     let r2 = (residual.powi(2) + damp * damp * norm(&exact).powi(2)).sqrt();
     for p in RANKS {
-        let out = Threads::run(p, |comm| {
-            let op = DenseOp::new(&comm, &a);
-            let yd = dist(&comm, &op.range, &y);
+        let out = run_dense(p, &a, &y, |op, yd| {
             let params = CglsParams {
                 niter: 200,
                 damp,
@@ -886,21 +907,10 @@ fn cgls_parity<T: Num, O: LinearOperator<T>>(
 ) {
     let zeros = vec![T::zero(); a.n];
     let mut reference = RefCgls::setup(a, y, x0.unwrap_or(&zeros), damp);
-    let mut expected = vec![(
-        reference.x.clone(),
-        reference.cost[0],
-        reference.kold,
-        reference.cost1[0],
-    )];
-    for _ in 0..steps {
-        reference.step(a);
-        expected.push((
-            reference.x.clone(),
-            *reference.cost.last().unwrap(),
-            reference.kold,
-            *reference.cost1.last().unwrap(),
-        ));
-    }
+    let expected = history(&mut reference, a, steps, |r| {
+        let (cost, cost1) = (r.cost.last().unwrap(), r.cost1.last().unwrap());
+        (r.x.clone(), *cost, r.kold, *cost1)
+    });
     for p in RANKS {
         let got = Threads::run(p, |comm| {
             let op = op_of(&comm);
@@ -971,18 +981,12 @@ fn cgls_stop_reason_and_istop() {
     let mut rng = Rng(22);
     let a = Mat::<f64>::random(12, 6, &mut rng);
     let y: Vec<f64> = rng.vec(12);
-    let mut reference = RefCgls::setup(&a, &y, &[0.0; 6], 0.0);
-    let mut kolds = vec![reference.kold];
-    for _ in 0..5 {
-        reference.step(&a);
-        kolds.push(reference.kold);
-    }
-    let tol = kolds[3] * (1.0 + 1e-6);
-    let expected_its = kolds.iter().position(|&k| k <= tol).unwrap();
+    let kolds = history(&mut RefCgls::setup(&a, &y, &[0.0; 6], 0.0), &a, 5, |r| {
+        r.kold
+    });
+    let (tol, expected_its) = tol_just_above(&kolds, 3);
     for p in RANKS {
-        let out = Threads::run(p, |comm| {
-            let op = DenseOp::new(&comm, &a);
-            let yd = dist(&comm, &op.range, &y);
+        let out = run_dense(p, &a, &y, |op, yd| {
             let run = |niter, tol| {
                 let s = cgls(
                     &op,
@@ -1059,14 +1063,10 @@ fn cgls_on_a_stacked_range() {
 #[test]
 fn nan_in_data_is_an_error_at_iteration_zero() {
     let n = 9;
-    let mut rng = Rng(40);
-    let a = spd::<f64>(n, &mut rng);
-    let mut y: Vec<f64> = rng.vec(n);
+    let (a, mut y, _) = spd_system::<f64>(n, 40);
     y[5] = f64::NAN;
     for p in RANKS {
-        let out = Threads::run(p, |comm| {
-            let op = DenseOp::new(&comm, &a);
-            let yd = dist(&comm, &op.range, &y);
+        let out = run_dense(p, &a, &y, |op, yd| {
             let e1 = cg(&op, &yd, None, CgParams::default(), None)
                 .map(|_| ())
                 .unwrap_err();
@@ -1106,13 +1106,9 @@ fn nan_in_data_is_an_error_at_iteration_zero() {
 #[test]
 fn nan_during_the_iteration_names_the_iteration_on_every_rank() {
     let n = 10;
-    let mut rng = Rng(41);
-    let a = spd::<Complex64>(n, &mut rng);
-    let y: Vec<Complex64> = rng.vec(n);
+    let (a, y, _) = spd_system::<Complex64>(n, 41);
     for p in RANKS {
-        let out = Threads::run(p, |comm| {
-            let dense = DenseOp::new(&comm, &a);
-            let yd = dist(&comm, &dense.range, &y);
+        let out = run_dense(p, &a, &y, |dense, yd| {
             let params = CgParams {
                 niter: 20,
                 tol: 0.0,

@@ -194,7 +194,7 @@ pub fn exchange_overlapped_runs_work(comm: &Communicator) {
     let (rank, size) = (comm.rank(), comm.size());
     let right = (rank + 1) % size;
     let left = (rank + size - 1) % size;
-    let send = vec![rank as f64; 5];
+    let send = [rank as f64; 5];
     let mut recv = vec![0.0; 5];
     let local: Vec<f64> = (0..1000).map(|i| i as f64).collect();
     let sum = comm.exchange_overlapped(&[(right, &send[..])], &mut [(left, &mut recv[..])], || {

@@ -10,6 +10,18 @@ fn axis_err(axis: usize, ndim: usize) -> impl Fn(&Error) -> bool {
     move |e| matches!(e, Error::AxisOutOfRange { axis: a, ndim: n } if *a == axis && *n == ndim)
 }
 
+/// The errors when only rank `culprit` passes a wrong shape: a shape mismatch there, and
+/// `FailedOnOtherRank` naming `culprit` on the other ranks (this one is `rank`).
+fn culprit_err(rank: usize, culprit: usize) -> impl Fn(&Error) -> bool {
+    move |e| {
+        if rank == culprit {
+            is_shape_mismatch(e)
+        } else {
+            matches!(e, Error::FailedOnOtherRank { rank: r, .. } if *r == culprit)
+        }
+    }
+}
+
 pub fn mismatched_layouts(comm: &Communicator) {
     let p = comm.size();
     let g2 = global::<f64>(UNEVEN_2D, 700);
@@ -237,42 +249,35 @@ pub fn invalid_local_shapes(comm: &Communicator) {
     let l = Layout::scatter(UNEVEN_3D, 1, p).unwrap();
     let g = global::<f64>(UNEVEN_3D, 710);
     let mine = block(&g, &l, rank);
-    // One rank passes a different non-axis dimension.
-    let local = if rank == last {
-        ArrayD::zeros(IxDyn(&[6, l.count(rank), 9]))
-    } else {
-        mine.clone()
+    // `from_local` (Scatter along axis 1) with a block of shape `shape` on rank `culprit`.
+    let odd_block = |culprit: usize, shape: &[usize], what: &str| {
+        let local = if rank == culprit {
+            ArrayD::zeros(IxDyn(shape))
+        } else {
+            mine.clone()
+        };
+        expect_err(
+            comm,
+            DistributedArray::from_local(comm, local, 1, Partition::Scatter),
+            is_invalid_local_shapes,
+            what,
+        );
     };
-    expect_err(
-        comm,
-        DistributedArray::from_local(comm, local, 1, Partition::Scatter),
-        is_invalid_local_shapes,
+    let count = l.count(rank);
+    // One rank passes a different non-axis dimension.
+    odd_block(
+        last,
+        &[6, count, 9],
         "from_local: a non-axis dim differs on the last rank",
     );
     // Rank 0 differs (the reference shape of the check).
-    let local = if rank == 0 {
-        ArrayD::zeros(IxDyn(&[7, l.count(rank), 8]))
-    } else {
-        mine.clone()
-    };
-    expect_err(
-        comm,
-        DistributedArray::from_local(comm, local, 1, Partition::Scatter),
-        is_invalid_local_shapes,
+    odd_block(
+        0,
+        &[7, count, 8],
         "from_local: a non-axis dim differs on rank 0",
     );
     // Ranks with different numbers of dimensions.
-    let local = if rank == last {
-        ArrayD::zeros(IxDyn(&[7, l.count(rank)]))
-    } else {
-        mine.clone()
-    };
-    expect_err(
-        comm,
-        DistributedArray::from_local(comm, local, 1, Partition::Scatter),
-        is_invalid_local_shapes,
-        "from_local: different ndim",
-    );
+    odd_block(last, &[7, count], "from_local: different ndim");
     // Broadcast with different shapes.
     let local = if rank == last {
         ArrayD::zeros(IxDyn(&[7, 5, 8]))
@@ -425,13 +430,7 @@ pub fn wrong_local_block_on_one_rank(comm: &Communicator) {
             let e = expect_err(
                 comm,
                 r,
-                |e| {
-                    if rank == culprit {
-                        is_shape_mismatch(e)
-                    } else {
-                        matches!(e, Error::FailedOnOtherRank { rank: r, .. } if *r == culprit)
-                    }
-                },
+                culprit_err(rank, culprit),
                 &format!("{name}: from_local_with_layout, wrong block on rank {culprit}"),
             );
             if rank != culprit {
@@ -450,13 +449,7 @@ pub fn wrong_local_block_on_one_rank(comm: &Communicator) {
         expect_err(
             comm,
             DistributedArray::to_dist(comm, arr, &l),
-            |e| {
-                if rank == last {
-                    is_shape_mismatch(e)
-                } else {
-                    matches!(e, Error::FailedOnOtherRank { rank: r, .. } if *r == last)
-                }
-            },
+            culprit_err(rank, last),
             &format!("{name}: to_dist with a wrong global shape on the last rank"),
         );
     }
@@ -468,13 +461,7 @@ pub fn wrong_local_block_on_one_rank(comm: &Communicator) {
     expect_err(
         comm,
         b.assign(value),
-        |e| {
-            if rank == last {
-                is_shape_mismatch(e)
-            } else {
-                matches!(e, Error::FailedOnOtherRank { rank: r, .. } if *r == last)
-            }
-        },
+        culprit_err(rank, last),
         "Broadcast assign with a wrong shape on the last rank",
     );
     assert_eq!(b.asarray(), g, "a failed assign must not write");

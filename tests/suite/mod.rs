@@ -11,8 +11,10 @@ pub mod arith;
 pub mod array;
 pub mod building_blocks;
 pub mod check;
+pub mod derivatives;
 pub mod errors;
 pub mod ghost;
+pub mod halo;
 pub mod mask;
 pub mod operators;
 pub mod props;
@@ -41,7 +43,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         "comm::exchange_with_both_neighbours",
         comm::exchange_with_both_neighbours,
     ),
-    ("comm::exchange_overlapped_runs_work", comm::exchange_overlapped_runs_work),
+    (
+        "comm::exchange_overlapped_runs_work",
+        comm::exchange_overlapped_runs_work,
+    ),
     ("comm::all_to_all_varcount", comm::all_to_all_varcount),
     ("comm::split_by_colour", comm::split_by_colour),
     ("comm::barrier_and_agree", comm::barrier_and_agree),
@@ -173,6 +178,46 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         building_blocks::building_blocks_complex,
     ),
     ("building_blocks::conj_block", building_blocks::conj_block),
+    (
+        "derivatives::first_derivative_f64",
+        derivatives::first_derivative_f64,
+    ),
+    (
+        "derivatives::first_derivative_complex",
+        derivatives::first_derivative_complex,
+    ),
+    (
+        "derivatives::second_derivative_f64",
+        derivatives::second_derivative_f64,
+    ),
+    (
+        "derivatives::second_derivative_complex",
+        derivatives::second_derivative_complex,
+    ),
+    ("derivatives::laplacian_f64", derivatives::laplacian_f64),
+    (
+        "derivatives::laplacian_complex",
+        derivatives::laplacian_complex,
+    ),
+    ("derivatives::gradient_f64", derivatives::gradient_f64),
+    (
+        "derivatives::gradient_complex",
+        derivatives::gradient_complex,
+    ),
+    (
+        "derivatives::thin_ranks_and_short_axes",
+        derivatives::thin_ranks_and_short_axes,
+    ),
+    (
+        "derivatives::derivative_errors",
+        derivatives::derivative_errors,
+    ),
     ("solvers::solvers_f64", solvers::solvers_f64),
     ("solvers::solvers_complex", solvers::solvers_complex),
+    ("halo::values_f64", halo::values_f64),
+    ("halo::values_complex", halo::values_complex),
+    ("halo::small_and_empty_blocks", halo::small_and_empty_blocks),
+    ("halo::errors_on_every_rank", halo::errors_on_every_rank),
+    ("halo::stencils_f64", halo::stencils_f64),
+    ("halo::stencils_complex", halo::stencils_complex),
 ];

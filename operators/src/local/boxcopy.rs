@@ -2,6 +2,7 @@
 //! of [`Pad`](super::Pad) and of the n-D [`Identity`](super::Identity).
 
 use super::shape::c_strides;
+use distlops_core::Scalar;
 
 /// A precomputed copy of the box of shape `extent` from offset `src_start` of an array of shape
 /// `src_dims` to offset `dst_start` of an array of shape `dst_dims`.
@@ -69,4 +70,42 @@ impl BoxCopy {
             self.level(d + 1, s + i * ss, t + i * ts, src, dst);
         }
     }
+}
+
+/// A box at the origin of the model placed in the data, and the copies both ways: the zero-padding
+/// (forward) and cropping (adjoint) of [`Pad`](super::Pad) and [`Identity`](super::Identity).
+#[derive(Debug, Clone)]
+pub(crate) struct Embedding {
+    to_data: BoxCopy,
+    to_model: BoxCopy,
+}
+
+impl Embedding {
+    /// The box of shape `extent` at the origin of the model (shape `dims`), at offset `at` of the
+    /// data (shape `dimsd`). The caller guarantees that the box covers the smaller of the two
+    /// arrays (so that what a copy leaves out of the destination is exactly what must be zero).
+    pub(crate) fn new(dims: &[usize], dimsd: &[usize], at: &[usize], extent: &[usize]) -> Self {
+        let origin = vec![0; dims.len()];
+        let to_data = BoxCopy::new(dims, &origin, dimsd, at, extent);
+        let to_model = to_data.reversed();
+        Embedding { to_data, to_model }
+    }
+
+    /// `y` = the model `x` placed in the data, zeros elsewhere.
+    pub(crate) fn forward<T: Scalar>(&self, x: &[T], y: &mut [T]) {
+        transfer(&self.to_data, x, y);
+    }
+
+    /// `x` = the box cut out of the data `y`, zeros elsewhere.
+    pub(crate) fn adjoint<T: Scalar>(&self, y: &[T], x: &mut [T]) {
+        transfer(&self.to_model, y, x);
+    }
+}
+
+/// `dst = src` on the box of `copy`, zeros elsewhere in `dst` (which only a larger `dst` has).
+fn transfer<T: Scalar>(copy: &BoxCopy, src: &[T], dst: &mut [T]) {
+    if dst.len() > src.len() {
+        dst.fill(T::zero());
+    }
+    copy.apply(src, dst);
 }

@@ -1,6 +1,6 @@
 //! [`Conj`]: element-wise complex conjugation (PyLops' `Conj`).
 
-use super::shape::{check_dims, check_io};
+use super::shape::{check_dims, check_matvec, check_rmatvec, shape_methods};
 use super::LocalOperator;
 use distlops_core::{Result, Scalar};
 
@@ -32,27 +32,17 @@ impl Conj {
 }
 
 impl<T: Scalar> LocalOperator<T> for Conj {
-    fn dims(&self) -> &[usize] {
-        &self.dims
-    }
-    fn dimsd(&self) -> &[usize] {
-        &self.dims
-    }
+    shape_methods!("Conj", dims, dims);
     fn matvec(&self, x: &[T], y: &mut [T]) {
-        let n = LocalOperator::<T>::ncols(self);
-        check_io("Conj::matvec", x.len(), n, y.len(), n);
+        check_matvec(self, "Conj::matvec", x, y);
         for (yv, &xv) in y.iter_mut().zip(x) {
             *yv = xv.conj();
         }
     }
     fn rmatvec(&self, y: &[T], x: &mut [T]) {
-        let n = LocalOperator::<T>::ncols(self);
-        check_io("Conj::rmatvec", y.len(), n, x.len(), n);
+        check_rmatvec(self, "Conj::rmatvec", y, x);
         for (xv, &yv) in x.iter_mut().zip(y) {
             *xv = yv.conj();
         }
-    }
-    fn name(&self) -> String {
-        "Conj".into()
     }
 }

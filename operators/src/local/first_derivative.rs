@@ -1,7 +1,7 @@
 //! [`FirstDerivative`]: first-order finite differences along one axis (PyLops' `FirstDerivative`).
 
 use super::shape::check_io;
-use super::stencil::{DerivativeKind, EdgeRow, Interior, Stencil};
+use super::stencil::{DerivativeKind, EdgeRow, Interior, Scheme, Stencil};
 use super::LocalOperator;
 use distlops_core::{Error, Result, Scalar};
 
@@ -52,76 +52,8 @@ impl FirstDerivative {
         edge: bool,
         order: usize,
     ) -> Result<Self> {
-        if !sampling.is_finite() || sampling == 0.0 {
-            return Err(Error::InvalidArgument(format!(
-                "FirstDerivative: sampling must be finite and non-zero, got {sampling}"
-            )));
-        }
-        let (interior, edges): (Interior<'_>, &[EdgeRow<'_>]) = match (kind, order) {
-            (DerivativeKind::Forward, _) => (
-                Interior {
-                    first: 0,
-                    last: 1,
-                    taps: &[(0, -1.0), (1, 1.0)],
-                },
-                &[],
-            ),
-            (DerivativeKind::Backward, _) => (
-                Interior {
-                    first: 1,
-                    last: 0,
-                    taps: &[(-1, -1.0), (0, 1.0)],
-                },
-                &[],
-            ),
-            (DerivativeKind::Centered, 3) => (
-                Interior {
-                    first: 1,
-                    last: 1,
-                    taps: &[(-1, -0.5), (1, 0.5)],
-                },
-                if edge {
-                    &[(0, &[(0, -1.0), (1, 1.0)]), (-1, &[(-2, -1.0), (-1, 1.0)])]
-                } else {
-                    &[]
-                },
-            ),
-            (DerivativeKind::Centered, 5) => (
-                Interior {
-                    first: 2,
-                    last: 2,
-                    taps: &[
-                        (-2, 1.0 / 12.0),
-                        (-1, -2.0 / 3.0),
-                        (1, 2.0 / 3.0),
-                        (2, -1.0 / 12.0),
-                    ],
-                },
-                if edge {
-                    &[
-                        (0, &[(0, -1.0), (1, 1.0)]),
-                        (1, &[(0, -0.5), (2, 0.5)]),
-                        (-2, &[(-3, -0.5), (-1, 0.5)]),
-                        (-1, &[(-2, -1.0), (-1, 1.0)]),
-                    ]
-                } else {
-                    &[]
-                },
-            ),
-            (DerivativeKind::Centered, _) => {
-                return Err(Error::InvalidArgument(format!(
-                    "FirstDerivative: order must be 3 or 5 for the centered scheme, got {order}"
-                )))
-            }
-        };
-        let stencil = Stencil::new(
-            "FirstDerivative",
-            dims,
-            axis,
-            interior,
-            edges,
-            1.0 / sampling,
-        )?;
+        let scheme = Scheme::first_derivative(kind, edge, order, sampling)?;
+        let stencil = Stencil::new("FirstDerivative", dims, axis, &scheme)?;
         Ok(FirstDerivative {
             dims: dims.to_vec(),
             axis,
@@ -178,5 +110,89 @@ impl<T: Scalar> LocalOperator<T> for FirstDerivative {
     }
     fn name(&self) -> String {
         "FirstDerivative".into()
+    }
+}
+
+impl Scheme {
+    /// The coefficients of PyLops' `FirstDerivative` (see [`FirstDerivative`]), scaled by
+    /// `1 / sampling`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `sampling` is zero or not finite, or if `order` is not 3 or
+    /// 5 for the centered scheme.
+    pub(crate) fn first_derivative(
+        kind: DerivativeKind,
+        edge: bool,
+        order: usize,
+        sampling: f64,
+    ) -> Result<Self> {
+        if !sampling.is_finite() || sampling == 0.0 {
+            return Err(Error::InvalidArgument(format!(
+                "FirstDerivative: sampling must be finite and non-zero, got {sampling}"
+            )));
+        }
+        let (interior, edges): (Interior<'static>, &'static [EdgeRow<'static>]) =
+            match (kind, order) {
+                (DerivativeKind::Forward, _) => (
+                    Interior {
+                        first: 0,
+                        last: 1,
+                        taps: &[(0, -1.0), (1, 1.0)],
+                    },
+                    &[],
+                ),
+                (DerivativeKind::Backward, _) => (
+                    Interior {
+                        first: 1,
+                        last: 0,
+                        taps: &[(-1, -1.0), (0, 1.0)],
+                    },
+                    &[],
+                ),
+                (DerivativeKind::Centered, 3) => (
+                    Interior {
+                        first: 1,
+                        last: 1,
+                        taps: &[(-1, -0.5), (1, 0.5)],
+                    },
+                    if edge {
+                        &[(0, &[(0, -1.0), (1, 1.0)]), (-1, &[(-2, -1.0), (-1, 1.0)])]
+                    } else {
+                        &[]
+                    },
+                ),
+                (DerivativeKind::Centered, 5) => (
+                    Interior {
+                        first: 2,
+                        last: 2,
+                        taps: &[
+                            (-2, 1.0 / 12.0),
+                            (-1, -2.0 / 3.0),
+                            (1, 2.0 / 3.0),
+                            (2, -1.0 / 12.0),
+                        ],
+                    },
+                    if edge {
+                        &[
+                            (0, &[(0, -1.0), (1, 1.0)]),
+                            (1, &[(0, -0.5), (2, 0.5)]),
+                            (-2, &[(-3, -0.5), (-1, 0.5)]),
+                            (-1, &[(-2, -1.0), (-1, 1.0)]),
+                        ]
+                    } else {
+                        &[]
+                    },
+                ),
+                (DerivativeKind::Centered, _) => {
+                    return Err(Error::InvalidArgument(format!(
+                        "FirstDerivative: order must be 3 or 5 for the centered scheme, got {order}"
+                    )))
+                }
+            };
+        Ok(Scheme {
+            interior,
+            edges,
+            scale: 1.0 / sampling,
+        })
     }
 }

@@ -1,8 +1,8 @@
 //! [`Identity`]: copies the model into the data, cropping or zero-padding at the end of each axis
 //! (PyLops' `Identity`).
 
-use super::boxcopy::BoxCopy;
-use super::shape::{check_dims, check_io};
+use super::boxcopy::Embedding;
+use super::shape::{check_matvec, check_rmatvec, check_shapes, shape_methods};
 use super::LocalOperator;
 use distlops_core::{Error, Result, Scalar};
 
@@ -18,9 +18,8 @@ use distlops_core::{Error, Result, Scalar};
 pub struct Identity {
     dims: Vec<usize>,
     dimsd: Vec<usize>,
-    /// Copies the common box from the model to the data (`None` when the shapes are equal).
-    to_data: Option<BoxCopy>,
-    to_model: Option<BoxCopy>,
+    /// The common box at the origin of model and data (`None` when the shapes are equal).
+    common: Option<Embedding>,
 }
 
 impl Identity {
@@ -40,8 +39,7 @@ impl Identity {
     /// [`Error::ShapeMismatch`] if the shapes have different ranks, are empty, or if some axis is
     /// longer in the model and another longer in the data.
     pub fn with_shapes(dimsd: &[usize], dims: &[usize]) -> Result<Self> {
-        check_dims("Identity dims", dims)?;
-        check_dims("Identity dimsd", dimsd)?;
+        check_shapes("Identity", dims, dimsd)?;
         if dims.len() != dimsd.len() {
             return Err(Error::ShapeMismatch(format!(
                 "Identity: data shape {dimsd:?} and model shape {dims:?} have different ranks"
@@ -55,61 +53,33 @@ impl Identity {
                  longer in the data and some in the model"
             )));
         }
-        let (to_data, to_model) = if dims == dimsd {
-            (None, None)
-        } else {
-            let common: Vec<usize> = dims.iter().zip(dimsd).map(|(&m, &n)| m.min(n)).collect();
-            let origin = vec![0; dims.len()];
-            let copy = BoxCopy::new(dims, &origin, dimsd, &origin, &common);
-            let back = copy.reversed();
-            (Some(copy), Some(back))
-        };
+        // One shape contains the other, so the common box covers the smaller array.
+        let common = (dims != dimsd).then(|| {
+            let extent: Vec<usize> = dims.iter().zip(dimsd).map(|(&m, &n)| m.min(n)).collect();
+            Embedding::new(dims, dimsd, &vec![0; dims.len()], &extent)
+        });
         Ok(Identity {
             dims: dims.to_vec(),
             dimsd: dimsd.to_vec(),
-            to_data,
-            to_model,
+            common,
         })
     }
 }
 
-/// `dst = src` on the common box, zeros elsewhere in `dst`.
-fn transfer<T: Scalar>(copy: Option<&BoxCopy>, src: &[T], dst: &mut [T]) {
-    match copy {
-        None => dst.copy_from_slice(src),
-        Some(copy) => {
-            if dst.len() > src.len() {
-                dst.fill(T::zero());
-            }
-            copy.apply(src, dst);
+impl<T: Scalar> LocalOperator<T> for Identity {
+    shape_methods!("Identity");
+    fn matvec(&self, x: &[T], y: &mut [T]) {
+        check_matvec(self, "Identity::matvec", x, y);
+        match &self.common {
+            None => y.copy_from_slice(x),
+            Some(common) => common.forward(x, y),
         }
     }
-}
-
-impl<T: Scalar> LocalOperator<T> for Identity {
-    fn dims(&self) -> &[usize] {
-        &self.dims
-    }
-    fn dimsd(&self) -> &[usize] {
-        &self.dimsd
-    }
-    fn matvec(&self, x: &[T], y: &mut [T]) {
-        let (m, n) = (
-            LocalOperator::<T>::ncols(self),
-            LocalOperator::<T>::nrows(self),
-        );
-        check_io("Identity::matvec", x.len(), m, y.len(), n);
-        transfer(self.to_data.as_ref(), x, y);
-    }
     fn rmatvec(&self, y: &[T], x: &mut [T]) {
-        let (m, n) = (
-            LocalOperator::<T>::ncols(self),
-            LocalOperator::<T>::nrows(self),
-        );
-        check_io("Identity::rmatvec", y.len(), n, x.len(), m);
-        transfer(self.to_model.as_ref(), y, x);
-    }
-    fn name(&self) -> String {
-        "Identity".into()
+        check_rmatvec(self, "Identity::rmatvec", y, x);
+        match &self.common {
+            None => x.copy_from_slice(y),
+            Some(common) => common.adjoint(y, x),
+        }
     }
 }

@@ -1,7 +1,7 @@
 //! [`MatrixMult`]: a dense matrix applied to a vector or to every column of a matrix (PyLops'
 //! `MatrixMult`).
 
-use super::shape::{check_dims, check_io};
+use super::shape::{check_dims, check_matvec, check_rmatvec};
 use super::LocalOperator;
 use distlops_core::kernels::{axpy, dot};
 use distlops_core::{Result, Scalar};
@@ -73,6 +73,13 @@ impl<T: Scalar> MatrixMult<T> {
     /// The matrix `A`.
     pub fn matrix(&self) -> &Array2<T> {
         &self.a
+    }
+
+    /// The row-major elements of `A`.
+    fn rows(&self) -> &[T] {
+        self.a
+            .as_slice()
+            .expect("MatrixMult stores A in standard layout")
     }
 }
 
@@ -155,19 +162,10 @@ impl<T: Scalar> LocalOperator<T> for MatrixMult<T> {
         &self.dimsd
     }
     fn matvec(&self, x: &[T], y: &mut [T]) {
+        check_matvec(self, "MatrixMult::matvec", x, y);
         let (n, m) = self.a.dim();
-        check_io(
-            "MatrixMult::matvec",
-            x.len(),
-            m * self.ncol,
-            y.len(),
-            n * self.ncol,
-        );
         if self.ncol == 1 {
-            let data = self
-                .a
-                .as_slice()
-                .expect("MatrixMult stores A in standard layout");
+            let data = self.rows();
             if T::IS_COMPLEX {
                 rows_dot::<T, ROWS_COMPLEX>(data, x, y);
             } else {
@@ -180,20 +178,11 @@ impl<T: Scalar> LocalOperator<T> for MatrixMult<T> {
         }
     }
     fn rmatvec(&self, y: &[T], x: &mut [T]) {
+        check_rmatvec(self, "MatrixMult::rmatvec", y, x);
         let (n, m) = self.a.dim();
-        check_io(
-            "MatrixMult::rmatvec",
-            y.len(),
-            n * self.ncol,
-            x.len(),
-            m * self.ncol,
-        );
         if self.ncol == 1 {
             // x = conj(sum_i conj(y_i) A[i, :]): no conjugation inside the streaming loop.
-            let data = self
-                .a
-                .as_slice()
-                .expect("MatrixMult stores A in standard layout");
+            let data = self.rows();
             if T::IS_COMPLEX {
                 rows_combination::<T, ROWS_COMPLEX>(data, y, x);
                 x.iter_mut().for_each(|v| *v = v.conj());

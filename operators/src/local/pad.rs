@@ -1,7 +1,7 @@
 //! [`Pad`]: zero-padding of an n-D array (PyLops' `Pad`).
 
-use super::boxcopy::BoxCopy;
-use super::shape::{check_dims, check_io};
+use super::boxcopy::Embedding;
+use super::shape::{check_dims, check_matvec, check_rmatvec, shape_methods};
 use super::LocalOperator;
 use distlops_core::{Error, Result, Scalar};
 
@@ -17,8 +17,8 @@ pub struct Pad {
     dims: Vec<usize>,
     dimsd: Vec<usize>,
     pad: Vec<(usize, usize)>,
-    to_data: BoxCopy,
-    to_model: BoxCopy,
+    /// The model at offset `before` of the data.
+    embedding: Embedding,
 }
 
 impl Pad {
@@ -43,16 +43,13 @@ impl Pad {
             .collect::<Option<Vec<usize>>>()
             .ok_or_else(|| Error::InvalidArgument(format!("Pad: padding {pad:?} overflows")))?;
         check_dims("Pad dimsd", &dimsd)?;
-        let origin = vec![0; dims.len()];
         let before: Vec<usize> = pad.iter().map(|p| p.0).collect();
-        let to_data = BoxCopy::new(dims, &origin, &dimsd, &before, dims);
-        let to_model = to_data.reversed();
+        let embedding = Embedding::new(dims, &dimsd, &before, dims);
         Ok(Pad {
             dims: dims.to_vec(),
             dimsd,
             pad: pad.to_vec(),
-            to_data,
-            to_model,
+            embedding,
         })
     }
 
@@ -63,30 +60,13 @@ impl Pad {
 }
 
 impl<T: Scalar> LocalOperator<T> for Pad {
-    fn dims(&self) -> &[usize] {
-        &self.dims
-    }
-    fn dimsd(&self) -> &[usize] {
-        &self.dimsd
-    }
+    shape_methods!("Pad");
     fn matvec(&self, x: &[T], y: &mut [T]) {
-        let (m, n) = (
-            LocalOperator::<T>::ncols(self),
-            LocalOperator::<T>::nrows(self),
-        );
-        check_io("Pad::matvec", x.len(), m, y.len(), n);
-        y.fill(T::zero());
-        self.to_data.apply(x, y);
+        check_matvec(self, "Pad::matvec", x, y);
+        self.embedding.forward(x, y);
     }
     fn rmatvec(&self, y: &[T], x: &mut [T]) {
-        let (m, n) = (
-            LocalOperator::<T>::ncols(self),
-            LocalOperator::<T>::nrows(self),
-        );
-        check_io("Pad::rmatvec", y.len(), n, x.len(), m);
-        self.to_model.apply(y, x);
-    }
-    fn name(&self) -> String {
-        "Pad".into()
+        check_rmatvec(self, "Pad::rmatvec", y, x);
+        self.embedding.adjoint(y, x);
     }
 }

@@ -1,10 +1,13 @@
 //! [`Restriction`]: sampling of an n-D array at given indices along one axis (PyLops'
 //! `Restriction`).
 
-use super::shape::{check_axis, check_dims, check_io, split_axis};
+use super::shape::{
+    check_axis, check_dims, check_matvec, check_rmatvec, shape_methods, split_axis,
+};
 use super::LocalOperator;
 use distlops_core::kernels::axpy;
 use distlops_core::{Error, Result, Scalar};
+use std::ops::Range;
 
 /// Keeps the samples at indices `iava` along `axis`. PyLops: `Restriction(dims, iava, axis)`.
 ///
@@ -60,28 +63,24 @@ impl Restriction {
     pub fn axis(&self) -> usize {
         self.axis
     }
+
+    /// The flat ranges `(model, data)` of each of the `outer` blocks (none when `inner == 0`:
+    /// the arrays are then empty).
+    fn blocks(&self) -> impl Iterator<Item = (Range<usize>, Range<usize>)> {
+        let (outer, len, inner) = self.split;
+        let (bx, by) = (len * inner, self.iava.len() * inner);
+        let outer = if inner == 0 { 0 } else { outer };
+        (0..outer).map(move |o| (o * bx..(o + 1) * bx, o * by..(o + 1) * by))
+    }
 }
 
 impl<T: Scalar> LocalOperator<T> for Restriction {
-    fn dims(&self) -> &[usize] {
-        &self.dims
-    }
-    fn dimsd(&self) -> &[usize] {
-        &self.dimsd
-    }
+    shape_methods!("Restriction");
     fn matvec(&self, x: &[T], y: &mut [T]) {
-        let (m, n) = (
-            LocalOperator::<T>::ncols(self),
-            LocalOperator::<T>::nrows(self),
-        );
-        check_io("Restriction::matvec", x.len(), m, y.len(), n);
-        let (outer, len, inner) = self.split;
-        if inner == 0 {
-            return;
-        }
-        let (bx, by) = (len * inner, self.iava.len() * inner);
-        for o in 0..outer {
-            let (xb, yb) = (&x[o * bx..(o + 1) * bx], &mut y[o * by..(o + 1) * by]);
+        check_matvec(self, "Restriction::matvec", x, y);
+        let inner = self.split.2;
+        for (bx, by) in self.blocks() {
+            let (xb, yb) = (&x[bx], &mut y[by]);
             if inner == 1 {
                 for (yv, &i) in yb.iter_mut().zip(&self.iava) {
                     *yv = xb[i];
@@ -94,19 +93,11 @@ impl<T: Scalar> LocalOperator<T> for Restriction {
         }
     }
     fn rmatvec(&self, y: &[T], x: &mut [T]) {
-        let (m, n) = (
-            LocalOperator::<T>::ncols(self),
-            LocalOperator::<T>::nrows(self),
-        );
-        check_io("Restriction::rmatvec", y.len(), n, x.len(), m);
+        check_rmatvec(self, "Restriction::rmatvec", y, x);
         x.fill(T::zero());
-        let (outer, len, inner) = self.split;
-        if inner == 0 {
-            return;
-        }
-        let (bx, by) = (len * inner, self.iava.len() * inner);
-        for o in 0..outer {
-            let (yb, xb) = (&y[o * by..(o + 1) * by], &mut x[o * bx..(o + 1) * bx]);
+        let inner = self.split.2;
+        for (bx, by) in self.blocks() {
+            let (yb, xb) = (&y[by], &mut x[bx]);
             if inner == 1 {
                 for (&yv, &i) in yb.iter().zip(&self.iava) {
                     xb[i] += yv;
@@ -117,8 +108,5 @@ impl<T: Scalar> LocalOperator<T> for Restriction {
                 }
             }
         }
-    }
-    fn name(&self) -> String {
-        "Restriction".into()
     }
 }

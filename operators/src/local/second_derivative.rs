@@ -2,7 +2,7 @@
 //! `SecondDerivative`).
 
 use super::shape::check_io;
-use super::stencil::{DerivativeKind, EdgeRow, Interior, Stencil};
+use super::stencil::{DerivativeKind, EdgeRow, Interior, Scheme, Stencil};
 use super::LocalOperator;
 use distlops_core::{Error, Result, Scalar};
 
@@ -28,8 +28,6 @@ pub struct SecondDerivative {
     stencil: Stencil,
 }
 
-const D2: [f64; 3] = [1.0, -2.0, 1.0];
-
 impl SecondDerivative {
     /// Builds the operator. PyLops' defaults are `sampling = 1.0`, `kind = Centered`,
     /// `edge = false`.
@@ -46,33 +44,8 @@ impl SecondDerivative {
         kind: DerivativeKind,
         edge: bool,
     ) -> Result<Self> {
-        if !sampling.is_finite() || sampling == 0.0 {
-            return Err(Error::InvalidArgument(format!(
-                "SecondDerivative: sampling must be finite and non-zero, got {sampling}"
-            )));
-        }
-        // The first tap's offset from the row: 0 forward, -1 centered, -2 backward.
-        let shift: isize = match kind {
-            DerivativeKind::Forward => 0,
-            DerivativeKind::Centered => -1,
-            DerivativeKind::Backward => -2,
-        };
-        let taps: Vec<(isize, f64)> = (0..3).map(|k| (shift + k as isize, D2[k])).collect();
-        let interior = Interior {
-            first: shift.unsigned_abs(),
-            last: (2 + shift).unsigned_abs(),
-            taps: &taps,
-        };
-        let edges: &[EdgeRow<'_>] = if edge && kind == DerivativeKind::Centered {
-            &[
-                (0, &[(0, D2[0]), (1, D2[1]), (2, D2[2])]),
-                (-1, &[(-3, D2[0]), (-2, D2[1]), (-1, D2[2])]),
-            ]
-        } else {
-            &[]
-        };
-        let scale = 1.0 / (sampling * sampling);
-        let stencil = Stencil::new("SecondDerivative", dims, axis, interior, edges, scale)?;
+        let scheme = Scheme::second_derivative(kind, edge, sampling)?;
+        let stencil = Stencil::new("SecondDerivative", dims, axis, &scheme)?;
         Ok(SecondDerivative {
             dims: dims.to_vec(),
             axis,
@@ -123,5 +96,56 @@ impl<T: Scalar> LocalOperator<T> for SecondDerivative {
     }
     fn name(&self) -> String {
         "SecondDerivative".into()
+    }
+}
+
+impl Scheme {
+    /// The coefficients of PyLops' `SecondDerivative` (see [`SecondDerivative`]), scaled by
+    /// `1 / sampling^2`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `sampling` is zero or not finite.
+    pub(crate) fn second_derivative(
+        kind: DerivativeKind,
+        edge: bool,
+        sampling: f64,
+    ) -> Result<Self> {
+        if !sampling.is_finite() || sampling == 0.0 {
+            return Err(Error::InvalidArgument(format!(
+                "SecondDerivative: sampling must be finite and non-zero, got {sampling}"
+            )));
+        }
+        // `d2(j) = x[j] - 2 x[j+1] + x[j+2]`; the first tap's offset from the row is 0 forward,
+        // -1 centered, -2 backward.
+        let interior = match kind {
+            DerivativeKind::Forward => Interior {
+                first: 0,
+                last: 2,
+                taps: &[(0, 1.0), (1, -2.0), (2, 1.0)],
+            },
+            DerivativeKind::Centered => Interior {
+                first: 1,
+                last: 1,
+                taps: &[(-1, 1.0), (0, -2.0), (1, 1.0)],
+            },
+            DerivativeKind::Backward => Interior {
+                first: 2,
+                last: 0,
+                taps: &[(-2, 1.0), (-1, -2.0), (0, 1.0)],
+            },
+        };
+        let edges: &'static [EdgeRow<'static>] = if edge && kind == DerivativeKind::Centered {
+            &[
+                (0, &[(0, 1.0), (1, -2.0), (2, 1.0)]),
+                (-1, &[(-3, 1.0), (-2, -2.0), (-1, 1.0)]),
+            ]
+        } else {
+            &[]
+        };
+        Ok(Scheme {
+            interior,
+            edges,
+            scale: 1.0 / (sampling * sampling),
+        })
     }
 }

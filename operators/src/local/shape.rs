@@ -1,7 +1,8 @@
 //! Shape helpers shared by the local operators: argument checks and the `(outer, n, inner)` view
 //! of a C-ordered array along one axis.
 
-use distlops_core::{Error, Result};
+use super::LocalOperator;
+use distlops_core::{Error, Result, Scalar};
 
 /// Checks that `axis < dims.len()`.
 pub(crate) fn check_axis(dims: &[usize], axis: usize) -> Result<()> {
@@ -25,6 +26,14 @@ pub(crate) fn check_dims(what: &str, dims: &[usize]) -> Result<usize> {
     dims.iter()
         .try_fold(1usize, |acc, &d| acc.checked_mul(d))
         .ok_or_else(|| Error::InvalidArgument(format!("{what} {dims:?} has too many elements")))
+}
+
+/// [`check_dims`] of a model shape `dims` and a data shape `dimsd`, named `"{name} dims"` and
+/// `"{name} dimsd"` in the errors.
+pub(crate) fn check_shapes(name: &str, dims: &[usize], dimsd: &[usize]) -> Result<()> {
+    check_dims(&format!("{name} dims"), dims)?;
+    check_dims(&format!("{name} dimsd"), dimsd)?;
+    Ok(())
 }
 
 /// The C-ordered array of shape `dims` seen as `(outer, n, inner)` with `n = dims[axis]`.
@@ -53,6 +62,30 @@ pub(crate) fn check_io(
     );
 }
 
+/// [`check_io`] for `op.matvec(x, y)`: `x` has `op.ncols()` elements and `y` has `op.nrows()`.
+#[inline]
+#[track_caller]
+pub(crate) fn check_matvec<T: Scalar, L: LocalOperator<T> + ?Sized>(
+    op: &L,
+    name: &str,
+    x: &[T],
+    y: &[T],
+) {
+    check_io(name, x.len(), op.ncols(), y.len(), op.nrows());
+}
+
+/// [`check_io`] for `op.rmatvec(y, x)`: `y` has `op.nrows()` elements and `x` has `op.ncols()`.
+#[inline]
+#[track_caller]
+pub(crate) fn check_rmatvec<T: Scalar, L: LocalOperator<T> + ?Sized>(
+    op: &L,
+    name: &str,
+    y: &[T],
+    x: &[T],
+) {
+    check_io(name, y.len(), op.nrows(), x.len(), op.ncols());
+}
+
 /// The C-order (row-major) strides of an array of shape `dims`, in elements.
 pub(crate) fn c_strides(dims: &[usize]) -> Vec<usize> {
     let mut strides = vec![1usize; dims.len()];
@@ -61,3 +94,23 @@ pub(crate) fn c_strides(dims: &[usize]) -> Vec<usize> {
     }
     strides
 }
+
+/// The [`LocalOperator`] methods `dims`, `dimsd` (the fields of those names, or the two fields
+/// given) and `name` (the literal given), for use inside the trait impl.
+macro_rules! shape_methods {
+    ($name:literal) => {
+        $crate::local::shape::shape_methods!($name, dims, dimsd);
+    };
+    ($name:literal, $dims:ident, $dimsd:ident) => {
+        fn dims(&self) -> &[usize] {
+            &self.$dims
+        }
+        fn dimsd(&self) -> &[usize] {
+            &self.$dimsd
+        }
+        fn name(&self) -> String {
+            $name.into()
+        }
+    };
+}
+pub(crate) use shape_methods;

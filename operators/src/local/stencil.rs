@@ -22,6 +22,7 @@ pub(crate) type SignedIndex = isize;
 
 /// The interior of a stencil: rows `first..n - last` get `sum_k c_k x[row + o_k]` for the taps
 /// `(o_k, c_k)`.
+#[derive(Debug, Clone, Copy)]
 pub(crate) struct Interior<'a> {
     /// How many leading rows are not interior.
     pub first: usize,
@@ -33,6 +34,264 @@ pub(crate) struct Interior<'a> {
 
 /// One explicit boundary row: `(row, [(column, coefficient), ...])`, indices as in NumPy.
 pub(crate) type EdgeRow<'a> = (SignedIndex, &'a [(SignedIndex, f64)]);
+
+/// The coefficients of a finite-difference operator along one axis, independent of the axis
+/// length: an interior stencil, explicit boundary rows, and a factor applied to every coefficient
+/// (`1 / dx` or `1 / dx^2`). The local derivative operators and the distributed ones
+/// ([`crate::FirstDerivative`], ...) are built from the same schemes.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Scheme {
+    /// The interior stencil.
+    pub interior: Interior<'static>,
+    /// Boundary rows, applied in order (a later row replaces an earlier one with the same index).
+    pub edges: &'static [EdgeRow<'static>],
+    /// Multiplies every coefficient.
+    pub scale: f64,
+}
+
+/// One explicit row of a [`Band`]: `(column, coefficient)` pairs.
+pub(crate) type BandRow = Vec<(usize, f64)>;
+
+/// A row of a [`Band`]: the interior stencil, or explicit entries (empty for a zero row).
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum RowKind<'a> {
+    /// `sum_k c_k x[row + o_k]` over [`Band::taps`].
+    Interior,
+    /// `sum (col, c) c x[col]`.
+    Explicit(&'a [(usize, f64)]),
+}
+
+/// An `n x n` banded matrix with its indices resolved: rows `lo..hi` apply the interior taps,
+/// every other row is explicit (possibly zero). Used along one axis of a local block (the local
+/// [`Stencil`]) or of a distributed array (the distributed derivative operators, whose adjoint is
+/// the [`transpose`](Band::transpose)).
+#[derive(Debug, Clone)]
+pub(crate) struct Band {
+    n: usize,
+    lo: usize,
+    hi: usize,
+    /// `(offset, coefficient)`: empty when the interior is empty.
+    taps: Vec<(isize, f64)>,
+    /// Rows `0..lo`.
+    head: Vec<BandRow>,
+    /// Rows `hi..n`.
+    tail: Vec<BandRow>,
+    /// `max(row - col)` and `max(col - row)` over the non-zero pattern (at least 0).
+    front: usize,
+    back: usize,
+}
+
+fn resolve(index: SignedIndex, n: usize) -> Option<usize> {
+    if index >= 0 {
+        let i = index.unsigned_abs();
+        (i < n).then_some(i)
+    } else {
+        n.checked_sub(index.unsigned_abs())
+    }
+}
+
+impl Band {
+    /// The scheme along an axis of length `n` (`what` and `axis` name it in error messages).
+    ///
+    /// Boundary rows are applied in the given order, a later row replacing an earlier one that
+    /// resolves to the same index (as successive NumPy assignments do).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if a boundary row or column does not exist in an axis of `n`.
+    pub(crate) fn new(what: &str, axis: usize, n: usize, scheme: &Scheme) -> Result<Self> {
+        let interior = &scheme.interior;
+        let lo = interior.first.min(n);
+        let hi = n.saturating_sub(interior.last).max(lo);
+        debug_assert!(interior
+            .taps
+            .iter()
+            .all(|&(o, _)| o >= -(interior.first as isize) && o <= interior.last as isize));
+        // With an empty interior the taps are never used (and their start rows may not exist).
+        let taps = if hi > lo {
+            interior
+                .taps
+                .iter()
+                .map(|&(o, c)| (o, c * scheme.scale))
+                .collect()
+        } else {
+            Vec::new()
+        };
+        let too_short = || {
+            Error::InvalidArgument(format!(
+                "{what}: axis {axis} has {n} sample(s), too few for the boundary rows \
+                 of this stencil"
+            ))
+        };
+        let mut head = vec![BandRow::new(); lo];
+        let mut tail = vec![BandRow::new(); n - hi];
+        for &(row, entries) in scheme.edges {
+            let row = resolve(row, n).ok_or_else(too_short)?;
+            let entries = entries
+                .iter()
+                .map(|&(col, c)| Ok((resolve(col, n).ok_or_else(too_short)?, c * scheme.scale)))
+                .collect::<Result<BandRow>>()?;
+            debug_assert!(row < lo || row >= hi);
+            if row < lo {
+                head[row] = entries;
+            } else {
+                tail[row - hi] = entries;
+            }
+        }
+        Ok(Self::from_parts(n, lo, hi, taps, head, tail))
+    }
+
+    fn from_parts(
+        n: usize,
+        lo: usize,
+        hi: usize,
+        taps: Vec<(isize, f64)>,
+        head: Vec<BandRow>,
+        tail: Vec<BandRow>,
+    ) -> Self {
+        let mut band = Band {
+            n,
+            lo,
+            hi,
+            taps,
+            head,
+            tail,
+            front: 0,
+            back: 0,
+        };
+        let (mut front, mut back) = (0isize, 0isize);
+        if hi > lo {
+            for &(o, _) in &band.taps {
+                front = front.max(-o);
+                back = back.max(o);
+            }
+        }
+        for (row, entries) in band.explicit_rows() {
+            for &(col, _) in entries {
+                front = front.max(row as isize - col as isize);
+                back = back.max(col as isize - row as isize);
+            }
+        }
+        band.front = front.unsigned_abs();
+        band.back = back.unsigned_abs();
+        band
+    }
+
+    /// The explicit rows with their indices.
+    fn explicit_rows(&self) -> impl Iterator<Item = (usize, &BandRow)> {
+        let hi = self.hi;
+        self.head
+            .iter()
+            .enumerate()
+            .chain(self.tail.iter().enumerate().map(move |(i, r)| (hi + i, r)))
+    }
+
+    /// The number of rows (and columns).
+    pub(crate) fn len(&self) -> usize {
+        self.n
+    }
+
+    /// The interior rows.
+    pub(crate) fn interior(&self) -> std::ops::Range<usize> {
+        self.lo..self.hi
+    }
+
+    /// The interior taps `(offset, coefficient)` (empty when the interior is empty).
+    pub(crate) fn taps(&self) -> &[(isize, f64)] {
+        &self.taps
+    }
+
+    /// How far rows reach towards smaller column indices (`max(row - col)`, at least 0).
+    pub(crate) fn front(&self) -> usize {
+        self.front
+    }
+
+    /// How far rows reach towards larger column indices (`max(col - row)`, at least 0).
+    pub(crate) fn back(&self) -> usize {
+        self.back
+    }
+
+    /// Row `i` (`i < n`).
+    #[inline]
+    pub(crate) fn row(&self, i: usize) -> RowKind<'_> {
+        if i < self.lo {
+            RowKind::Explicit(&self.head[i])
+        } else if i < self.hi {
+            RowKind::Interior
+        } else {
+            RowKind::Explicit(&self.tail[i - self.hi])
+        }
+    }
+
+    /// Every coefficient multiplied by `s`.
+    pub(crate) fn scaled(mut self, s: f64) -> Self {
+        self.taps.iter_mut().for_each(|t| t.1 *= s);
+        for row in self.head.iter_mut().chain(self.tail.iter_mut()) {
+            row.iter_mut().for_each(|e| e.1 *= s);
+        }
+        self
+    }
+
+    /// The transposed matrix `D^T` (the adjoint, since the coefficients are real), again as an
+    /// interior stencil plus explicit rows: row `j` of `D^T` is interior when every tap's source
+    /// row `j - o` is interior and no explicit row has an entry in column `j`; the longest run of
+    /// such rows becomes the interior, every other row is listed explicitly.
+    pub(crate) fn transpose(&self) -> Self {
+        let n = self.n;
+        let taps_t: Vec<(isize, f64)> = self.taps.iter().map(|&(o, c)| (-o, c)).collect();
+        // Candidate interior of D^T: j - o in lo..hi for every tap o.
+        let (mut a, mut b) = (0usize, 0usize);
+        if self.hi > self.lo && !self.taps.is_empty() {
+            let max_o = self.taps.iter().map(|t| t.0).max().unwrap_or(0);
+            let min_o = self.taps.iter().map(|t| t.0).min().unwrap_or(0);
+            let start = (self.lo as isize + max_o).max(0);
+            let end = (self.hi as isize + min_o).min(n as isize);
+            if end > start {
+                // The explicit columns split the candidate range; keep its longest run.
+                let mut cuts: Vec<usize> = self
+                    .explicit_rows()
+                    .flat_map(|(_, e)| e.iter().map(|&(c, _)| c))
+                    .filter(|&c| (c as isize) >= start && (c as isize) < end)
+                    .collect();
+                cuts.sort_unstable();
+                cuts.dedup();
+                let mut run_start = start.unsigned_abs();
+                for c in cuts.into_iter().chain(std::iter::once(end.unsigned_abs())) {
+                    if c - run_start > b - a {
+                        (a, b) = (run_start, c);
+                    }
+                    run_start = c + 1;
+                }
+            }
+        }
+        // Column j of D, as a row of D^T.
+        let column = |j: usize| -> BandRow {
+            let mut row: BandRow = Vec::new();
+            let mut add = |i: usize, c: f64| match row.iter_mut().find(|e| e.0 == i) {
+                Some(e) => e.1 += c,
+                None => row.push((i, c)),
+            };
+            for &(o, c) in &self.taps {
+                let i = j as isize - o;
+                if i >= self.lo as isize && i < self.hi as isize {
+                    add(i.unsigned_abs(), c);
+                }
+            }
+            for (i, entries) in self.explicit_rows() {
+                for &(col, c) in entries {
+                    if col == j {
+                        add(i, c);
+                    }
+                }
+            }
+            row.sort_by_key(|e| e.0);
+            row
+        };
+        let head = (0..a).map(column).collect();
+        let tail = (b..n).map(column).collect();
+        let taps = if b > a { taps_t } else { Vec::new() };
+        Self::from_parts(n, a, b, taps, head, tail)
+    }
+}
 
 /// The operator `kron(I_outer, D, I_inner)` where `D` is an `n x n` banded matrix.
 ///
@@ -50,68 +309,25 @@ pub(crate) struct Stencil {
     edges: Vec<(usize, Vec<(usize, f64)>)>,
 }
 
-fn resolve(index: SignedIndex, n: usize) -> Option<usize> {
-    if index >= 0 {
-        let i = index.unsigned_abs();
-        (i < n).then_some(i)
-    } else {
-        n.checked_sub(index.unsigned_abs())
-    }
-}
-
 impl Stencil {
-    /// Builds the operator along `axis` of `dims`; every coefficient is multiplied by `scale`.
-    ///
-    /// Boundary rows are applied in the given order, a later row replacing an earlier one that
-    /// resolves to the same index (as successive NumPy assignments do). `what` names the operator
-    /// in error messages.
-    pub(crate) fn new(
-        what: &str,
-        dims: &[usize],
-        axis: usize,
-        interior: Interior<'_>,
-        edges: &[EdgeRow<'_>],
-        scale: f64,
-    ) -> Result<Self> {
+    /// Builds the operator along `axis` of `dims` from a scheme. `what` names the operator in
+    /// error messages.
+    pub(crate) fn new(what: &str, dims: &[usize], axis: usize, scheme: &Scheme) -> Result<Self> {
         check_dims("dims", dims)?;
         check_axis(dims, axis)?;
         let (outer, n, inner) = split_axis(dims, axis);
-        let lo = interior.first.min(n);
-        let hi = n.saturating_sub(interior.last).max(lo);
-        debug_assert!(interior
+        let band = Band::new(what, axis, n, scheme)?;
+        let (lo, hi) = (band.lo, band.hi);
+        let taps = band
             .taps
             .iter()
-            .all(|&(o, _)| o >= -(interior.first as isize) && o <= interior.last as isize));
-        // With an empty interior the taps are never used (and their start rows may not exist).
-        let taps = if hi > lo {
-            interior
-                .taps
-                .iter()
-                .map(|&(o, c)| ((lo as isize + o) as usize, c * scale))
-                .collect()
-        } else {
-            Vec::new()
-        };
-        let too_short = || {
-            Error::InvalidArgument(format!(
-                "{what}: axis {axis} has {n} sample(s), too few for the boundary rows \
-                 of this stencil"
-            ))
-        };
-        let mut resolved: Vec<(usize, Vec<(usize, f64)>)> = Vec::new();
-        for &(row, entries) in edges {
-            let row = resolve(row, n).ok_or_else(too_short)?;
-            let entries = entries
-                .iter()
-                .map(|&(col, c)| Ok((resolve(col, n).ok_or_else(too_short)?, c * scale)))
-                .collect::<Result<Vec<_>>>()?;
-            debug_assert!(hi == lo || row < lo || row >= hi);
-            match resolved.iter_mut().find(|(r, _)| *r == row) {
-                Some(slot) => slot.1 = entries,
-                None => resolved.push((row, entries)),
-            }
-        }
-        resolved.sort_by_key(|(r, _)| *r);
+            .map(|&(o, c)| ((lo as isize + o) as usize, c))
+            .collect();
+        let edges = band
+            .explicit_rows()
+            .filter(|(_, e)| !e.is_empty())
+            .map(|(r, e)| (r, e.clone()))
+            .collect();
         Ok(Stencil {
             outer,
             n,
@@ -119,7 +335,7 @@ impl Stencil {
             lo,
             hi,
             taps,
-            edges: resolved,
+            edges,
         })
     }
 

@@ -1,6 +1,6 @@
 //! [`Zero`]: the zero operator (PyLops' `Zero`).
 
-use super::shape::{check_dims, check_io};
+use super::shape::{check_matvec, check_rmatvec, check_shapes, shape_methods};
 use super::LocalOperator;
 use distlops_core::{Result, Scalar};
 
@@ -32,8 +32,7 @@ impl Zero {
     /// [`Error::InvalidArgument`](distlops_core::Error::InvalidArgument) if it has more than
     /// `usize::MAX` elements.
     pub fn with_shapes(dimsd: &[usize], dims: &[usize]) -> Result<Self> {
-        check_dims("Zero dims", dims)?;
-        check_dims("Zero dimsd", dimsd)?;
+        check_shapes("Zero", dims, dimsd)?;
         Ok(Zero {
             dims: dims.to_vec(),
             dimsd: dimsd.to_vec(),
@@ -42,29 +41,13 @@ impl Zero {
 }
 
 impl<T: Scalar> LocalOperator<T> for Zero {
-    fn dims(&self) -> &[usize] {
-        &self.dims
-    }
-    fn dimsd(&self) -> &[usize] {
-        &self.dimsd
-    }
+    shape_methods!("Zero");
     fn matvec(&self, x: &[T], y: &mut [T]) {
-        let (m, n) = (
-            LocalOperator::<T>::ncols(self),
-            LocalOperator::<T>::nrows(self),
-        );
-        check_io("Zero::matvec", x.len(), m, y.len(), n);
+        check_matvec(self, "Zero::matvec", x, y);
         y.fill(T::zero());
     }
     fn rmatvec(&self, y: &[T], x: &mut [T]) {
-        let (m, n) = (
-            LocalOperator::<T>::ncols(self),
-            LocalOperator::<T>::nrows(self),
-        );
-        check_io("Zero::rmatvec", y.len(), n, x.len(), m);
+        check_rmatvec(self, "Zero::rmatvec", y, x);
         x.fill(T::zero());
-    }
-    fn name(&self) -> String {
-        "Zero".into()
     }
 }

@@ -1,0 +1,225 @@
+//! PNG figures of 3-D volumes `(ny, nx, nt)`: an inline section, a crossline section and a time
+//! slice side by side, with a colour bar and titles. Text is drawn with the DejaVu Sans font
+//! embedded by the `dejavu` crate, so no system fonts are needed.
+
+use ndarray::{Array2, ArrayView3, Axis};
+use plotters::prelude::*;
+use std::error::Error;
+use std::path::Path;
+use std::sync::Once;
+
+/// A colour map: control points from the low to the high end.
+#[derive(Debug, Clone, Copy)]
+pub enum ColourMap {
+    /// Dark blue, green, yellow (like matplotlib's `viridis`): impedance.
+    Viridis,
+    /// Blue, white, red (like matplotlib's `seismic`): seismic data.
+    Seismic,
+}
+
+impl ColourMap {
+    fn points(self) -> &'static [(f64, f64, f64)] {
+        match self {
+            ColourMap::Viridis => &[
+                (68.0, 1.0, 84.0),
+                (59.0, 82.0, 139.0),
+                (33.0, 145.0, 140.0),
+                (94.0, 201.0, 98.0),
+                (253.0, 231.0, 37.0),
+            ],
+            ColourMap::Seismic => &[
+                (0.0, 0.0, 77.0),
+                (0.0, 0.0, 255.0),
+                (255.0, 255.0, 255.0),
+                (255.0, 0.0, 0.0),
+                (128.0, 0.0, 0.0),
+            ],
+        }
+    }
+
+    /// The colour of `v` in `[lo, hi]` (clamped).
+    fn colour(self, v: f64, lo: f64, hi: f64) -> RGBColor {
+        let pts = self.points();
+        let s = if hi > lo {
+            ((v - lo) / (hi - lo)).clamp(0.0, 1.0)
+        } else {
+            0.5
+        };
+        let pos = s * (pts.len() - 1) as f64;
+        let i = (pos.floor() as usize).min(pts.len() - 2);
+        let f = pos - i as f64;
+        let mix = |a: f64, b: f64| (a + (b - a) * f).round() as u8;
+        let (a, b) = (pts[i], pts[i + 1]);
+        RGBColor(mix(a.0, b.0), mix(a.1, b.1), mix(a.2, b.2))
+    }
+}
+
+/// Where to cut the volume: crossline index, inline index and time index.
+#[derive(Debug, Clone, Copy)]
+pub struct Cuts {
+    /// The crossline (`iy`) of the inline section.
+    pub iy: usize,
+    /// The inline (`ix`) of the crossline section.
+    pub ix: usize,
+    /// The time sample of the time slice.
+    pub it: usize,
+}
+
+fn register_font() {
+    static FONT: Once = Once::new();
+    FONT.call_once(|| {
+        plotters::style::register_font("sans-serif", FontStyle::Normal, dejavu::sans::regular())
+            .unwrap_or_else(|_| panic!("the embedded DejaVu Sans font is valid"));
+    });
+}
+
+/// One image panel: `img[row, col]` with rows drawn downwards (row 0 at the top).
+fn panel<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    img: &Array2<f64>,
+    caption: &str,
+    (xdesc, ydesc): (&str, &str),
+    (map, lo, hi): (ColourMap, f64, f64),
+) -> Result<(), Box<dyn Error>>
+where
+    DB::ErrorType: 'static,
+{
+    let (nr, nc) = img.dim();
+    let mut chart = ChartBuilder::on(area)
+        .caption(caption, ("sans-serif", 17))
+        .margin(8)
+        .x_label_area_size(34)
+        .y_label_area_size(44)
+        .build_cartesian_2d(0.0..nc as f64, 0.0..nr as f64)?;
+    let flip = |v: &f64| format!("{:.0}", nr as f64 - v);
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .x_desc(xdesc)
+        .y_desc(ydesc)
+        .y_label_formatter(&flip)
+        .x_labels(6)
+        .y_labels(6)
+        .label_style(("sans-serif", 12))
+        .axis_desc_style(("sans-serif", 13))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    chart
+        .draw_series(img.indexed_iter().map(|((r, c), &v)| {
+            let top = (nr - r) as f64;
+            Rectangle::new(
+                [(c as f64, top), (c as f64 + 1.0, top - 1.0)],
+                map.colour(v, lo, hi).filled(),
+            )
+        }))
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// A vertical colour bar from `lo` to `hi`.
+fn colour_bar<DB: DrawingBackend>(
+    area: &DrawingArea<DB, plotters::coord::Shift>,
+    label: &str,
+    (map, lo, hi): (ColourMap, f64, f64),
+) -> Result<(), Box<dyn Error>>
+where
+    DB::ErrorType: 'static,
+{
+    let hi = if hi > lo { hi } else { lo + 1.0 };
+    let mut chart = ChartBuilder::on(area)
+        .margin_top(40)
+        .margin_bottom(42)
+        .margin_right(6)
+        .y_label_area_size(58)
+        .build_cartesian_2d(0.0..1.0, lo..hi)?;
+    chart
+        .configure_mesh()
+        .disable_mesh()
+        .disable_x_axis()
+        .y_desc(label)
+        .y_label_formatter(&|v: &f64| {
+            if (hi - lo).abs() >= 100.0 {
+                format!("{v:.0}")
+            } else {
+                format!("{v:.2}")
+            }
+        })
+        .y_labels(6)
+        .label_style(("sans-serif", 12))
+        .axis_desc_style(("sans-serif", 13))
+        .draw()
+        .map_err(|e| e.to_string())?;
+    let n = 128;
+    chart
+        .draw_series((0..n).map(|k| {
+            let (a, b) = (
+                lo + (hi - lo) * k as f64 / n as f64,
+                lo + (hi - lo) * (k + 1) as f64 / n as f64,
+            );
+            Rectangle::new([(0.0, a), (1.0, b)], map.colour(0.5 * (a + b), lo, hi).filled())
+        }))
+        .map_err(|e| e.to_string())?;
+    Ok(())
+}
+
+/// Writes `path`: the inline section `v[cuts.iy, :, :]`, the crossline section `v[:, cuts.ix, :]`
+/// (time downwards in both) and the time slice `v[:, :, cuts.it]`, coloured with `map` between
+/// `range.0` and `range.1`, under `title`, with a colour bar labelled `label`.
+pub fn volume_figure(
+    path: &Path,
+    v: ArrayView3<'_, f64>,
+    cuts: Cuts,
+    title: &str,
+    label: &str,
+    (map, lo, hi): (ColourMap, f64, f64),
+) -> Result<(), Box<dyn Error>> {
+    register_font();
+    let (ny, nx, _) = v.dim();
+    let inline = v.index_axis(Axis(0), cuts.iy).t().to_owned();
+    let crossline = v.index_axis(Axis(1), cuts.ix).t().to_owned();
+    let slice = v.index_axis(Axis(2), cuts.it).to_owned();
+    let (width, height) = (1500u32, 540u32);
+    let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let root = root
+        .titled(title, ("sans-serif", 22))
+        .map_err(|e| e.to_string())?;
+    // Panel widths proportional to the horizontal sizes (at least a fifth each), then the bar.
+    let bar = 100;
+    let avail = (width - bar) as f64;
+    let sizes = [nx as f64, ny as f64, nx as f64];
+    let total: f64 = sizes.iter().map(|s| s.max(0.2 * sizes.iter().sum::<f64>())).sum();
+    let mut breaks = Vec::new();
+    let mut x = 0.0;
+    for s in &sizes[..] {
+        x += avail * s.max(0.2 * sizes.iter().sum::<f64>()) / total;
+        breaks.push(x.round() as i32);
+    }
+    let areas = root.split_by_breakpoints(breaks, Vec::<i32>::new());
+    let style = (map, lo, hi);
+    panel(
+        &areas[0],
+        &inline,
+        &format!("inline section (y = {})", cuts.iy),
+        ("x (inline)", "t (sample)"),
+        style,
+    )?;
+    panel(
+        &areas[1],
+        &crossline,
+        &format!("crossline section (x = {})", cuts.ix),
+        ("y (crossline)", "t (sample)"),
+        style,
+    )?;
+    // The time slice: rows are y (downwards), columns x.
+    panel(
+        &areas[2],
+        &slice,
+        &format!("time slice (t = {})", cuts.it),
+        ("x (inline)", "y (crossline)"),
+        style,
+    )?;
+    colour_bar(&areas[3], label, style)?;
+    root.present().map_err(|e| e.to_string())?;
+    Ok(())
+}

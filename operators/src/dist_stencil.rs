@@ -1,0 +1,946 @@
+//! The engine of the distributed finite-difference operators ([`crate::FirstDerivative`],
+//! [`crate::SecondDerivative`], [`crate::Laplacian`], [`crate::Gradient`]): sums of 1-D banded stencils along axes of an
+//! N-D Scatter array, with ghost slabs exchanged along the distributed axis.
+//!
+//! An operator is a list of [`Term`]s `outputs[out] += D along axis (inputs[inp])`, each `D` a
+//! [`Band`] in global indices (interior taps plus explicit boundary rows). The adjoint is the same
+//! engine on the transposed bands with inputs and outputs swapped, so ghost cells of the adjoint's
+//! input (`y`) replace the "send contributions back" of a scatter-add.
+//!
+//! # How a product runs
+//!
+//! The *line axis* is the last axis some term acts along; a *line* is the contiguous run of the
+//! local block for one index of the axes before it (`n_line` rows of `inner` reals: the trailing
+//! axes and, for complex types, the real and imaginary parts, since the coefficients are real).
+//! For every line and every output, the engine lists its sources (`(slice, coefficient)`: whole
+//! lines of other positions for terms along earlier axes, shifted slices of the same line for
+//! terms along the line axis), merges repeated ones, and writes the output line in one pass with
+//! register accumulators ([`combine`]). Rows where a term is not interior (boundary rows, or rows
+//! whose taps leave the local block along a distributed line axis) are done row by row.
+//!
+//! Ghost slabs (the rows of neighbouring ranks that the stencils along the distributed axis reach,
+//! possibly from several ranks when ranks are thinner than the stencil) are received into buffers
+//! allocated at construction while the lines or rows that do not need them are computed
+//! ([`Communicator::exchange_overlapped`]); the rest follows once they have arrived. No data-sized
+//! temporaries, no metadata collectives per product.
+
+use crate::local::stencil::{Band, RowKind};
+use distlops_core::{Communicator, Error, Layout, Partition, RealScalar, Result, Scalar};
+use std::ops::Range;
+use std::sync::Mutex;
+
+/// The largest number of dimensions the engine handles (its index arithmetic lives on the stack).
+const MAX_NDIM: usize = 32;
+/// The largest number of `(slice, coefficient)` sources one output row may combine.
+const MAX_SOURCES: usize = 64;
+
+/// One stencil of an operator: `outputs[out] += band (along axis) inputs[inp]`.
+#[derive(Debug, Clone)]
+pub(crate) struct Term {
+    /// The output it adds to.
+    pub out: usize,
+    /// The input it reads.
+    pub inp: usize,
+    /// The axis it acts along.
+    pub axis: usize,
+    /// The 1-D matrix along that axis, in global indices.
+    pub band: Band,
+}
+
+/// Reals per element: 1 for real types, 2 for complex ones.
+fn width<T: Scalar>() -> usize {
+    std::mem::size_of::<T>() / std::mem::size_of::<T::Real>()
+}
+
+/// A slice of scalars seen as its real components (`re, im` interleaved for complex types).
+pub(crate) fn real<T: Scalar>(s: &[T]) -> &[T::Real] {
+    let w = width::<T>();
+    debug_assert_eq!(std::mem::size_of::<T>(), w * std::mem::size_of::<T::Real>());
+    debug_assert_eq!(std::mem::align_of::<T>(), std::mem::align_of::<T::Real>());
+    // SAFETY: `Scalar` is sealed: `T` is `f32` or `f64` (then `T::Real == T`, w = 1) or
+    // `Complex<f32>` / `Complex<f64>`, which are `#[repr(C)] { re, im }` of `T::Real` with its
+    // alignment (w = 2). So `s` is exactly `s.len() * w` initialised, aligned `T::Real` values,
+    // borrowed for the same lifetime.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<T::Real>(), s.len() * w) }
+}
+
+/// [`real`] for a mutable slice.
+pub(crate) fn real_mut<T: Scalar>(s: &mut [T]) -> &mut [T::Real] {
+    let w = width::<T>();
+    // SAFETY: as in `real`; the mutable borrow of `s` is moved into the result, and every bit
+    // pattern of the components is a valid `T`.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<T::Real>(), s.len() * w) }
+}
+
+/// Checks that `layout` is a Scatter layout made for `comm`.
+///
+/// # Errors
+/// [`Error::CommSizeMismatch`], or [`Error::UnsupportedPartition`] for replicated layouts.
+pub(crate) fn check_layout(what: &str, comm: &Communicator, layout: &Layout) -> Result<()> {
+    layout.check_comm(comm)?;
+    if layout.partition() != Partition::Scatter {
+        return Err(Error::UnsupportedPartition(format!(
+            "{what} works on Scatter arrays (distributed along one axis), not {}; \
+             convert with DistributedArray::to_dist or redistribute first",
+            layout.partition()
+        )));
+    }
+    Ok(())
+}
+
+/// The forward and adjoint plans of one operator.
+pub(crate) struct DistStencil<T: Scalar> {
+    forward: Plan<T::Real>,
+    adjoint: Plan<T::Real>,
+    comm: Communicator,
+}
+
+impl<T: Scalar> DistStencil<T> {
+    /// Plans `outputs[t.out] = sum_t band_t (along t.axis) inputs[t.inp]` on `layout` (for every
+    /// input and output), and its adjoint. No communication.
+    ///
+    /// # Errors
+    /// As [`check_layout`]; [`Error::AxisOutOfRange`] for a term's axis;
+    /// [`Error::InvalidArgument`] beyond the engine's limits (32 dimensions, 64 stencil entries
+    /// per output row).
+    pub(crate) fn new(
+        what: &str,
+        comm: &Communicator,
+        layout: &Layout,
+        ninputs: usize,
+        noutputs: usize,
+        terms: Vec<Term>,
+    ) -> Result<Self> {
+        check_layout(what, comm, layout)?;
+        let adjoint_terms = terms
+            .iter()
+            .map(|t| Term {
+                out: t.inp,
+                inp: t.out,
+                axis: t.axis,
+                band: t.band.transpose(),
+            })
+            .collect();
+        let w = width::<T>();
+        Ok(DistStencil {
+            forward: Plan::new(what, comm.rank(), layout, w, ninputs, noutputs, terms)?,
+            adjoint: Plan::new(
+                what,
+                comm.rank(),
+                layout,
+                w,
+                noutputs,
+                ninputs,
+                adjoint_terms,
+            )?,
+            comm: comm.clone(),
+        })
+    }
+
+    /// The forward product on local blocks (as real views, see [`real`]).
+    pub(crate) fn forward(&self, inputs: &[&[T::Real]], outputs: &mut [&mut [T::Real]]) {
+        self.forward.apply(&self.comm, inputs, outputs);
+    }
+
+    /// The adjoint product on local blocks (as real views, see [`real`]).
+    pub(crate) fn adjoint(&self, inputs: &[&[T::Real]], outputs: &mut [&mut [T::Real]]) {
+        self.adjoint.apply(&self.comm, inputs, outputs);
+    }
+}
+
+/// A ghost slab received from one rank: global rows `start..start + len` of input `inp` along the
+/// distributed axis, stored C-ordered as the local block with `len` rows along that axis.
+#[derive(Debug)]
+struct Piece {
+    inp: usize,
+    src: usize,
+    start: usize,
+    len: usize,
+    /// Strides (in reals) of the buffer.
+    strides: Vec<usize>,
+}
+
+/// Local rows `rows` (along the distributed axis) of input `inp` that rank `dest` needs.
+#[derive(Debug)]
+struct Outgoing {
+    inp: usize,
+    dest: usize,
+    rows: Range<usize>,
+    /// Index of the packing buffer, `None` when the slab is contiguous in the input.
+    pack: Option<usize>,
+}
+
+/// Buffers allocated at construction: ghost slabs (one per [`Piece`]) and packed slabs.
+struct Buffers<R> {
+    recv: Vec<Vec<R>>,
+    send: Vec<Vec<R>>,
+}
+
+/// Everything one direction (forward or adjoint) needs, fixed at construction.
+struct Plan<R> {
+    /// Terms along axes before the line axis, per output.
+    outer_terms: Vec<Vec<Term>>,
+    /// Terms along the line axis, per output.
+    line_terms: Vec<Vec<Term>>,
+    /// The local shape and its C strides in reals.
+    shape: Vec<usize>,
+    strides: Vec<usize>,
+    line_axis: usize,
+    /// Rows of a line, reals per row, reals per line.
+    n_line: usize,
+    inner: usize,
+    line_len: usize,
+    /// The distributed axis, this rank's offset and extent along it.
+    axis: usize,
+    offset: usize,
+    n_local: usize,
+    /// Per output, the rows of a line that the vectorised path computes.
+    fast: Vec<Range<usize>>,
+    /// Per output, the merged sources of generic lines.
+    templates: Vec<Template<R>>,
+    /// Rows (line axis distributed) or lines (earlier axis distributed) computed after the ghosts
+    /// arrive: this many at the front and at the back of the local block.
+    deferred: (usize, usize),
+    /// Reals per row of a slab along the distributed axis, and slabs before it (`pre`).
+    post: usize,
+    pre: usize,
+    pieces: Vec<Piece>,
+    outgoing: Vec<Outgoing>,
+    bufs: Mutex<Buffers<R>>,
+}
+
+/// A source relative to a line: `(input, offset in reals from the line's row, coefficient)`.
+type Entry<R> = (usize, isize, R);
+
+/// The sources of one output on *generic* lines, merged once at construction: lines whose index
+/// along every axis before the line axis is in `generic`, where every term along those axes is
+/// interior and, along the distributed axis, reads local rows only. Almost every line is
+/// generic; the others take the general path ([`Plan::line_general`]).
+struct Template<R> {
+    /// Per axis before the line axis, the generic local indices.
+    generic: Vec<Range<usize>>,
+    /// The sources of the rows in the output's fast range.
+    fast: Vec<Entry<R>>,
+    /// The sources of each row before and after the fast range (empty lists when the line axis
+    /// is the distributed one: those rows take the general path).
+    head: Vec<Vec<Entry<R>>>,
+    tail: Vec<Vec<Entry<R>>>,
+    /// Whether `head` and `tail` are given.
+    rows: bool,
+}
+
+/// Adds `(inp, rel, c)` to `list`, merging with an entry of the same input and offset.
+fn add_entry<R: RealScalar>(list: &mut Vec<Entry<R>>, inp: usize, rel: isize, c: f64) {
+    let c = R::real_from_f64(c);
+    match list.iter_mut().find(|e| e.0 == inp && e.1 == rel) {
+        Some(e) => e.2 += c,
+        None => list.push((inp, rel, c)),
+    }
+}
+
+/// C-order strides of `shape`, in units of `w` reals per element.
+fn c_strides(shape: &[usize], w: usize) -> Vec<usize> {
+    let mut s = vec![w; shape.len()];
+    for k in (0..shape.len().saturating_sub(1)).rev() {
+        s[k] = s[k + 1] * shape[k + 1];
+    }
+    s
+}
+
+fn intersect(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
+    let start = a.start.max(b.start);
+    start..a.end.min(b.end).max(start)
+}
+
+/// The most entries any row of `band` has.
+fn max_entries(band: &Band) -> usize {
+    let explicit = (0..band.len())
+        .filter(|&i| !band.interior().contains(&i))
+        .map(|i| match band.row(i) {
+            RowKind::Explicit(e) => e.len(),
+            RowKind::Interior => 0,
+        })
+        .max()
+        .unwrap_or(0);
+    explicit.max(band.taps().len())
+}
+
+impl<R: RealScalar> Plan<R> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        what: &str,
+        rank: usize,
+        layout: &Layout,
+        w: usize,
+        ninputs: usize,
+        noutputs: usize,
+        terms: Vec<Term>,
+    ) -> Result<Self> {
+        let global = layout.global_shape();
+        let ndim = global.len();
+        if ndim > MAX_NDIM {
+            return Err(Error::InvalidArgument(format!(
+                "{what}: arrays of at most {MAX_NDIM} dimensions, got {ndim}"
+            )));
+        }
+        for t in &terms {
+            if t.axis >= ndim {
+                return Err(Error::AxisOutOfRange { axis: t.axis, ndim });
+            }
+            debug_assert_eq!(t.band.len(), global[t.axis]);
+            debug_assert!(t.inp < ninputs && t.out < noutputs);
+        }
+        for out in 0..noutputs {
+            let entries: usize = terms
+                .iter()
+                .filter(|t| t.out == out)
+                .map(|t| max_entries(&t.band))
+                .sum();
+            if entries > MAX_SOURCES {
+                return Err(Error::InvalidArgument(format!(
+                    "{what}: {entries} stencil entries per output row, at most {MAX_SOURCES} \
+                     (too many axes)"
+                )));
+            }
+        }
+        let axis = layout.axis();
+        let (offset, n_local) = (layout.offset(rank), layout.count(rank));
+        let shape = layout.local_shape(rank);
+        let strides = c_strides(&shape, w);
+        let line_axis = terms.iter().map(|t| t.axis).max().unwrap_or(0);
+        let inner = shape[line_axis + 1..].iter().product::<usize>() * w;
+        let n_line = shape[line_axis];
+        let mut outer_terms = vec![Vec::new(); noutputs];
+        let mut line_terms = vec![Vec::new(); noutputs];
+        for t in terms.iter().cloned() {
+            if t.axis == line_axis {
+                line_terms[t.out].push(t);
+            } else {
+                outer_terms[t.out].push(t);
+            }
+        }
+        // Rows of a line where every line-axis term is interior and, when the line axis is the
+        // distributed one, every tap stays inside the local block.
+        let line_offset = if line_axis == axis { offset } else { 0 };
+        let fast: Vec<Range<usize>> = line_terms
+            .iter()
+            .map(|ts: &Vec<Term>| {
+                let (mut lo, mut hi) = (0isize, n_line as isize);
+                for t in ts {
+                    let int = t.band.interior();
+                    lo = lo.max(int.start as isize - line_offset as isize);
+                    hi = hi.min(int.end as isize - line_offset as isize);
+                    if line_axis == axis {
+                        for &(o, _) in t.band.taps() {
+                            lo = lo.max(-o);
+                            hi = hi.min(n_line as isize - o);
+                        }
+                    }
+                }
+                let lo = lo.max(0).unsigned_abs();
+                lo..hi.max(lo as isize).unsigned_abs()
+            })
+            .collect();
+        let templates = (0..noutputs)
+            .map(|out| {
+                let mut generic: Vec<Range<usize>> =
+                    shape[..line_axis].iter().map(|&n| 0..n).collect();
+                let mut outer: Vec<Entry<R>> = Vec::new();
+                for t in &outer_terms[out] {
+                    let b = t.axis;
+                    let off_b = if b == axis { offset } else { 0 };
+                    let int = t.band.interior();
+                    let (mut lo, mut hi) = (
+                        int.start as isize - off_b as isize,
+                        int.end as isize - off_b as isize,
+                    );
+                    for &(o, c) in t.band.taps() {
+                        add_entry(&mut outer, t.inp, o * strides[b] as isize, c);
+                        if b == axis {
+                            lo = lo.max(-o);
+                            hi = hi.min(n_local as isize - o);
+                        }
+                    }
+                    let r = &mut generic[b];
+                    let lo = lo.max(r.start as isize).unsigned_abs();
+                    *r = lo..hi.min(r.end as isize).max(lo as isize).unsigned_abs();
+                }
+                let f: &Range<usize> = &fast[out];
+                let mut fast_entries = outer.clone();
+                for t in &line_terms[out] {
+                    for &(o, c) in t.band.taps() {
+                        add_entry(&mut fast_entries, t.inp, o * inner as isize, c);
+                    }
+                }
+                let row_entries = |r: usize| {
+                    let mut e = outer.clone();
+                    for t in &line_terms[out] {
+                        match t.band.row(r) {
+                            RowKind::Interior => {
+                                for &(o, c) in t.band.taps() {
+                                    add_entry(&mut e, t.inp, o * inner as isize, c);
+                                }
+                            }
+                            RowKind::Explicit(entries) => {
+                                for &(col, c) in entries {
+                                    let rel = (col as isize - r as isize) * inner as isize;
+                                    add_entry(&mut e, t.inp, rel, c);
+                                }
+                            }
+                        }
+                    }
+                    e
+                };
+                let distributed_lines = line_axis == axis;
+                let (head, tail) = if distributed_lines {
+                    (Vec::new(), Vec::new())
+                } else {
+                    (
+                        (0..f.start).map(row_entries).collect(),
+                        (f.end..n_line).map(row_entries).collect(),
+                    )
+                };
+                Template {
+                    generic,
+                    fast: fast_entries,
+                    head,
+                    tail,
+                    rows: !distributed_lines,
+                }
+            })
+            .collect();
+        // Ghost widths of every input along the distributed axis.
+        let widths: Vec<(usize, usize)> = (0..ninputs)
+            .map(|inp| {
+                terms
+                    .iter()
+                    .filter(|t| t.inp == inp && t.axis == axis)
+                    .fold((0, 0), |(f, b), t| {
+                        (f.max(t.band.front()), b.max(t.band.back()))
+                    })
+            })
+            .collect();
+        let deferred = widths
+            .iter()
+            .fold((0, 0), |(f, b), &(wf, wb)| (f.max(wf), b.max(wb)));
+        let pre: usize = shape[..axis].iter().product();
+        let post = shape[axis + 1..].iter().product::<usize>() * w;
+        let n_global = global[axis];
+        let owned = |r: usize| layout.offset(r)..layout.offset(r) + layout.count(r);
+        let mut pieces = Vec::new();
+        let mut outgoing = Vec::new();
+        if pre * post > 0 {
+            for (inp, &(wf, wb)) in widths.iter().enumerate() {
+                // What rank r needs from others: `wf` rows before its block, `wb` after it.
+                let wanted = |r: usize| {
+                    let o = owned(r);
+                    if o.is_empty() {
+                        [0..0, 0..0]
+                    } else {
+                        [
+                            o.start.saturating_sub(wf)..o.start,
+                            o.end..(o.end + wb).min(n_global),
+                        ]
+                    }
+                };
+                let mine = owned(rank);
+                for q in (0..layout.nranks()).filter(|&q| q != rank) {
+                    for want in wanted(q) {
+                        let part = intersect(&mine, &want);
+                        if !part.is_empty() {
+                            outgoing.push(Outgoing {
+                                inp,
+                                dest: q,
+                                rows: part.start - offset..part.end - offset,
+                                pack: None,
+                            });
+                        }
+                    }
+                }
+                for p in (0..layout.nranks()).filter(|&p| p != rank) {
+                    for want in wanted(rank) {
+                        let part = intersect(&owned(p), &want);
+                        if !part.is_empty() {
+                            let mut s = shape.clone();
+                            s[axis] = part.len();
+                            pieces.push(Piece {
+                                inp,
+                                src: p,
+                                start: part.start,
+                                len: part.len(),
+                                strides: c_strides(&s, w),
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        let recv = pieces
+            .iter()
+            .map(|p| vec![R::zero(); pre * p.len * post])
+            .collect();
+        let mut send = Vec::new();
+        if pre > 1 {
+            for o in outgoing.iter_mut() {
+                o.pack = Some(send.len());
+                send.push(vec![R::zero(); pre * o.rows.len() * post]);
+            }
+        }
+        Ok(Plan {
+            outer_terms,
+            line_terms,
+            shape,
+            strides,
+            line_axis,
+            n_line,
+            inner,
+            line_len: n_line * inner,
+            axis,
+            offset,
+            n_local,
+            fast,
+            templates,
+            deferred,
+            post,
+            pre,
+            pieces,
+            outgoing,
+            bufs: Mutex::new(Buffers { recv, send }),
+        })
+    }
+
+    /// `outputs = A inputs` on this rank's blocks (flat real views, C order); collective over the
+    /// ranks that exchange ghost slabs with this one.
+    fn apply(&self, comm: &Communicator, inputs: &[&[R]], outputs: &mut [&mut [R]]) {
+        let mut guard = self.bufs.lock().unwrap_or_else(|e| e.into_inner());
+        let Buffers { recv, send } = &mut *guard;
+        let (pre, post) = (self.pre, self.post);
+        let n = self.n_local;
+        for o in &self.outgoing {
+            if let Some(b) = o.pack {
+                let (src, buf) = (inputs[o.inp], &mut send[b]);
+                let rows = o.rows.len() * post;
+                for p in 0..pre {
+                    let from = (p * n + o.rows.start) * post;
+                    buf[p * rows..(p + 1) * rows].copy_from_slice(&src[from..from + rows]);
+                }
+            }
+        }
+        let sends: Vec<(usize, &[R])> = self
+            .outgoing
+            .iter()
+            .map(|o| match o.pack {
+                Some(b) => (o.dest, &send[b][..]),
+                None => (
+                    o.dest,
+                    &inputs[o.inp][o.rows.start * post..o.rows.end * post],
+                ),
+            })
+            .collect();
+        let mut recvs: Vec<(usize, &mut [R])> = self
+            .pieces
+            .iter()
+            .zip(recv.iter_mut())
+            .map(|(p, b)| (p.src, &mut b[..]))
+            .collect();
+        if self.line_axis < self.axis {
+            // No term reaches along the distributed axis: nothing to wait for.
+            debug_assert!(sends.is_empty() && recvs.is_empty());
+            self.run(None, inputs, outputs, None);
+            return;
+        }
+        let (front, back) = self.deferred;
+        let a = front.min(n);
+        let b = n.saturating_sub(back).max(a);
+        comm.exchange_overlapped(&sends, &mut recvs, || {
+            self.run(Some(a..b), inputs, outputs, None)
+        });
+        drop(recvs);
+        self.run(Some(0..a), inputs, outputs, Some(recv));
+        self.run(Some(b..n), inputs, outputs, Some(recv));
+    }
+
+    /// Computes every output line (or, when the line axis is distributed, the rows of every line)
+    /// whose index along the distributed axis is in `dist` (`None`: all).
+    fn run(
+        &self,
+        dist: Option<Range<usize>>,
+        inputs: &[&[R]],
+        outputs: &mut [&mut [R]],
+        ghosts: Option<&[Vec<R>]>,
+    ) {
+        let la = self.line_axis;
+        let mut ranges: [Range<usize>; MAX_NDIM] = std::array::from_fn(|_| 0..0);
+        for k in 0..la {
+            ranges[k] = 0..self.shape[k];
+        }
+        let mut rows = 0..self.n_line;
+        if let Some(d) = dist {
+            if la == self.axis {
+                rows = d;
+            } else {
+                ranges[self.axis] = d;
+            }
+        }
+        if rows.is_empty() || ranges[..la].iter().any(|r| r.is_empty()) {
+            return;
+        }
+        let mut idx = [0usize; MAX_NDIM];
+        for k in 0..la {
+            idx[k] = ranges[k].start;
+        }
+        // Source lists live across lines (filling them is per line, initialising them is not).
+        let (mut outer, mut srcs) = (Sources::new(), Sources::new());
+        loop {
+            let base: usize = (0..la).map(|k| idx[k] * self.strides[k]).sum();
+            for (out, y) in outputs.iter_mut().enumerate() {
+                let line = &mut y[base..base + self.line_len];
+                let at = Line {
+                    idx: &idx[..la],
+                    base,
+                    rows: rows.clone(),
+                };
+                self.line(out, &at, inputs, ghosts, (&mut outer, &mut srcs), line);
+            }
+            // Next index, C order.
+            let mut k = la;
+            loop {
+                if k == 0 {
+                    return;
+                }
+                k -= 1;
+                idx[k] += 1;
+                if idx[k] < ranges[k].end {
+                    break;
+                }
+                idx[k] = ranges[k].start;
+            }
+        }
+    }
+
+    /// The slice of `len` reals of input `inp` at the line (or row) whose index along `b` is the
+    /// global `g` and along the other axes before the line axis is `idx`; `base` is the local
+    /// offset of line `idx`. Reads a ghost slab when `b` is the distributed axis and `g` is not
+    /// local.
+    #[allow(clippy::too_many_arguments)]
+    #[inline]
+    fn slice_at<'a>(
+        &self,
+        src: &'a [R],
+        inp: usize,
+        idx: &[usize],
+        base: usize,
+        b: usize,
+        g: usize,
+        len: usize,
+        ghosts: Option<&'a [Vec<R>]>,
+    ) -> &'a [R] {
+        let la = self.line_axis;
+        if b == self.axis && !(self.offset..self.offset + self.n_local).contains(&g) {
+            let ghosts = ghosts.expect("ghost rows are read only after they have arrived");
+            let (k, piece) = self
+                .pieces
+                .iter()
+                .enumerate()
+                .find(|(_, p)| p.inp == inp && (p.start..p.start + p.len).contains(&g))
+                .expect("the ghost plan covers every row a stencil reaches");
+            let mut at = (g - piece.start) * piece.strides[b];
+            for (a, &i) in idx.iter().enumerate().take(la) {
+                if a != b {
+                    at += i * piece.strides[a];
+                }
+            }
+            return &ghosts[k][at..at + len];
+        }
+        let local = g - if b == self.axis { self.offset } else { 0 };
+        let at = if b < la {
+            base - idx[b] * self.strides[b] + local * self.strides[b]
+        } else {
+            base + local * self.inner
+        };
+        &src[at..at + len]
+    }
+
+    /// Output `out` on rows `at.rows` of the line `at.idx`, with two source lists to fill:
+    /// from the output's [`Template`] on generic lines, else (and for the rows of a distributed
+    /// line that are outside the fast range) by [`line_general`](Self::line_general).
+    #[inline]
+    fn line<'a>(
+        &self,
+        out: usize,
+        at: &Line<'_>,
+        inputs: &[&'a [R]],
+        ghosts: Option<&'a [Vec<R>]>,
+        lists: (&mut Sources<'a, R>, &mut Sources<'a, R>),
+        y: &mut [R],
+    ) {
+        let tpl = &self.templates[out];
+        if !at.idx.iter().zip(&tpl.generic).all(|(i, r)| r.contains(i)) {
+            return self.line_general(out, at, inputs, ghosts, lists, y);
+        }
+        let (outer, srcs) = lists;
+        let (rows, inner) = (at.rows.clone(), self.inner);
+        let f = &self.fast[out];
+        let fs = f.start.clamp(rows.start, rows.end);
+        let fe = f.end.clamp(fs, rows.end);
+        let mut instantiate = |entries: &[Entry<R>], row: usize, n: usize, y: &mut [R]| {
+            srcs.clear();
+            let start = at.base + row * inner;
+            for &(inp, rel, c) in entries {
+                let from = start.wrapping_add_signed(rel);
+                srcs.push_distinct(&inputs[inp][from..from + n * inner], c);
+            }
+            combine(&mut y[row * inner..(row + n) * inner], srcs.list());
+        };
+        if fe > fs {
+            instantiate(&tpl.fast, fs, fe - fs, y);
+        }
+        if tpl.rows {
+            for row in rows.start..fs {
+                instantiate(&tpl.head[row], row, 1, y);
+            }
+            for row in fe..rows.end {
+                instantiate(&tpl.tail[row - f.end], row, 1, y);
+            }
+        } else {
+            for part in [rows.start..fs, fe..rows.end] {
+                let at = Line {
+                    idx: at.idx,
+                    base: at.base,
+                    rows: part,
+                };
+                self.line_general(out, &at, inputs, ghosts, (&mut *outer, &mut *srcs), y);
+            }
+        }
+    }
+
+    /// Output `out` on rows `at.rows` of the line `at.idx`, from the bands themselves (any line:
+    /// boundary rows, ghost rows), with two source lists to fill.
+    fn line_general<'a>(
+        &self,
+        out: usize,
+        at: &Line<'_>,
+        inputs: &[&'a [R]],
+        ghosts: Option<&'a [Vec<R>]>,
+        (outer, srcs): (&mut Sources<'a, R>, &mut Sources<'a, R>),
+        y: &mut [R],
+    ) {
+        let (idx, base, rows) = (at.idx, at.base, at.rows.clone());
+        let inner = self.inner;
+        outer.clear();
+        for t in &self.outer_terms[out] {
+            let b = t.axis;
+            let g = idx[b] + if b == self.axis { self.offset } else { 0 };
+            let src = inputs[t.inp];
+            let mut add = |col: usize, c: f64| {
+                let s = self.slice_at(src, t.inp, idx, base, b, col, self.line_len, ghosts);
+                outer.push(s, R::real_from_f64(c));
+            };
+            match t.band.row(g) {
+                RowKind::Interior => {
+                    for &(o, c) in t.band.taps() {
+                        add(g.wrapping_add_signed(o), c);
+                    }
+                }
+                RowKind::Explicit(entries) => {
+                    for &(col, c) in entries {
+                        add(col, c);
+                    }
+                }
+            }
+        }
+        let f = &self.fast[out];
+        let fs = f.start.clamp(rows.start, rows.end);
+        let fe = f.end.clamp(fs, rows.end);
+        if fe > fs {
+            srcs.clear();
+            for &(s, c) in outer.list() {
+                srcs.push(&s[fs * inner..fe * inner], c);
+            }
+            for t in &self.line_terms[out] {
+                let own = &inputs[t.inp][base..base + self.line_len];
+                for &(o, c) in t.band.taps() {
+                    let at = fs.wrapping_add_signed(o) * inner;
+                    srcs.push(&own[at..at + (fe - fs) * inner], R::real_from_f64(c));
+                }
+            }
+            combine(&mut y[fs * inner..fe * inner], srcs.list());
+        }
+        let line_offset = if self.line_axis == self.axis {
+            self.offset
+        } else {
+            0
+        };
+        for row in (rows.start..fs).chain(fe..rows.end) {
+            srcs.clear();
+            for &(s, c) in outer.list() {
+                srcs.push(&s[row * inner..(row + 1) * inner], c);
+            }
+            let g = row + line_offset;
+            for t in &self.line_terms[out] {
+                let src = inputs[t.inp];
+                let la = self.line_axis;
+                let mut add = |col: usize, c: f64| {
+                    let s = self.slice_at(src, t.inp, idx, base, la, col, inner, ghosts);
+                    srcs.push(s, R::real_from_f64(c));
+                };
+                match t.band.row(g) {
+                    RowKind::Interior => {
+                        for &(o, c) in t.band.taps() {
+                            add(g.wrapping_add_signed(o), c);
+                        }
+                    }
+                    RowKind::Explicit(entries) => {
+                        for &(col, c) in entries {
+                            add(col, c);
+                        }
+                    }
+                }
+            }
+            combine(&mut y[row * inner..(row + 1) * inner], srcs.list());
+        }
+    }
+}
+
+/// Where a line is: its index along the axes before the line axis, its local offset, and the
+/// rows to compute.
+struct Line<'i> {
+    idx: &'i [usize],
+    base: usize,
+    rows: Range<usize>,
+}
+
+/// Up to [`MAX_SOURCES`] `(slice, coefficient)` pairs of equal length, on the stack; a slice that
+/// starts where one already listed does (the same data) adds to its coefficient.
+struct Sources<'a, R> {
+    list: [(&'a [R], R); MAX_SOURCES],
+    n: usize,
+}
+
+impl<'a, R: RealScalar> Sources<'a, R> {
+    #[inline]
+    fn new() -> Self {
+        Sources {
+            list: [(&[][..], R::zero()); MAX_SOURCES],
+            n: 0,
+        }
+    }
+
+    #[inline]
+    fn clear(&mut self) {
+        self.n = 0;
+    }
+
+    /// Appends a source known to differ from those listed.
+    #[inline]
+    fn push_distinct(&mut self, s: &'a [R], c: R) {
+        self.list[self.n] = (s, c);
+        self.n += 1;
+    }
+
+    #[inline]
+    fn push(&mut self, s: &'a [R], c: R) {
+        for e in &mut self.list[..self.n] {
+            if std::ptr::eq(e.0.as_ptr(), s.as_ptr()) {
+                e.1 += c;
+                return;
+            }
+        }
+        self.list[self.n] = (s, c);
+        self.n += 1;
+    }
+
+    #[inline]
+    fn list(&self) -> &[(&'a [R], R)] {
+        &self.list[..self.n]
+    }
+}
+
+/// `y = sum_k c_k s_k` over slices of `y`'s length, in one pass: each chunk of `y` is accumulated
+/// in registers over all sources, then stored once. On x86-64 processors with AVX2 the same code
+/// runs compiled for 4-wide vectors (chosen at run time; no FMA, so the rounding is the same).
+#[inline(always)]
+fn combine<R: RealScalar>(y: &mut [R], srcs: &[(&[R], R)]) {
+    #[cfg(target_arch = "x86_64")]
+    if std::arch::is_x86_feature_detected!("avx2") {
+        // SAFETY: the processor supports AVX2 (checked just above).
+        return unsafe { combine_avx2(y, srcs) };
+    }
+    combine_portable(y, srcs);
+}
+
+/// [`combine_portable`] compiled with AVX2.
+///
+/// # Safety
+/// The processor must support AVX2.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2")]
+unsafe fn combine_avx2<R: RealScalar>(y: &mut [R], srcs: &[(&[R], R)]) {
+    combine_portable(y, srcs);
+}
+
+/// [`combine`] for any processor.
+#[inline(always)]
+fn combine_portable<R: RealScalar>(y: &mut [R], srcs: &[(&[R], R)]) {
+    debug_assert!(srcs.iter().all(|(s, _)| s.len() == y.len()));
+    if srcs.is_empty() {
+        y.fill(R::zero());
+        return;
+    }
+    match y.len() {
+        0 => {}
+        1 => combine_chunks::<R, 1>(y, srcs),
+        2 | 3 => combine_chunks::<R, 2>(y, srcs),
+        4..=7 => combine_chunks::<R, 4>(y, srcs),
+        8..=15 => combine_chunks::<R, 8>(y, srcs),
+        _ => combine_chunks::<R, 16>(y, srcs),
+    }
+}
+
+/// [`combine`] in chunks of `C` reals (`C <= y.len()`, at least one source). A length that is not
+/// a multiple of `C` ends with a chunk overlapping the previous one: it recomputes the same values
+/// (`y` is not an input), so no element goes through a scalar tail.
+#[inline(always)]
+fn combine_chunks<R: RealScalar, const C: usize>(y: &mut [R], srcs: &[(&[R], R)]) {
+    let n = y.len();
+    debug_assert!(n >= C && !srcs.is_empty());
+    let ((s0, c0), rest) = (srcs[0], &srcs[1..]);
+    let mut j = 0;
+    loop {
+        let mut acc = [R::zero(); C];
+        let s: &[R; C] = s0[j..j + C].try_into().expect("chunk");
+        for l in 0..C {
+            acc[l] = c0 * s[l];
+        }
+        for &(s, c) in rest {
+            let s: &[R; C] = s[j..j + C].try_into().expect("chunk");
+            for l in 0..C {
+                acc[l] += c * s[l];
+            }
+        }
+        let out: &mut [R; C] = (&mut y[j..j + C]).try_into().expect("chunk");
+        *out = acc;
+        if j + C == n {
+            break;
+        }
+        j = (j + C).min(n - C);
+    }
+}
+
+/// The scheme along `axis` of `layout`'s global shape, as a [`Band`].
+///
+/// # Errors
+/// [`Error::AxisOutOfRange`]; [`Error::InvalidArgument`] if the axis is too short for the
+/// scheme's boundary rows.
+pub(crate) fn band_along(
+    what: &str,
+    layout: &Layout,
+    axis: usize,
+    scheme: &crate::local::stencil::Scheme,
+) -> Result<Band> {
+    let ndim = layout.ndim();
+    if axis >= ndim {
+        return Err(Error::AxisOutOfRange { axis, ndim });
+    }
+    Band::new(what, axis, layout.global_shape()[axis], scheme)
+}

@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# scripts/run-poststack.sh: the 3-D post-stack seismic inversion on 4 MPI ranks, from scratch.
+# Installs missing system packages (scripts/setup.sh), builds the example in release mode with MPI,
+# runs it under `mpirun --oversubscribe -n 4` and says where the figures are.
+# Extra arguments go to the example (see `--help`), e.g. `scripts/run-poststack.sh --ny 80 --noise 0.05`.
+# NP=2 scripts/run-poststack.sh chooses another number of ranks.
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+scripts/setup.sh
+# shellcheck source=scripts/mpi-env.sh
+. scripts/mpi-env.sh
+
+np="${NP:-4}"
+out="$root/poststack-out"
+echo "==> cargo build --release --features mpi --example poststack"
+cargo build --release --features mpi --example poststack
+echo "==> $MPIEXEC --oversubscribe -n $np target/release/examples/poststack --out $out $*"
+"$MPIEXEC" --oversubscribe -n "$np" target/release/examples/poststack --out "$out" "$@"
+echo "==> figures: $out/*.png (true model, starting model, data, and the three inversions)"
+echo "    volumes: $out/*.npy (numpy.load; shape (ny, nx, nt), ln(AI) except data.npy)"

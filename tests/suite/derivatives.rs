@@ -1,0 +1,523 @@
+//! Distributed derivatives (FirstDerivative, SecondDerivative, Laplacian, Gradient): forward and
+//! adjoint against PyLops' serial operators (the library's local operators, which match PyLops
+//! exactly) applied to the gathered global array, and dot tests, for f64 and Complex64, 1-D to 3-D,
+//! along every axis, on layouts distributed along the first and the last axis with balanced
+//! counts and with thin and empty ranks (ghost slabs from several ranks).
+
+use super::util::{assert_close, global, TestScalar, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
+use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt, Space};
+use distlops::core::{
+    balanced_counts, Communicator, Complex64, DistVector, DistributedArray, Error, Layout,
+    StackedDistributedArray,
+};
+use distlops::operators::local::{self, DerivativeKind, LocalOperator};
+use distlops::operators::{FirstDerivative, Gradient, Laplacian, SecondDerivative};
+use ndarray::{ArrayD, IxDyn};
+
+const KINDS: [DerivativeKind; 3] = [
+    DerivativeKind::Forward,
+    DerivativeKind::Backward,
+    DerivativeKind::Centered,
+];
+
+/// Counts with thin and empty ranks: 1, 0, 1, ... and the rest on the last rank (or reversed).
+fn thin_counts(n: usize, p: usize, reversed: bool) -> Vec<usize> {
+    if p == 1 {
+        return vec![n];
+    }
+    let mut c: Vec<usize> = (0..p).map(|r| usize::from(r % 2 == 0)).collect();
+    c[p - 1] = 0;
+    let rest = n - c.iter().sum::<usize>();
+    c[p - 1] = rest;
+    if reversed {
+        c.reverse();
+    }
+    c
+}
+
+/// The layouts every operator is tested on for `dims` at `p` ranks.
+fn layouts(dims: &[usize], p: usize) -> Vec<Layout> {
+    let last = dims.len() - 1;
+    let mut out = vec![Layout::scatter(dims, 0, p).unwrap()];
+    out.push(Layout::with_counts(dims, 0, &thin_counts(dims[0], p, false)).unwrap());
+    if last > 0 {
+        out.push(Layout::with_counts(dims, last, &balanced_counts(dims[last], p)).unwrap());
+        out.push(Layout::with_counts(dims, last, &thin_counts(dims[last], p, true)).unwrap());
+    }
+    out
+}
+
+/// `op` applied to a global array (flat C order).
+fn local_apply<T: TestScalar>(
+    op: &dyn LocalOperator<T>,
+    x: &ArrayD<T>,
+    adjoint: bool,
+) -> ArrayD<T> {
+    let mut y = ArrayD::zeros(x.raw_dim());
+    let (xs, ys) = (x.as_slice().unwrap(), y.as_slice_mut().unwrap());
+    if adjoint {
+        op.rmatvec(xs, ys);
+    } else {
+        op.matvec(xs, ys);
+    }
+    y
+}
+
+/// A vector of `space` (plain, or a stack of plain parts) holding the global arrays `parts`.
+fn vector<T: TestScalar>(comm: &Communicator, space: &Space, parts: &[ArrayD<T>]) -> DistVector<T> {
+    match space {
+        Space::Array { layout, .. } => {
+            DistVector::Array(DistributedArray::to_dist(comm, parts[0].view(), layout).unwrap())
+        }
+        Space::Stacked(spaces) => DistVector::Stacked(
+            StackedDistributedArray::new(
+                spaces
+                    .iter()
+                    .zip(parts)
+                    .map(|(s, p)| vector(comm, s, std::slice::from_ref(p)))
+                    .collect(),
+            )
+            .unwrap(),
+        ),
+    }
+}
+
+/// The global arrays of a (plain or stacked) vector.
+fn gathered<T: TestScalar>(v: &DistVector<T>) -> Vec<ArrayD<T>> {
+    match v {
+        DistVector::Array(a) => vec![a.asarray()],
+        DistVector::Stacked(s) => s.parts().iter().flat_map(gathered).collect(),
+    }
+}
+
+/// Forward, adjoint and dot test of `op` (domain: arrays of `dims`; range: `nout` of them)
+/// against the serial references `fwd` and `adj`.
+fn check<T: TestScalar>(
+    comm: &Communicator,
+    op: &dyn LinearOperator<T>,
+    dims: &[usize],
+    nout: usize,
+    fwd: impl Fn(&ArrayD<T>) -> Vec<ArrayD<T>>,
+    adj: impl Fn(&[ArrayD<T>]) -> ArrayD<T>,
+    what: &str,
+) {
+    let xg = global::<T>(dims, 7);
+    let yg: Vec<ArrayD<T>> = (0..nout)
+        .map(|k| global::<T>(dims, 11 + k as u64))
+        .collect();
+    let x = vector(comm, op.domain(), std::slice::from_ref(&xg));
+    let y = vector(comm, op.range(), &yg);
+    let ax = gathered(&op.apply(&x).unwrap());
+    let expected = fwd(&xg);
+    assert_eq!(ax.len(), expected.len(), "{what}: components");
+    for (k, (a, e)) in ax.iter().zip(&expected).enumerate() {
+        assert_close(a, e, &format!("{what}: forward component {k}"));
+    }
+    let ahy = gathered(&op.apply_adjoint(&y).unwrap());
+    assert_close(&ahy[0], &adj(&yg), &format!("{what}: adjoint"));
+    let d = dottest(op, &x, &y).unwrap();
+    assert!(d.passes(T::TOL), "{what}: dot test {d:?}");
+}
+
+/// A label for a layout.
+fn describe(l: &Layout) -> String {
+    format!("axis {} counts {:?}", l.axis(), l.counts())
+}
+
+fn first_derivative<T: TestScalar>(comm: &Communicator) {
+    let p = comm.size();
+    let schemes = [
+        (DerivativeKind::Forward, 3),
+        (DerivativeKind::Backward, 3),
+        (DerivativeKind::Centered, 3),
+        (DerivativeKind::Centered, 5),
+    ];
+    for dims in [UNEVEN_1D, UNEVEN_2D, UNEVEN_3D] {
+        for layout in layouts(dims, p) {
+            for axis in 0..dims.len() {
+                for (kind, order) in schemes {
+                    for edge in [false, true] {
+                        let dx = 0.5 + axis as f64;
+                        let what = format!(
+                            "FirstDerivative {dims:?} along {axis}, {kind:?} order {order} edge \
+                             {edge}, {}",
+                            describe(&layout)
+                        );
+                        let op = FirstDerivative::<T>::with_layout(
+                            comm, &layout, axis, dx, kind, edge, order,
+                        )
+                        .unwrap();
+                        let serial =
+                            local::FirstDerivative::new(dims, axis, dx, kind, edge, order).unwrap();
+                        check(
+                            comm,
+                            &op,
+                            dims,
+                            1,
+                            |x| vec![local_apply(&serial, x, false)],
+                            |y| local_apply(&serial, &y[0], true),
+                            &what,
+                        );
+                    }
+                }
+            }
+        }
+    }
+    // `new` distributes along axis 0 with the balanced split.
+    let op = FirstDerivative::<T>::new(comm, UNEVEN_2D, 1, 1.0, DerivativeKind::Centered, true, 5)
+        .unwrap();
+    assert_eq!(
+        op.domain().layout().unwrap(),
+        &Layout::scatter(UNEVEN_2D, 0, p).unwrap()
+    );
+    assert_eq!(op.range(), op.domain());
+}
+
+fn second_derivative<T: TestScalar>(comm: &Communicator) {
+    let p = comm.size();
+    for dims in [UNEVEN_1D, UNEVEN_2D, UNEVEN_3D] {
+        for layout in layouts(dims, p) {
+            for axis in 0..dims.len() {
+                for kind in KINDS {
+                    for edge in [false, true] {
+                        let dx = 2.0 - 0.5 * axis as f64;
+                        let what = format!(
+                            "SecondDerivative {dims:?} along {axis}, {kind:?} edge {edge}, {}",
+                            describe(&layout)
+                        );
+                        let op =
+                            SecondDerivative::<T>::with_layout(comm, &layout, axis, dx, kind, edge)
+                                .unwrap();
+                        let serial =
+                            local::SecondDerivative::new(dims, axis, dx, kind, edge).unwrap();
+                        check(
+                            comm,
+                            &op,
+                            dims,
+                            1,
+                            |x| vec![local_apply(&serial, x, false)],
+                            |y| local_apply(&serial, &y[0], true),
+                            &what,
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn laplacian<T: TestScalar>(comm: &Communicator) {
+    let p = comm.size();
+    // (dims, axes, weights, sampling)
+    let cases: [(&[usize], &[usize], &[f64], &[f64]); 6] = [
+        (UNEVEN_1D, &[0], &[2.0], &[0.5]),
+        (UNEVEN_2D, &[0, 1], &[1.0, 1.0], &[1.0, 1.0]),
+        (UNEVEN_2D, &[1, 0], &[3.0, 1.0], &[0.5, 2.0]),
+        (UNEVEN_2D, &[1], &[1.5], &[1.0]),
+        (UNEVEN_3D, &[0, 1, 2], &[1.0, 2.0, 0.5], &[1.0, 0.5, 2.0]),
+        (UNEVEN_3D, &[2, 0, 2], &[1.0, -1.0, 0.25], &[2.0, 1.0, 1.0]),
+    ];
+    for (dims, axes, weights, sampling) in cases {
+        for layout in layouts(dims, p) {
+            for kind in KINDS {
+                for edge in [false, true] {
+                    let what = format!(
+                        "Laplacian {dims:?} axes {axes:?} weights {weights:?} sampling \
+                         {sampling:?}, {kind:?} edge {edge}, {}",
+                        describe(&layout)
+                    );
+                    let op = Laplacian::<T>::with_layout(
+                        comm, &layout, axes, weights, sampling, kind, edge,
+                    )
+                    .unwrap();
+                    // PyLops: the weighted sum of serial second derivatives.
+                    let terms: Vec<(f64, local::SecondDerivative)> = axes
+                        .iter()
+                        .zip(weights.iter().zip(sampling))
+                        .map(|(&a, (&w, &dx))| {
+                            (
+                                w,
+                                local::SecondDerivative::new(dims, a, dx, kind, edge).unwrap(),
+                            )
+                        })
+                        .collect();
+                    let sum = |x: &ArrayD<T>, adjoint: bool| {
+                        terms
+                            .iter()
+                            .fold(ArrayD::zeros(x.raw_dim()), |acc, (w, d)| {
+                                acc + local_apply(d, x, adjoint).mapv(|v| v * T::make(*w, 0.0))
+                            })
+                    };
+                    check(
+                        comm,
+                        &op,
+                        dims,
+                        1,
+                        |x| vec![sum(x, false)],
+                        |y| sum(&y[0], true),
+                        &what,
+                    );
+                }
+            }
+        }
+    }
+}
+
+fn gradient<T: TestScalar>(comm: &Communicator) {
+    let p = comm.size();
+    for dims in [UNEVEN_1D, UNEVEN_2D, UNEVEN_3D] {
+        let per_axis: Vec<f64> = (0..dims.len()).map(|k| 1.0 + 0.5 * k as f64).collect();
+        for layout in layouts(dims, p) {
+            for kind in KINDS {
+                for edge in [false, true] {
+                    for sampling in [&[2.0][..], &per_axis[..]] {
+                        let what = format!(
+                            "Gradient {dims:?} sampling {sampling:?}, {kind:?} edge {edge}, {}",
+                            describe(&layout)
+                        );
+                        let op = Gradient::<T>::with_layout(comm, &layout, sampling, kind, edge)
+                            .unwrap();
+                        let dx = |k: usize| sampling[k.min(sampling.len() - 1)];
+                        let ds: Vec<local::FirstDerivative> = (0..dims.len())
+                            .map(|k| {
+                                local::FirstDerivative::new(dims, k, dx(k), kind, edge, 3).unwrap()
+                            })
+                            .collect();
+                        check(
+                            comm,
+                            &op,
+                            dims,
+                            dims.len(),
+                            |x| ds.iter().map(|d| local_apply(d, x, false)).collect(),
+                            |y| {
+                                ds.iter()
+                                    .zip(y)
+                                    .fold(ArrayD::zeros(IxDyn(dims)), |acc, (d, yk)| {
+                                        acc + local_apply(d, yk, true)
+                                    })
+                            },
+                            &what,
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+pub fn first_derivative_f64(comm: &Communicator) {
+    first_derivative::<f64>(comm);
+}
+
+pub fn first_derivative_complex(comm: &Communicator) {
+    first_derivative::<Complex64>(comm);
+}
+
+pub fn second_derivative_f64(comm: &Communicator) {
+    second_derivative::<f64>(comm);
+}
+
+pub fn second_derivative_complex(comm: &Communicator) {
+    second_derivative::<Complex64>(comm);
+}
+
+pub fn laplacian_f64(comm: &Communicator) {
+    laplacian::<f64>(comm);
+}
+
+pub fn laplacian_complex(comm: &Communicator) {
+    laplacian::<Complex64>(comm);
+}
+
+pub fn gradient_f64(comm: &Communicator) {
+    gradient::<f64>(comm);
+}
+
+pub fn gradient_complex(comm: &Communicator) {
+    gradient::<Complex64>(comm);
+}
+
+/// Very thin ranks: most ranks empty, the stencil reaching over several of them, along a middle
+/// axis; short axes whose boundary rows overlap; the same operator applied repeatedly (buffers
+/// are reused).
+pub fn thin_ranks_and_short_axes(comm: &Communicator) {
+    let p = comm.size();
+    let dims = [3, 6, 4];
+    // Ghost slabs of width 2 come from two ranks past an empty one.
+    let counts: &[usize] = match p {
+        1 => &[6],
+        2 => &[5, 1],
+        3 => &[1, 0, 5],
+        _ => &[0, 1, 0, 5],
+    };
+    let counts = [counts, &vec![0; p.saturating_sub(4)][..]].concat();
+    let layout = Layout::with_counts(&dims, 1, &counts).unwrap();
+    for (kind, order) in [(DerivativeKind::Centered, 5), (DerivativeKind::Forward, 3)] {
+        let op =
+            FirstDerivative::<Complex64>::with_layout(comm, &layout, 1, 1.0, kind, true, order)
+                .unwrap();
+        let serial = local::FirstDerivative::new(&dims, 1, 1.0, kind, true, order).unwrap();
+        for _ in 0..3 {
+            check(
+                comm,
+                &op,
+                &dims,
+                1,
+                |x| vec![local_apply(&serial, x, false)],
+                |y| local_apply(&serial, &y[0], true),
+                &format!("FirstDerivative {kind:?} {order} on counts {counts:?}"),
+            );
+        }
+    }
+    let op = Laplacian::<f64>::with_layout(
+        comm,
+        &layout,
+        &[0, 1, 2],
+        &[1.0, 2.0, 3.0],
+        &[1.0, 1.0, 1.0],
+        DerivativeKind::Centered,
+        true,
+    )
+    .unwrap();
+    let ds: Vec<(f64, local::SecondDerivative)> = (0..3)
+        .map(|a| {
+            let d = local::SecondDerivative::new(&dims, a, 1.0, DerivativeKind::Centered, true);
+            (1.0 + a as f64, d.unwrap())
+        })
+        .collect();
+    let sum = |x: &ArrayD<f64>, adjoint: bool| {
+        ds.iter().fold(ArrayD::zeros(x.raw_dim()), |acc, (w, d)| {
+            acc + local_apply(d, x, adjoint) * *w
+        })
+    };
+    check(
+        comm,
+        &op,
+        &dims,
+        1,
+        |x| vec![sum(x, false)],
+        |y| sum(&y[0], true),
+        &format!("Laplacian on counts {counts:?}"),
+    );
+    // Axes shorter than the interior stencil: only boundary rows (or none).
+    for n in [1, 2, 3, 4] {
+        let dims = [n, 5];
+        let layout = Layout::scatter(&dims, 0, p).unwrap();
+        for edge in [false, true] {
+            if edge && n < 3 {
+                assert!(matches!(
+                    FirstDerivative::<f64>::with_layout(
+                        comm,
+                        &layout,
+                        0,
+                        1.0,
+                        DerivativeKind::Centered,
+                        edge,
+                        5
+                    ),
+                    Err(Error::InvalidArgument(_))
+                ));
+                continue;
+            }
+            let op = FirstDerivative::<f64>::with_layout(
+                comm,
+                &layout,
+                0,
+                1.0,
+                DerivativeKind::Centered,
+                edge,
+                5,
+            )
+            .unwrap();
+            let serial =
+                local::FirstDerivative::new(&dims, 0, 1.0, DerivativeKind::Centered, edge, 5)
+                    .unwrap();
+            check(
+                comm,
+                &op,
+                &dims,
+                1,
+                |x| vec![local_apply(&serial, x, false)],
+                |y| local_apply(&serial, &y[0], true),
+                &format!("FirstDerivative order 5 edge {edge} on {dims:?}"),
+            );
+        }
+    }
+}
+
+/// Bad arguments are the same error on every rank.
+pub fn derivative_errors(comm: &Communicator) {
+    let p = comm.size();
+    use DerivativeKind::*;
+    let dims = [6, 5];
+    let broadcast = Layout::broadcast(&dims, p).unwrap();
+    assert!(matches!(
+        FirstDerivative::<f64>::with_layout(comm, &broadcast, 0, 1.0, Centered, false, 3),
+        Err(Error::UnsupportedPartition(_))
+    ));
+    assert!(matches!(
+        Laplacian::<f64>::with_layout(comm, &broadcast, &[0], &[1.0], &[1.0], Centered, false),
+        Err(Error::UnsupportedPartition(_))
+    ));
+    let other = Layout::scatter(&dims, 0, p + 1).unwrap();
+    assert!(matches!(
+        SecondDerivative::<f64>::with_layout(comm, &other, 0, 1.0, Centered, false),
+        Err(Error::CommSizeMismatch { .. })
+    ));
+    assert!(matches!(
+        FirstDerivative::<f64>::new(comm, &dims, 0, 1.0, Centered, false, 4),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        FirstDerivative::<f64>::new(comm, &dims, 2, 1.0, Centered, false, 3),
+        Err(Error::AxisOutOfRange { axis: 2, ndim: 2 })
+    ));
+    assert!(matches!(
+        SecondDerivative::<f64>::new(comm, &dims, 0, 0.0, Centered, false),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        SecondDerivative::<f64>::new(comm, &[6, 2], 1, 1.0, Centered, true),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        Laplacian::<f64>::new(comm, &dims, &[0, 1], &[1.0], &[1.0, 1.0], Centered, false),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        Laplacian::<f64>::new(comm, &dims, &[], &[], &[], Centered, false),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        Laplacian::<f64>::new(comm, &dims, &[0, 3], &[1.0; 2], &[1.0; 2], Centered, false),
+        Err(Error::AxisOutOfRange { axis: 3, ndim: 2 })
+    ));
+    assert!(matches!(
+        Gradient::<f64>::new(comm, &dims, &[1.0, 1.0, 1.0], Centered, false),
+        Err(Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        Gradient::<f64>::new(comm, &[], &[1.0], Centered, false),
+        Err(Error::InvalidArgument(_))
+    ));
+    // A vector of another layout.
+    let op = FirstDerivative::<f64>::new(comm, &dims, 1, 1.0, Forward, false, 3).unwrap();
+    let wrong = Layout::scatter(&dims, 1, p).unwrap();
+    let x = DistVector::Array(DistributedArray::zeros(comm, &wrong).unwrap());
+    let mut y = op.new_range_vector().unwrap();
+    assert!(matches!(
+        op.matvec(&x, &mut y),
+        Err(Error::LayoutMismatch(_))
+    ));
+    let g = Gradient::<f64>::new(comm, &dims, &[1.0], Forward, false).unwrap();
+    let mut gx = g.new_domain_vector().unwrap();
+    assert!(matches!(
+        g.rmatvec(&y, &mut gx),
+        Err(Error::LayoutMismatch(_))
+    ));
+    // Every rank got here.
+    assert_eq!(
+        comm.all_reduce(1usize, distlops::core::ReduceOp::Sum),
+        comm.size()
+    );
+}
