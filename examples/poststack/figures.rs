@@ -98,6 +98,7 @@ where
         .x_desc(xdesc)
         .y_desc(ydesc)
         .y_label_formatter(&flip)
+        .x_label_formatter(&|v: &f64| format!("{v:.0}"))
         .x_labels(6)
         .y_labels(6)
         .label_style(("sans-serif", 12))
@@ -156,7 +157,10 @@ where
                 lo + (hi - lo) * k as f64 / n as f64,
                 lo + (hi - lo) * (k + 1) as f64 / n as f64,
             );
-            Rectangle::new([(0.0, a), (1.0, b)], map.colour(0.5 * (a + b), lo, hi).filled())
+            Rectangle::new(
+                [(0.0, a), (1.0, b)],
+                map.colour(0.5 * (a + b), lo, hi).filled(),
+            )
         }))
         .map_err(|e| e.to_string())?;
     Ok(())
@@ -188,7 +192,10 @@ pub fn volume_figure(
     let bar = 100;
     let avail = (width - bar) as f64;
     let sizes = [nx as f64, ny as f64, nx as f64];
-    let total: f64 = sizes.iter().map(|s| s.max(0.2 * sizes.iter().sum::<f64>())).sum();
+    let total: f64 = sizes
+        .iter()
+        .map(|s| s.max(0.2 * sizes.iter().sum::<f64>()))
+        .sum();
     let mut breaks = Vec::new();
     let mut x = 0.0;
     for s in &sizes[..] {

@@ -121,17 +121,19 @@ impl Args {
             }
         }
         if a.nt < 41 || a.nx < 2 || a.ny < 1 || a.ranks < 1 {
-            return Err("need nt >= 41 (the wavelet's length), nx >= 2, ny >= 1, ranks >= 1".into());
+            return Err(
+                "need nt >= 41 (the wavelet's length), nx >= 2, ny >= 1, ranks >= 1".into(),
+            );
         }
         Ok(a)
     }
 }
 
 /// The relative model errors must be at most these multiples of the starting model's error.
-/// The defaults reach 0.88-0.93 for (a), which starts fitting the noise (the exact value depends
-/// on the number of ranks, see the README), and 0.436 for (b) and (c); smaller models reach
-/// 0.5-0.56 for (b) and (c).
-const TARGETS: [(&str, f64); 3] = [("a", 0.98), ("b", 0.6), ("c", 0.6)];
+/// The defaults reach 0.88-0.94 for (a), which starts fitting the noise (the exact value depends
+/// on the number of ranks, see the README), so (a) must only improve on the starting model; they
+/// reach 0.436 for (b) and (c), and smaller models 0.5-0.56.
+const TARGETS: [(&str, f64); 3] = [("a", 1.0), ("b", 0.6), ("c", 0.6)];
 
 /// An odd box length of about `n / div`, at least 1.
 fn box_len(n: usize, div: usize) -> usize {
@@ -309,15 +311,25 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
         say(format!(
             "\nwrote {} volumes (.npy){} to {}; total {:.2} s",
             gathered.len(),
-            if args.figures { " and figures (.png)" } else { "" },
+            if args.figures {
+                " and figures (.png)"
+            } else {
+                ""
+            },
             args.out.display(),
             t0.elapsed().as_secs_f64()
         ));
         if let Some(dir) = &args.compare {
             let worst = compare(dir, &gathered)?;
-            println!("largest relative difference from {}: {worst:.2e}", dir.display());
+            println!(
+                "largest relative difference from {}: {worst:.2e}",
+                dir.display()
+            );
             if worst > 1e-10 {
-                failed.push(format!("outputs differ from {} by {worst:.2e}", dir.display()));
+                failed.push(format!(
+                    "outputs differ from {} by {worst:.2e}",
+                    dir.display()
+                ));
             }
         }
     }

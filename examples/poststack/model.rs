@@ -34,10 +34,8 @@ pub fn impedance(p: ModelParams) -> Array3<f64> {
         let fault_x = 0.62 + 0.12 * (t - 0.5) + 0.05 * (y - 0.5);
         let throw = if x > fault_x { 0.07 } else { 0.0 };
         // Depth relative to the dipping, gently folded layering.
-        let depth = t - 0.18 * x - 0.08 * y
-            + 0.02 * (std::f64::consts::TAU * 1.5 * x).sin()
-            - throw
-            + 0.12;
+        let depth =
+            t - 0.18 * x - 0.08 * y + 0.02 * (std::f64::consts::TAU * 1.5 * x).sin() - throw + 0.12;
         let layer = (depth * LAYERS.len() as f64 * 0.9)
             .floor()
             .clamp(0.0, LAYERS.len() as f64 - 1.0) as usize;

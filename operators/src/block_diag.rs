@@ -198,3 +198,47 @@ impl<T: Scalar> LinearOperator<T> for BlockDiag<T> {
         )
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::local::Diagonal;
+    use distlops_core::operator::{LinearOperatorExt, Op};
+    use distlops_core::{Threads, Vector};
+
+    /// One `Diagonal` of `count * 6` elements per rank on the `(5, 2, 3)` Scatter space split
+    /// along axis 0: the spaces are the N-D layout, products match the flat operator, and the
+    /// operator adds to an operator on that space.
+    #[test]
+    fn with_spaces_takes_nd_layouts_of_the_same_blocks() {
+        let results = Threads::run(3, |comm| -> Result<()> {
+            let layout = Layout::scatter(&[5, 2, 3], 0, comm.size())?;
+            let n = layout.local_len(comm.rank());
+            let diag: Vec<f64> = (0..n).map(|i| (i + 1) as f64).collect();
+            let ops = || -> Result<Vec<Box<dyn LocalOperator<f64>>>> {
+                Ok(vec![Box::new(Diagonal::new(diag.clone())?)])
+            };
+            let op = BlockDiag::new(&comm, ops()?)?.with_spaces(&layout, &layout)?;
+            assert_eq!(op.domain(), &Space::array(layout.clone()));
+            let mut x = op.new_domain_vector()?;
+            x.fill(2.0);
+            let y = op.apply(&x)?;
+            let local = y.as_array().expect("plain").local_slice().to_vec();
+            assert_eq!(local, diag.iter().map(|d| 2.0 * d).collect::<Vec<_>>());
+            let g = Op::new(op);
+            let sum = (g.h() * &g + g.clone())?;
+            assert_eq!(sum.domain(), &Space::array(layout.clone()));
+            // Counts that do not match the blocks, and a Broadcast layout: errors on every rank.
+            let wrong = Layout::with_counts(&[5, 2, 3], 0, &[1, 2, 2])?;
+            let err = BlockDiag::new(&comm, ops()?)?.with_spaces(&wrong, &wrong);
+            assert!(matches!(err, Err(Error::LayoutMismatch(_))));
+            let bcast = Layout::broadcast(&[5, 2, 3], comm.size())?;
+            let err = BlockDiag::new(&comm, ops()?)?.with_spaces(&bcast, &layout);
+            assert!(matches!(err, Err(Error::UnsupportedPartition(_))));
+            Ok(())
+        });
+        for r in results {
+            r.unwrap();
+        }
+    }
+}

@@ -585,25 +585,61 @@ impl<R: RealScalar> Plan<R> {
         if rows.is_empty() || ranges[..la].iter().any(|r| r.is_empty()) {
             return;
         }
-        let mut idx = [0usize; MAX_NDIM];
-        for k in 0..la {
-            idx[k] = ranges[k].start;
-        }
         // Source lists live across lines (filling them is per line, initialising them is not).
         let (mut outer, mut srcs) = (Sources::new(), Sources::new());
-        loop {
-            let base: usize = (0..la).map(|k| idx[k] * self.strides[k]).sum();
+        let lists = (&mut outer, &mut srcs);
+        if la == 0 {
+            let at = Line {
+                idx: &[],
+                base: 0,
+                rows,
+            };
             for (out, y) in outputs.iter_mut().enumerate() {
-                let line = &mut y[base..base + self.line_len];
-                let at = Line {
-                    idx: &idx[..la],
-                    base,
-                    rows: rows.clone(),
-                };
-                self.line(out, &at, inputs, ghosts, (&mut outer, &mut srcs), line);
+                self.line(out, &at, inputs, ghosts, (&mut *lists.0, &mut *lists.1), y);
             }
-            // Next index, C order.
-            let mut k = la;
+            return;
+        }
+        // Lines are visited in C order of their index; the last axis before the line axis runs
+        // fastest, and consecutive indices along it are adjacent lines in memory.
+        let inner_axis = la - 1;
+        let run = ranges[inner_axis].clone();
+        let full_rows = rows.start == 0 && rows.end == self.n_line;
+        let mut idx = [0usize; MAX_NDIM];
+        for k in 0..inner_axis {
+            idx[k] = ranges[k].start;
+        }
+        loop {
+            for (out, y) in outputs.iter_mut().enumerate() {
+                let tpl = &self.templates[out];
+                // Generic lines along the fastest axis form one contiguous run.
+                let merged = if full_rows
+                    && tpl.rows
+                    && (0..inner_axis).all(|k| tpl.generic[k].contains(&idx[k]))
+                {
+                    let g = &tpl.generic[inner_axis];
+                    let start = g.start.clamp(run.start, run.end);
+                    start..g.end.clamp(start, run.end)
+                } else {
+                    run.end..run.end
+                };
+                for i in (run.start..merged.start).chain(merged.end..run.end) {
+                    idx[inner_axis] = i;
+                    let base: usize = (0..la).map(|k| idx[k] * self.strides[k]).sum();
+                    let at = Line {
+                        idx: &idx[..la],
+                        base,
+                        rows: rows.clone(),
+                    };
+                    self.line(out, &at, inputs, ghosts, (&mut *lists.0, &mut *lists.1), y);
+                }
+                if !merged.is_empty() {
+                    idx[inner_axis] = merged.start;
+                    let base: usize = (0..la).map(|k| idx[k] * self.strides[k]).sum();
+                    self.generic_run(out, base, merged.len(), inputs, &mut *lists.1, y);
+                }
+            }
+            // Next index of the other axes, C order.
+            let mut k = inner_axis;
             loop {
                 if k == 0 {
                     return;
@@ -614,6 +650,67 @@ impl<R: RealScalar> Plan<R> {
                     break;
                 }
                 idx[k] = ranges[k].start;
+            }
+        }
+    }
+
+    /// `n` reals of output `out` at offset `at` (the same offset in the inputs) from template
+    /// entries.
+    #[inline]
+    fn put<'a>(
+        &self,
+        entries: &[Entry<R>],
+        at: usize,
+        n: usize,
+        inputs: &[&'a [R]],
+        srcs: &mut Sources<'a, R>,
+        y: &mut [R],
+    ) {
+        if n <= 2 {
+            // One element (two reals for complex types): directly, without the vector kernel.
+            for (k, yk) in y[at..at + n].iter_mut().enumerate() {
+                let mut acc = R::zero();
+                for &(inp, rel, c) in entries {
+                    acc += c * inputs[inp][at.wrapping_add_signed(rel) + k];
+                }
+                *yk = acc;
+            }
+            return;
+        }
+        srcs.clear();
+        for &(inp, rel, c) in entries {
+            let from = at.wrapping_add_signed(rel);
+            srcs.push_distinct(&inputs[inp][from..from + n], c);
+        }
+        combine(&mut y[at..at + n], srcs.list());
+    }
+
+    /// Output `out` on `count` consecutive generic lines starting at offset `base` (lines of a
+    /// non-distributed line axis, whole): the fast template over the whole run in one pass (the
+    /// rows where one line ends and the next begins come out wrong but read in bounds), then the
+    /// rows outside the fast range of each line from their own templates.
+    fn generic_run<'a>(
+        &self,
+        out: usize,
+        base: usize,
+        count: usize,
+        inputs: &[&'a [R]],
+        srcs: &mut Sources<'a, R>,
+        y: &mut [R],
+    ) {
+        let (tpl, f, inner) = (&self.templates[out], &self.fast[out], self.inner);
+        if f.end > f.start {
+            let start = base + f.start * inner;
+            let end = base + (count - 1) * self.line_len + f.end * inner;
+            self.put(&tpl.fast, start, end - start, inputs, srcs, y);
+        }
+        for l in 0..count {
+            let line = base + l * self.line_len;
+            for (r, entries) in tpl.head.iter().enumerate() {
+                self.put(entries, line + r * inner, inner, inputs, srcs, y);
+            }
+            for (r, entries) in tpl.tail.iter().enumerate() {
+                self.put(entries, line + (f.end + r) * inner, inner, inputs, srcs, y);
             }
         }
     }
@@ -661,9 +758,10 @@ impl<R: RealScalar> Plan<R> {
         &src[at..at + len]
     }
 
-    /// Output `out` on rows `at.rows` of the line `at.idx`, with two source lists to fill:
-    /// from the output's [`Template`] on generic lines, else (and for the rows of a distributed
-    /// line that are outside the fast range) by [`line_general`](Self::line_general).
+    /// Output `out` (the whole array `y`) on rows `at.rows` of the line `at.idx`, with two source
+    /// lists to fill: from the output's [`Template`] on generic lines, else (and for the rows of a
+    /// distributed line that are outside the fast range) by
+    /// [`line_general`](Self::line_general).
     #[inline]
     fn line<'a>(
         &self,
@@ -675,32 +773,25 @@ impl<R: RealScalar> Plan<R> {
         y: &mut [R],
     ) {
         let tpl = &self.templates[out];
+        let line = at.base..at.base + self.line_len;
         if !at.idx.iter().zip(&tpl.generic).all(|(i, r)| r.contains(i)) {
-            return self.line_general(out, at, inputs, ghosts, lists, y);
+            return self.line_general(out, at, inputs, ghosts, lists, &mut y[line]);
         }
         let (outer, srcs) = lists;
         let (rows, inner) = (at.rows.clone(), self.inner);
         let f = &self.fast[out];
         let fs = f.start.clamp(rows.start, rows.end);
         let fe = f.end.clamp(fs, rows.end);
-        let mut instantiate = |entries: &[Entry<R>], row: usize, n: usize, y: &mut [R]| {
-            srcs.clear();
-            let start = at.base + row * inner;
-            for &(inp, rel, c) in entries {
-                let from = start.wrapping_add_signed(rel);
-                srcs.push_distinct(&inputs[inp][from..from + n * inner], c);
-            }
-            combine(&mut y[row * inner..(row + n) * inner], srcs.list());
-        };
         if fe > fs {
-            instantiate(&tpl.fast, fs, fe - fs, y);
+            self.put(&tpl.fast, at.base + fs * inner, (fe - fs) * inner, inputs, srcs, y);
         }
         if tpl.rows {
             for row in rows.start..fs {
-                instantiate(&tpl.head[row], row, 1, y);
+                self.put(&tpl.head[row], at.base + row * inner, inner, inputs, srcs, y);
             }
             for row in fe..rows.end {
-                instantiate(&tpl.tail[row - f.end], row, 1, y);
+                let entries = &tpl.tail[row - f.end];
+                self.put(entries, at.base + row * inner, inner, inputs, srcs, y);
             }
         } else {
             for part in [rows.start..fs, fe..rows.end] {
@@ -709,7 +800,8 @@ impl<R: RealScalar> Plan<R> {
                     base: at.base,
                     rows: part,
                 };
-                self.line_general(out, &at, inputs, ghosts, (&mut *outer, &mut *srcs), y);
+                let lists = (&mut *outer, &mut *srcs);
+                self.line_general(out, &at, inputs, ghosts, lists, &mut y[line.clone()]);
             }
         }
     }
@@ -857,31 +949,33 @@ impl<'a, R: RealScalar> Sources<'a, R> {
 }
 
 /// `y = sum_k c_k s_k` over slices of `y`'s length, in one pass: each chunk of `y` is accumulated
-/// in registers over all sources, then stored once. On x86-64 processors with AVX2 the same code
-/// runs compiled for 4-wide vectors (chosen at run time; no FMA, so the rounding is the same).
+/// in registers over all sources, then stored once. On x86-64 processors with AVX2 and FMA the
+/// same code runs compiled for 4-wide vectors with fused multiply-adds (chosen at run time; the
+/// results then differ from the separate multiply and add in the last bit only).
 #[inline(always)]
 fn combine<R: RealScalar>(y: &mut [R], srcs: &[(&[R], R)]) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") {
-        // SAFETY: the processor supports AVX2 (checked just above).
-        return unsafe { combine_avx2(y, srcs) };
+    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+        // SAFETY: the processor supports AVX2 and FMA (checked just above).
+        return unsafe { combine_avx2_fma(y, srcs) };
     }
-    combine_portable(y, srcs);
+    combine_portable::<R, false>(y, srcs);
 }
 
-/// [`combine_portable`] compiled with AVX2.
+/// [`combine_portable`] with fused multiply-adds, compiled with AVX2 and FMA.
 ///
 /// # Safety
-/// The processor must support AVX2.
+/// The processor must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2")]
-unsafe fn combine_avx2<R: RealScalar>(y: &mut [R], srcs: &[(&[R], R)]) {
-    combine_portable(y, srcs);
+#[target_feature(enable = "avx2,fma")]
+unsafe fn combine_avx2_fma<R: RealScalar>(y: &mut [R], srcs: &[(&[R], R)]) {
+    combine_portable::<R, true>(y, srcs);
 }
 
-/// [`combine`] for any processor.
+/// [`combine`] for any processor; `FMA` selects fused multiply-adds (only where the processor has
+/// them: elsewhere `mul_add` is a slow library call).
 #[inline(always)]
-fn combine_portable<R: RealScalar>(y: &mut [R], srcs: &[(&[R], R)]) {
+fn combine_portable<R: RealScalar, const FMA: bool>(y: &mut [R], srcs: &[(&[R], R)]) {
     debug_assert!(srcs.iter().all(|(s, _)| s.len() == y.len()));
     if srcs.is_empty() {
         y.fill(R::zero());
@@ -889,11 +983,11 @@ fn combine_portable<R: RealScalar>(y: &mut [R], srcs: &[(&[R], R)]) {
     }
     match y.len() {
         0 => {}
-        1 => combine_chunks::<R, 1>(y, srcs),
-        2 | 3 => combine_chunks::<R, 2>(y, srcs),
-        4..=7 => combine_chunks::<R, 4>(y, srcs),
-        8..=15 => combine_chunks::<R, 8>(y, srcs),
-        _ => combine_chunks::<R, 16>(y, srcs),
+        1 => combine_chunks::<R, 1, FMA>(y, srcs),
+        2 | 3 => combine_chunks::<R, 2, FMA>(y, srcs),
+        4..=7 => combine_chunks::<R, 4, FMA>(y, srcs),
+        8..=15 => combine_chunks::<R, 8, FMA>(y, srcs),
+        _ => combine_chunks::<R, 16, FMA>(y, srcs),
     }
 }
 
@@ -901,7 +995,10 @@ fn combine_portable<R: RealScalar>(y: &mut [R], srcs: &[(&[R], R)]) {
 /// a multiple of `C` ends with a chunk overlapping the previous one: it recomputes the same values
 /// (`y` is not an input), so no element goes through a scalar tail.
 #[inline(always)]
-fn combine_chunks<R: RealScalar, const C: usize>(y: &mut [R], srcs: &[(&[R], R)]) {
+fn combine_chunks<R: RealScalar, const C: usize, const FMA: bool>(
+    y: &mut [R],
+    srcs: &[(&[R], R)],
+) {
     let n = y.len();
     debug_assert!(n >= C && !srcs.is_empty());
     let ((s0, c0), rest) = (srcs[0], &srcs[1..]);
@@ -915,7 +1012,11 @@ fn combine_chunks<R: RealScalar, const C: usize>(y: &mut [R], srcs: &[(&[R], R)]
         for &(s, c) in rest {
             let s: &[R; C] = s[j..j + C].try_into().expect("chunk");
             for l in 0..C {
-                acc[l] += c * s[l];
+                acc[l] = if FMA {
+                    s[l].mul_add(c, acc[l])
+                } else {
+                    acc[l] + c * s[l]
+                };
             }
         }
         let out: &mut [R; C] = (&mut y[j..j + C]).try_into().expect("chunk");

@@ -71,8 +71,8 @@ pub struct CgSolution<T: Scalar> {
 /// * Communication per step: one product `A c` and two scalar all-reduces (`c^H A c`, then
 ///   `r^H r`; they depend on each other, so they cannot share one).
 /// * Errors instead of PyLops' silent NaNs: a non-finite dot product stops the solver with
-///   [`SolverError::NonFinite`], a zero `c^H A c` (an operator that is not positive definite)
-///   with [`SolverError::Breakdown`], both naming the iteration and identical on every rank.
+///   [`SolverError::NonFinite`](crate::SolverError::NonFinite), a zero `c^H A c` (an operator that is not positive definite)
+///   with [`SolverError::Breakdown`](crate::SolverError::Breakdown), both naming the iteration and identical on every rank.
 ///   Reaching `niter` is not an error.
 ///
 /// ```
@@ -128,9 +128,9 @@ impl<'a, T: Scalar> Cg<'a, T> {
     /// `params.show` (rank 0).
     ///
     /// # Errors
-    /// [`SolverError::Core`] with [`LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the
+    /// [`SolverError::Core`](crate::SolverError::Core) with [`LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the
     /// operator is not square or `y` / `x0` is outside its spaces;
-    /// [`SolverError::InvalidParameter`] for a NaN or negative `tol`; [`SolverError::NonFinite`]
+    /// [`SolverError::InvalidParameter`](crate::SolverError::InvalidParameter) for a NaN or negative `tol`; [`SolverError::NonFinite`](crate::SolverError::NonFinite)
     /// (iteration 0) if `|r|^2` is not finite, e.g. for a NaN in `y`.
     pub fn setup(
         op: &'a dyn LinearOperator<T>,
@@ -188,7 +188,7 @@ impl<'a, T: Scalar> Cg<'a, T> {
     /// zero residual is a breakdown. No allocation.
     ///
     /// # Errors
-    /// [`SolverError::NonFinite`] if `c^H A c` or `r^H r` is not finite; [`SolverError::Breakdown`]
+    /// [`SolverError::NonFinite`](crate::SolverError::NonFinite) if `c^H A c` or `r^H r` is not finite; [`SolverError::Breakdown`](crate::SolverError::Breakdown)
     /// if `c^H A c` or `kold` is zero; operator errors. The iteration named is the one this step
     /// computes. After an error the state is not usable.
     pub fn step(&mut self) -> Result<T::Real> {

@@ -106,8 +106,8 @@ pub struct CglsSolution<T: Scalar> {
 /// * Communication per step: the products `A^H s` and `A c`, and two scalar all-reduces through
 ///   [`fused_vdots`](crate::fused_vdots): `[q^H q, c^H c]` (just `q^H q` when `damp == 0`), then
 ///   `[r^H r, s^H s, x^H x]` (without `x^H x` when `damp == 0`). PyLops-MPI does five.
-/// * Errors instead of silent NaNs: [`SolverError::NonFinite`] for a non-finite dot product or
-///   norm, [`SolverError::Breakdown`] for a zero denominator, naming the iteration, identical on
+/// * Errors instead of silent NaNs: [`SolverError::NonFinite`](crate::SolverError::NonFinite) for a non-finite dot product or
+///   norm, [`SolverError::Breakdown`](crate::SolverError::Breakdown) for a zero denominator, naming the iteration, identical on
 ///   every rank. Reaching `niter` is not an error.
 pub struct Cgls<'a, T: Scalar> {
     op: &'a dyn LinearOperator<T>,
@@ -131,9 +131,9 @@ impl<'a, T: Scalar> Cgls<'a, T> {
     /// table header if `params.show` (rank 0).
     ///
     /// # Errors
-    /// [`SolverError::Core`] with [`LayoutMismatch`](distlops_core::Error::LayoutMismatch) if `y`
-    /// or `x0` is outside the operator's spaces; [`SolverError::InvalidParameter`] for a NaN or
-    /// negative `tol`, or a non-finite or negative `damp`; [`SolverError::NonFinite`] (iteration
+    /// [`SolverError::Core`](crate::SolverError::Core) with [`LayoutMismatch`](distlops_core::Error::LayoutMismatch) if `y`
+    /// or `x0` is outside the operator's spaces; [`SolverError::InvalidParameter`](crate::SolverError::InvalidParameter) for a NaN or
+    /// negative `tol`, or a non-finite or negative `damp`; [`SolverError::NonFinite`](crate::SolverError::NonFinite) (iteration
     /// 0) if a norm is not finite, e.g. for a NaN in `y`.
     pub fn setup(
         op: &'a dyn LinearOperator<T>,
@@ -221,8 +221,8 @@ impl<'a, T: Scalar> Cgls<'a, T> {
     /// normal residual is a breakdown. No allocation.
     ///
     /// # Errors
-    /// [`SolverError::NonFinite`] if a dot product or norm is not finite;
-    /// [`SolverError::Breakdown`] if `q^H q + damp^2 c^H c` or `kold` is zero; operator errors.
+    /// [`SolverError::NonFinite`](crate::SolverError::NonFinite) if a dot product or norm is not finite;
+    /// [`SolverError::Breakdown`](crate::SolverError::Breakdown) if `q^H q + damp^2 c^H c` or `kold` is zero; operator errors.
     /// The iteration named is the one this step computes. After an error the state is not usable.
     pub fn step(&mut self) -> Result<T::Real> {
         let kold = self.progress.kold;

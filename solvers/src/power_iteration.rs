@@ -154,10 +154,10 @@ pub fn fill_seeded<T: Scalar>(v: &mut DistVector<T>, seed: u64) {
 /// * Two vectors allocated once; plain and stacked domains alike.
 ///
 /// # Errors
-/// [`SolverError::Core`] with [`LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the
-/// operator is not square; [`SolverError::InvalidParameter`] for `niter == 0` or a NaN or
-/// negative `tol`; [`SolverError::NonFinite`] if `b^H A b` or `|A b|` is not finite and
-/// [`SolverError::Breakdown`] if `A b = 0` (iteration `k` is the `k`-th product, 0 the start
+/// [`SolverError::Core`](crate::SolverError::Core) with [`LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the
+/// operator is not square; [`SolverError::InvalidParameter`](crate::SolverError::InvalidParameter) for `niter == 0` or a NaN or
+/// negative `tol`; [`SolverError::NonFinite`](crate::SolverError::NonFinite) if `b^H A b` or `|A b|` is not finite and
+/// [`SolverError::Breakdown`](crate::SolverError::Breakdown) if `A b = 0` (iteration `k` is the `k`-th product, 0 the start
 /// vector).
 pub fn power_iteration<T: Scalar>(
     op: &dyn LinearOperator<T>,
