@@ -19,7 +19,7 @@ echo "==> cargo test --workspace --features mpi"
 cargo test --workspace --features mpi --no-fail-fast "$@" || failed+=("cargo test --workspace --features mpi")
 
 # The examples assert their own results: run each on 3 thread ranks and under mpirun -n 3.
-examples=(distributed_array cgls stacking halo)
+examples=(distributed_array cgls stacking halo derivatives)
 echo "==> examples on the Threads communicator"
 for ex in "${examples[@]}"; do
   cargo run -q --example "$ex" -- 3 >/dev/null || failed+=("example $ex (threads)")

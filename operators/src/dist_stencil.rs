@@ -1,6 +1,7 @@
 //! The engine of the distributed finite-difference operators ([`crate::FirstDerivative`],
-//! [`crate::SecondDerivative`], [`crate::Laplacian`], [`crate::Gradient`]): sums of 1-D banded stencils along axes of an
-//! N-D Scatter array, with ghost slabs exchanged along the distributed axis.
+//! [`crate::SecondDerivative`], [`crate::Laplacian`], [`crate::Gradient`]): sums of 1-D banded
+//! stencils along axes of an N-D Scatter array, with ghost slabs exchanged along the distributed
+//! axis.
 //!
 //! An operator is a list of [`Term`]s `outputs[out] += D along axis (inputs[inp])`, each `D` a
 //! [`Band`] in global indices (interior taps plus explicit boundary rows). The adjoint is the same
@@ -12,11 +13,17 @@
 //! The *line axis* is the last axis some term acts along; a *line* is the contiguous run of the
 //! local block for one index of the axes before it (`n_line` rows of `inner` reals: the trailing
 //! axes and, for complex types, the real and imaginary parts, since the coefficients are real).
-//! For every line and every output, the engine lists its sources (`(slice, coefficient)`: whole
-//! lines of other positions for terms along earlier axes, shifted slices of the same line for
-//! terms along the line axis), merges repeated ones, and writes the output line in one pass with
-//! register accumulators ([`combine`]). Rows where a term is not interior (boundary rows, or rows
-//! whose taps leave the local block along a distributed line axis) are done row by row.
+//! Every output row is `sum_k c_k s_k` over a few sources `s_k` (a row of another line for terms
+//! along earlier axes, a shifted row of the same line for terms along the line axis), computed in
+//! one pass with register accumulators ([`combine`]; AVX2 and FMA when the processor has them).
+//!
+//! * On *generic* lines (every term along an earlier axis is interior there and reads local rows)
+//!   the sources are those of a [`Template`] merged at construction: `(input, offset, coefficient)`
+//!   with repeated sources, such as the centre of a Laplacian, added up. Consecutive generic lines
+//!   are adjacent in memory, so a run of them is one pass of [`combine`]; the rows where the
+//!   line-axis stencil is not interior are then overwritten from their own templates.
+//! * Other lines (boundary rows of an earlier axis, rows next to ghost slabs) list their sources
+//!   from the bands ([`Plan::line_general`]).
 //!
 //! Ghost slabs (the rows of neighbouring ranks that the stencils along the distributed axis reach,
 //! possibly from several ranks when ranks are thinner than the stencil) are received into buffers
@@ -319,174 +326,7 @@ impl<R: RealScalar> Plan<R> {
                 outer_terms[t.out].push(t);
             }
         }
-        // Rows of a line where every line-axis term is interior and, when the line axis is the
-        // distributed one, every tap stays inside the local block.
-        let line_offset = if line_axis == axis { offset } else { 0 };
-        let fast: Vec<Range<usize>> = line_terms
-            .iter()
-            .map(|ts: &Vec<Term>| {
-                let (mut lo, mut hi) = (0isize, n_line as isize);
-                for t in ts {
-                    let int = t.band.interior();
-                    lo = lo.max(int.start as isize - line_offset as isize);
-                    hi = hi.min(int.end as isize - line_offset as isize);
-                    if line_axis == axis {
-                        for &(o, _) in t.band.taps() {
-                            lo = lo.max(-o);
-                            hi = hi.min(n_line as isize - o);
-                        }
-                    }
-                }
-                let lo = lo.max(0).unsigned_abs();
-                lo..hi.max(lo as isize).unsigned_abs()
-            })
-            .collect();
-        let templates = (0..noutputs)
-            .map(|out| {
-                let mut generic: Vec<Range<usize>> =
-                    shape[..line_axis].iter().map(|&n| 0..n).collect();
-                let mut outer: Vec<Entry<R>> = Vec::new();
-                for t in &outer_terms[out] {
-                    let b = t.axis;
-                    let off_b = if b == axis { offset } else { 0 };
-                    let int = t.band.interior();
-                    let (mut lo, mut hi) = (
-                        int.start as isize - off_b as isize,
-                        int.end as isize - off_b as isize,
-                    );
-                    for &(o, c) in t.band.taps() {
-                        add_entry(&mut outer, t.inp, o * strides[b] as isize, c);
-                        if b == axis {
-                            lo = lo.max(-o);
-                            hi = hi.min(n_local as isize - o);
-                        }
-                    }
-                    let r = &mut generic[b];
-                    let lo = lo.max(r.start as isize).unsigned_abs();
-                    *r = lo..hi.min(r.end as isize).max(lo as isize).unsigned_abs();
-                }
-                let f: &Range<usize> = &fast[out];
-                let mut fast_entries = outer.clone();
-                for t in &line_terms[out] {
-                    for &(o, c) in t.band.taps() {
-                        add_entry(&mut fast_entries, t.inp, o * inner as isize, c);
-                    }
-                }
-                let row_entries = |r: usize| {
-                    let mut e = outer.clone();
-                    for t in &line_terms[out] {
-                        match t.band.row(r) {
-                            RowKind::Interior => {
-                                for &(o, c) in t.band.taps() {
-                                    add_entry(&mut e, t.inp, o * inner as isize, c);
-                                }
-                            }
-                            RowKind::Explicit(entries) => {
-                                for &(col, c) in entries {
-                                    let rel = (col as isize - r as isize) * inner as isize;
-                                    add_entry(&mut e, t.inp, rel, c);
-                                }
-                            }
-                        }
-                    }
-                    e
-                };
-                let distributed_lines = line_axis == axis;
-                let (head, tail) = if distributed_lines {
-                    (Vec::new(), Vec::new())
-                } else {
-                    (
-                        (0..f.start).map(row_entries).collect(),
-                        (f.end..n_line).map(row_entries).collect(),
-                    )
-                };
-                Template {
-                    generic,
-                    fast: fast_entries,
-                    head,
-                    tail,
-                    rows: !distributed_lines,
-                }
-            })
-            .collect();
-        // Ghost widths of every input along the distributed axis.
-        let widths: Vec<(usize, usize)> = (0..ninputs)
-            .map(|inp| {
-                terms
-                    .iter()
-                    .filter(|t| t.inp == inp && t.axis == axis)
-                    .fold((0, 0), |(f, b), t| {
-                        (f.max(t.band.front()), b.max(t.band.back()))
-                    })
-            })
-            .collect();
-        let deferred = widths
-            .iter()
-            .fold((0, 0), |(f, b), &(wf, wb)| (f.max(wf), b.max(wb)));
-        let pre: usize = shape[..axis].iter().product();
-        let post = shape[axis + 1..].iter().product::<usize>() * w;
-        let n_global = global[axis];
-        let owned = |r: usize| layout.offset(r)..layout.offset(r) + layout.count(r);
-        let mut pieces = Vec::new();
-        let mut outgoing = Vec::new();
-        if pre * post > 0 {
-            for (inp, &(wf, wb)) in widths.iter().enumerate() {
-                // What rank r needs from others: `wf` rows before its block, `wb` after it.
-                let wanted = |r: usize| {
-                    let o = owned(r);
-                    if o.is_empty() {
-                        [0..0, 0..0]
-                    } else {
-                        [
-                            o.start.saturating_sub(wf)..o.start,
-                            o.end..(o.end + wb).min(n_global),
-                        ]
-                    }
-                };
-                let mine = owned(rank);
-                for q in (0..layout.nranks()).filter(|&q| q != rank) {
-                    for want in wanted(q) {
-                        let part = intersect(&mine, &want);
-                        if !part.is_empty() {
-                            outgoing.push(Outgoing {
-                                inp,
-                                dest: q,
-                                rows: part.start - offset..part.end - offset,
-                                pack: None,
-                            });
-                        }
-                    }
-                }
-                for p in (0..layout.nranks()).filter(|&p| p != rank) {
-                    for want in wanted(rank) {
-                        let part = intersect(&owned(p), &want);
-                        if !part.is_empty() {
-                            let mut s = shape.clone();
-                            s[axis] = part.len();
-                            pieces.push(Piece {
-                                inp,
-                                src: p,
-                                start: part.start,
-                                len: part.len(),
-                                strides: c_strides(&s, w),
-                            });
-                        }
-                    }
-                }
-            }
-        }
-        let recv = pieces
-            .iter()
-            .map(|p| vec![R::zero(); pre * p.len * post])
-            .collect();
-        let mut send = Vec::new();
-        if pre > 1 {
-            for o in outgoing.iter_mut() {
-                o.pack = Some(send.len());
-                send.push(vec![R::zero(); pre * o.rows.len() * post]);
-            }
-        }
-        Ok(Plan {
+        let mut plan = Plan {
             outer_terms,
             line_terms,
             shape,
@@ -498,15 +338,195 @@ impl<R: RealScalar> Plan<R> {
             axis,
             offset,
             n_local,
+            fast: Vec::new(),
+            templates: Vec::new(),
+            deferred: (0, 0),
+            post: 0,
+            pre: 0,
+            pieces: Vec::new(),
+            outgoing: Vec::new(),
+            bufs: Mutex::new(Buffers {
+                recv: Vec::new(),
+                send: Vec::new(),
+            }),
+        };
+        plan.fast = (0..noutputs).map(|out| plan.fast_rows(out)).collect();
+        plan.templates = (0..noutputs).map(|out| plan.template(out)).collect();
+        // Ghost widths of every input along the distributed axis.
+        let widths: Vec<(usize, usize)> = (0..ninputs)
+            .map(|inp| {
+                terms
+                    .iter()
+                    .filter(|t| t.inp == inp && t.axis == axis)
+                    .fold((0, 0), |(f, b), t| {
+                        (f.max(t.band.front()), b.max(t.band.back()))
+                    })
+            })
+            .collect();
+        plan.plan_ghosts(rank, layout, w, &widths);
+        Ok(plan)
+    }
+
+    /// The rows of a line where every line-axis term of output `out` is interior and, when the
+    /// line axis is the distributed one, every tap stays inside the local block.
+    fn fast_rows(&self, out: usize) -> Range<usize> {
+        let distributed = self.line_axis == self.axis;
+        let line_offset = if distributed { self.offset as isize } else { 0 };
+        let (mut lo, mut hi) = (0isize, self.n_line as isize);
+        for t in &self.line_terms[out] {
+            let int = t.band.interior();
+            lo = lo.max(int.start as isize - line_offset);
+            hi = hi.min(int.end as isize - line_offset);
+            if distributed {
+                for &(o, _) in t.band.taps() {
+                    lo = lo.max(-o);
+                    hi = hi.min(self.n_line as isize - o);
+                }
+            }
+        }
+        let lo = lo.max(0).unsigned_abs();
+        lo..hi.max(lo as isize).unsigned_abs()
+    }
+
+    /// The [`Template`] of output `out` (needs [`fast`](Self::fast)).
+    fn template(&self, out: usize) -> Template<R> {
+        let inner = self.inner as isize;
+        let mut generic: Vec<Range<usize>> =
+            self.shape[..self.line_axis].iter().map(|&n| 0..n).collect();
+        let mut outer: Vec<Entry<R>> = Vec::new();
+        for t in &self.outer_terms[out] {
+            let b = t.axis;
+            let off_b = if b == self.axis { self.offset } else { 0 } as isize;
+            let int = t.band.interior();
+            let (mut lo, mut hi) = (int.start as isize - off_b, int.end as isize - off_b);
+            for &(o, c) in t.band.taps() {
+                add_entry(&mut outer, t.inp, o * self.strides[b] as isize, c);
+                if b == self.axis {
+                    lo = lo.max(-o);
+                    hi = hi.min(self.n_local as isize - o);
+                }
+            }
+            let r = &mut generic[b];
+            let lo = lo.max(r.start as isize).unsigned_abs();
+            *r = lo..hi.min(r.end as isize).max(lo as isize).unsigned_abs();
+        }
+        let mut fast = outer.clone();
+        for t in &self.line_terms[out] {
+            for &(o, c) in t.band.taps() {
+                add_entry(&mut fast, t.inp, o * inner, c);
+            }
+        }
+        let row_entries = |r: usize| {
+            let mut e = outer.clone();
+            for t in &self.line_terms[out] {
+                match t.band.row(r) {
+                    RowKind::Interior => {
+                        for &(o, c) in t.band.taps() {
+                            add_entry(&mut e, t.inp, o * inner, c);
+                        }
+                    }
+                    RowKind::Explicit(entries) => {
+                        for &(col, c) in entries {
+                            add_entry(&mut e, t.inp, (col as isize - r as isize) * inner, c);
+                        }
+                    }
+                }
+            }
+            e
+        };
+        // Rows of a distributed line outside the fast range may need ghosts: no templates.
+        let rows = self.line_axis != self.axis;
+        let f = &self.fast[out];
+        let (head, tail) = if rows {
+            (
+                (0..f.start).map(row_entries).collect(),
+                (f.end..self.n_line).map(row_entries).collect(),
+            )
+        } else {
+            (Vec::new(), Vec::new())
+        };
+        Template {
+            generic,
             fast,
-            templates,
-            deferred,
-            post,
-            pre,
-            pieces,
-            outgoing,
-            bufs: Mutex::new(Buffers { recv, send }),
-        })
+            head,
+            tail,
+            rows,
+        }
+    }
+
+    /// The ghost exchange: what every input needs from other ranks (`widths[inp]` rows before and
+    /// after the local block along the distributed axis, from as many ranks as hold them) and
+    /// what this rank sends, with their buffers.
+    fn plan_ghosts(&mut self, rank: usize, layout: &Layout, w: usize, widths: &[(usize, usize)]) {
+        let axis = self.axis;
+        self.deferred = widths
+            .iter()
+            .fold((0, 0), |(f, b), &(wf, wb)| (f.max(wf), b.max(wb)));
+        self.pre = self.shape[..axis].iter().product();
+        self.post = self.shape[axis + 1..].iter().product::<usize>() * w;
+        if self.pre * self.post == 0 {
+            return;
+        }
+        let n_global = layout.global_shape()[axis];
+        let owned = |r: usize| layout.offset(r)..layout.offset(r) + layout.count(r);
+        for (inp, &(wf, wb)) in widths.iter().enumerate() {
+            // What rank r needs from others: `wf` rows before its block, `wb` after it.
+            let wanted = |r: usize| {
+                let o = owned(r);
+                if o.is_empty() {
+                    [0..0, 0..0]
+                } else {
+                    [
+                        o.start.saturating_sub(wf)..o.start,
+                        o.end..(o.end + wb).min(n_global),
+                    ]
+                }
+            };
+            let mine = owned(rank);
+            for q in (0..layout.nranks()).filter(|&q| q != rank) {
+                for want in wanted(q) {
+                    let part = intersect(&mine, &want);
+                    if !part.is_empty() {
+                        self.outgoing.push(Outgoing {
+                            inp,
+                            dest: q,
+                            rows: part.start - self.offset..part.end - self.offset,
+                            pack: None,
+                        });
+                    }
+                }
+            }
+            for p in (0..layout.nranks()).filter(|&p| p != rank) {
+                for want in wanted(rank) {
+                    let part = intersect(&owned(p), &want);
+                    if !part.is_empty() {
+                        let mut s = self.shape.clone();
+                        s[axis] = part.len();
+                        self.pieces.push(Piece {
+                            inp,
+                            src: p,
+                            start: part.start,
+                            len: part.len(),
+                            strides: c_strides(&s, w),
+                        });
+                    }
+                }
+            }
+        }
+        let (pre, post) = (self.pre, self.post);
+        let bufs = self.bufs.get_mut().unwrap_or_else(|e| e.into_inner());
+        bufs.recv = self
+            .pieces
+            .iter()
+            .map(|p| vec![R::zero(); pre * p.len * post])
+            .collect();
+        // Slabs are contiguous in the input only when nothing precedes the distributed axis.
+        if pre > 1 {
+            for o in self.outgoing.iter_mut() {
+                o.pack = Some(bufs.send.len());
+                bufs.send.push(vec![R::zero(); pre * o.rows.len() * post]);
+            }
+        }
     }
 
     /// `outputs = A inputs` on this rank's blocks (flat real views, C order); collective over the
@@ -783,11 +803,25 @@ impl<R: RealScalar> Plan<R> {
         let fs = f.start.clamp(rows.start, rows.end);
         let fe = f.end.clamp(fs, rows.end);
         if fe > fs {
-            self.put(&tpl.fast, at.base + fs * inner, (fe - fs) * inner, inputs, srcs, y);
+            self.put(
+                &tpl.fast,
+                at.base + fs * inner,
+                (fe - fs) * inner,
+                inputs,
+                srcs,
+                y,
+            );
         }
         if tpl.rows {
             for row in rows.start..fs {
-                self.put(&tpl.head[row], at.base + row * inner, inner, inputs, srcs, y);
+                self.put(
+                    &tpl.head[row],
+                    at.base + row * inner,
+                    inner,
+                    inputs,
+                    srcs,
+                    y,
+                );
             }
             for row in fe..rows.end {
                 let entries = &tpl.tail[row - f.end];
@@ -995,10 +1029,7 @@ fn combine_portable<R: RealScalar, const FMA: bool>(y: &mut [R], srcs: &[(&[R], 
 /// a multiple of `C` ends with a chunk overlapping the previous one: it recomputes the same values
 /// (`y` is not an input), so no element goes through a scalar tail.
 #[inline(always)]
-fn combine_chunks<R: RealScalar, const C: usize, const FMA: bool>(
-    y: &mut [R],
-    srcs: &[(&[R], R)],
-) {
+fn combine_chunks<R: RealScalar, const C: usize, const FMA: bool>(y: &mut [R], srcs: &[(&[R], R)]) {
     let n = y.len();
     debug_assert!(n >= C && !srcs.is_empty());
     let ((s0, c0), rest) = (srcs[0], &srcs[1..]);
@@ -1044,4 +1075,39 @@ pub(crate) fn band_along(
         return Err(Error::AxisOutOfRange { axis, ndim });
     }
     Band::new(what, axis, layout.global_shape()[axis], scheme)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Both kernels (the portable one is not the one run on AVX2 machines) against a plain sum,
+    /// for every chunk width and tail; the data and coefficients are exact in binary, so the sums
+    /// are exact too.
+    #[test]
+    fn combine_matches_a_plain_sum() {
+        let coefs = [0.5, -2.0, 1.25, 3.0, -0.75];
+        for n in 0..40 {
+            for k in 0..coefs.len() {
+                let data: Vec<Vec<f64>> = (0..k)
+                    .map(|j| {
+                        (0..n)
+                            .map(|i| ((i * 7 + j * 13) % 11) as f64 - 5.0)
+                            .collect()
+                    })
+                    .collect();
+                let srcs: Vec<(&[f64], f64)> =
+                    data.iter().zip(coefs).map(|(s, c)| (&s[..], c)).collect();
+                let expected: Vec<f64> = (0..n)
+                    .map(|i| srcs.iter().map(|(s, c)| c * s[i]).sum())
+                    .collect();
+                let mut y = vec![f64::NAN; n];
+                combine_portable::<f64, false>(&mut y, &srcs);
+                assert_eq!(y, expected, "portable, n = {n}, {k} sources");
+                let mut y = vec![f64::NAN; n];
+                combine(&mut y, &srcs);
+                assert_eq!(y, expected, "dispatched, n = {n}, {k} sources");
+            }
+        }
+    }
 }

@@ -206,10 +206,17 @@ fn second_derivative<T: TestScalar>(comm: &Communicator) {
     }
 }
 
+/// A Laplacian test case: dims, axes, weights, sampling.
+type LaplacianCase = (
+    &'static [usize],
+    &'static [usize],
+    &'static [f64],
+    &'static [f64],
+);
+
 fn laplacian<T: TestScalar>(comm: &Communicator) {
     let p = comm.size();
-    // (dims, axes, weights, sampling)
-    let cases: [(&[usize], &[usize], &[f64], &[f64]); 6] = [
+    let cases: [LaplacianCase; 6] = [
         (UNEVEN_1D, &[0], &[2.0], &[0.5]),
         (UNEVEN_2D, &[0, 1], &[1.0, 1.0], &[1.0, 1.0]),
         (UNEVEN_2D, &[1, 0], &[3.0, 1.0], &[0.5, 2.0]),

@@ -412,3 +412,62 @@ impl Stencil {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn dense(b: &Band) -> Vec<Vec<f64>> {
+        let n = b.len();
+        let mut d = vec![vec![0.0; n]; n];
+        for (i, row) in d.iter_mut().enumerate() {
+            match b.row(i) {
+                RowKind::Interior => {
+                    for &(o, c) in b.taps() {
+                        row[i.wrapping_add_signed(o)] += c;
+                    }
+                }
+                RowKind::Explicit(e) => {
+                    for &(j, c) in e {
+                        row[j] += c;
+                    }
+                }
+            }
+        }
+        d
+    }
+
+    /// The transpose of every derivative scheme is the transposed matrix, with the right reach.
+    #[test]
+    fn band_transpose_is_the_transposed_matrix() {
+        use DerivativeKind::*;
+        let mut schemes = Vec::new();
+        for kind in [Forward, Backward, Centered] {
+            for edge in [false, true] {
+                for order in [3, 5] {
+                    schemes.push(Scheme::first_derivative(kind, edge, order, 0.5).unwrap());
+                }
+                schemes.push(Scheme::second_derivative(kind, edge, 2.0).unwrap());
+            }
+        }
+        for scheme in &schemes {
+            for n in 0..12 {
+                let Ok(band) = Band::new("test", 0, n, scheme) else {
+                    continue;
+                };
+                let t = band.transpose();
+                let (d, dt) = (dense(&band), dense(&t));
+                for i in 0..n {
+                    for j in 0..n {
+                        assert_eq!(d[i][j], dt[j][i], "n = {n}, entry ({i}, {j})");
+                        if d[i][j] != 0.0 {
+                            assert!(i <= j + band.front() && j <= i + band.back());
+                            assert!(j <= i + t.front() && i <= j + t.back());
+                        }
+                    }
+                }
+                assert_eq!(dense(&t.transpose()), d, "n = {n}: transposing twice");
+            }
+        }
+    }
+}
