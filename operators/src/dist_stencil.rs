@@ -32,6 +32,7 @@
 //! temporaries, no metadata collectives per product.
 
 use crate::local::stencil::{Band, RowKind};
+use distlops_core::operator::Space;
 use distlops_core::{Communicator, Error, Layout, Partition, RealScalar, Result, Scalar};
 use std::ops::Range;
 use std::sync::Mutex;
@@ -144,6 +145,31 @@ impl<T: Scalar> DistStencil<T> {
         })
     }
 
+    /// The stencil of one operator acting along `axis` on a single array (`y = D along axis x`),
+    /// planned as [`new`](Self::new), and its domain (= range) space. The layout is checked
+    /// before `scheme` builds the coefficients. No communication.
+    ///
+    /// # Errors
+    /// As [`check_layout`], `scheme`, [`band_along`] and [`new`](Self::new), in that order.
+    pub(crate) fn along(
+        what: &str,
+        comm: &Communicator,
+        layout: &Layout,
+        axis: usize,
+        scheme: impl FnOnce() -> Result<crate::local::stencil::Scheme>,
+    ) -> Result<(Self, Space)> {
+        check_layout(what, comm, layout)?;
+        let band = band_along(what, layout, axis, &scheme()?)?;
+        let term = Term {
+            out: 0,
+            inp: 0,
+            axis,
+            band,
+        };
+        let stencil = Self::new(what, comm, layout, 1, 1, vec![term])?;
+        Ok((stencil, Space::array(layout.clone())))
+    }
+
     /// The forward product on local blocks (as real views, see [`real`]).
     pub(crate) fn forward(&self, inputs: &[&[T::Real]], outputs: &mut [&mut [T::Real]]) {
         self.forward.apply(&self.comm, inputs, outputs);
@@ -154,6 +180,42 @@ impl<T: Scalar> DistStencil<T> {
         self.adjoint.apply(&self.comm, inputs, outputs);
     }
 }
+
+/// Implements `LinearOperator` for an operator with fields `stencil` (a one-input, one-output
+/// [`DistStencil`]), `domain`, `range` and `comm`, named `$name`.
+macro_rules! single_stencil_operator {
+    ($ty:ident, $name:literal) => {
+        impl<T: distlops_core::Scalar> distlops_core::operator::LinearOperator<T> for $ty<T> {
+            stored_spaces!();
+            fn matvec_unchecked(
+                &self,
+                x: &distlops_core::DistVector<T>,
+                y: &mut distlops_core::DistVector<T>,
+            ) -> distlops_core::Result<()> {
+                use $crate::block_diag::{plain, plain_mut};
+                use $crate::dist_stencil::{real, real_mut};
+                self.stencil
+                    .forward(&[real(plain(x))], &mut [real_mut(plain_mut(y))]);
+                Ok(())
+            }
+            fn rmatvec_unchecked(
+                &self,
+                y: &distlops_core::DistVector<T>,
+                x: &mut distlops_core::DistVector<T>,
+            ) -> distlops_core::Result<()> {
+                use $crate::block_diag::{plain, plain_mut};
+                use $crate::dist_stencil::{real, real_mut};
+                self.stencil
+                    .adjoint(&[real(plain(y))], &mut [real_mut(plain_mut(x))]);
+                Ok(())
+            }
+            fn name(&self) -> String {
+                $name.into()
+            }
+        }
+    };
+}
+pub(crate) use single_stencil_operator;
 
 /// A ghost slab received from one rank: global rows `start..start + len` of input `inp` along the
 /// distributed axis, stored C-ordered as the local block with `len` rows along that axis.
@@ -858,22 +920,10 @@ impl<R: RealScalar> Plan<R> {
             let b = t.axis;
             let g = idx[b] + if b == self.axis { self.offset } else { 0 };
             let src = inputs[t.inp];
-            let mut add = |col: usize, c: f64| {
+            t.band.for_each_entry(g, |col, c| {
                 let s = self.slice_at(src, t.inp, idx, base, b, col, self.line_len, ghosts);
                 outer.push(s, R::real_from_f64(c));
-            };
-            match t.band.row(g) {
-                RowKind::Interior => {
-                    for &(o, c) in t.band.taps() {
-                        add(g.wrapping_add_signed(o), c);
-                    }
-                }
-                RowKind::Explicit(entries) => {
-                    for &(col, c) in entries {
-                        add(col, c);
-                    }
-                }
-            }
+            });
         }
         let f = &self.fast[out];
         let fs = f.start.clamp(rows.start, rows.end);
@@ -906,22 +956,10 @@ impl<R: RealScalar> Plan<R> {
             for t in &self.line_terms[out] {
                 let src = inputs[t.inp];
                 let la = self.line_axis;
-                let mut add = |col: usize, c: f64| {
+                t.band.for_each_entry(g, |col, c| {
                     let s = self.slice_at(src, t.inp, idx, base, la, col, inner, ghosts);
                     srcs.push(s, R::real_from_f64(c));
-                };
-                match t.band.row(g) {
-                    RowKind::Interior => {
-                        for &(o, c) in t.band.taps() {
-                            add(g.wrapping_add_signed(o), c);
-                        }
-                    }
-                    RowKind::Explicit(entries) => {
-                        for &(col, c) in entries {
-                            add(col, c);
-                        }
-                    }
-                }
+                });
             }
             combine(&mut y[row * inner..(row + 1) * inner], srcs.list());
         }

@@ -1,12 +1,11 @@
 //! [`FirstDerivative`]: first-order finite differences along any axis of a distributed N-D array
 //! (PyLops-MPI's `MPIFirstDerivative`).
 
-use crate::block_diag::{plain, plain_mut};
-use crate::dist_stencil::{band_along, check_layout, real, real_mut, DistStencil, Term};
-use crate::local::stencil::Scheme;
+use crate::dist_stencil::{single_stencil_operator, DistStencil};
+use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::DerivativeKind;
-use distlops_core::operator::{LinearOperator, Space};
-use distlops_core::{Communicator, DistVector, Layout, Result, Scalar};
+use distlops_core::operator::Space;
+use distlops_core::{Communicator, Layout, Result, Scalar};
 
 /// First derivative along `axis` of a distributed array, by finite differences with step
 /// `sampling` (`dx`): the values of PyLops' serial `FirstDerivative` on the gathered array.
@@ -110,17 +109,9 @@ impl<T: Scalar> FirstDerivative<T> {
         order: usize,
     ) -> Result<Self> {
         const WHAT: &str = "FirstDerivative";
-        check_layout(WHAT, comm, layout)?;
-        let scheme = Scheme::first_derivative(kind, edge, order, sampling)?;
-        let band = band_along(WHAT, layout, axis, &scheme)?;
-        let term = Term {
-            out: 0,
-            inp: 0,
-            axis,
-            band,
-        };
-        let stencil = DistStencil::new(WHAT, comm, layout, 1, 1, vec![term])?;
-        let space = Space::array(layout.clone());
+        let (stencil, space) = DistStencil::along(WHAT, comm, layout, axis, || {
+            Scheme::first_derivative(kind, edge, order, sampling)
+        })?;
         Ok(FirstDerivative {
             stencil,
             domain: space.clone(),
@@ -134,25 +125,7 @@ impl<T: Scalar> FirstDerivative<T> {
         })
     }
 
-    /// The axis along which the derivative is taken.
-    pub fn axis(&self) -> usize {
-        self.axis
-    }
-
-    /// The sampling step `dx`.
-    pub fn sampling(&self) -> f64 {
-        self.sampling
-    }
-
-    /// The finite-difference scheme.
-    pub fn kind(&self) -> DerivativeKind {
-        self.kind
-    }
-
-    /// Whether the centered scheme uses one-sided boundary rows.
-    pub fn edge(&self) -> bool {
-        self.edge
-    }
+    derivative_accessors!(axis);
 
     /// The stencil order of the centered scheme (3 or 5).
     pub fn order(&self) -> usize {
@@ -160,19 +133,4 @@ impl<T: Scalar> FirstDerivative<T> {
     }
 }
 
-impl<T: Scalar> LinearOperator<T> for FirstDerivative<T> {
-    stored_spaces!();
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        self.stencil
-            .forward(&[real(plain(x))], &mut [real_mut(plain_mut(y))]);
-        Ok(())
-    }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        self.stencil
-            .adjoint(&[real(plain(y))], &mut [real_mut(plain_mut(x))]);
-        Ok(())
-    }
-    fn name(&self) -> String {
-        "FirstDerivative".into()
-    }
-}
+single_stencil_operator!(FirstDerivative, "FirstDerivative");

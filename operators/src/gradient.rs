@@ -3,7 +3,7 @@
 
 use crate::block_diag::{plain, plain_mut};
 use crate::dist_stencil::{band_along, check_layout, real, real_mut, DistStencil, Term};
-use crate::local::stencil::Scheme;
+use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::DerivativeKind;
 use crate::stacked_block_diag::{parts, parts_mut};
 use distlops_core::operator::{LinearOperator, Space};
@@ -130,20 +130,7 @@ impl<T: Scalar> Gradient<T> {
         })
     }
 
-    /// The sampling step of each axis.
-    pub fn sampling(&self) -> &[f64] {
-        &self.sampling
-    }
-
-    /// The finite-difference scheme.
-    pub fn kind(&self) -> DerivativeKind {
-        self.kind
-    }
-
-    /// Whether the centered scheme uses one-sided boundary rows.
-    pub fn edge(&self) -> bool {
-        self.edge
-    }
+    derivative_accessors!(axes);
 }
 
 impl<T: Scalar> LinearOperator<T> for Gradient<T> {

@@ -1,12 +1,11 @@
 //! [`Laplacian`]: the weighted sum of second derivatives along several axes of a distributed N-D
 //! array, fused into one pass (PyLops-MPI's `MPILaplacian`).
 
-use crate::block_diag::{plain, plain_mut};
-use crate::dist_stencil::{band_along, check_layout, real, real_mut, DistStencil, Term};
-use crate::local::stencil::Scheme;
+use crate::dist_stencil::{band_along, check_layout, single_stencil_operator, DistStencil, Term};
+use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::DerivativeKind;
-use distlops_core::operator::{LinearOperator, Space};
-use distlops_core::{Communicator, DistVector, Error, Layout, Result, Scalar};
+use distlops_core::operator::Space;
+use distlops_core::{Communicator, Error, Layout, Result, Scalar};
 
 /// `y = sum_k weights[k] D2_k x`, where `D2_k` is the
 /// [`SecondDerivative`](crate::SecondDerivative) along `axes[k]` with step `sampling[k]` (each
@@ -154,35 +153,7 @@ impl<T: Scalar> Laplacian<T> {
         &self.weights
     }
 
-    /// The sampling step of each axis.
-    pub fn sampling(&self) -> &[f64] {
-        &self.sampling
-    }
-
-    /// The finite-difference scheme.
-    pub fn kind(&self) -> DerivativeKind {
-        self.kind
-    }
-
-    /// Whether the centered scheme uses one-sided boundary rows.
-    pub fn edge(&self) -> bool {
-        self.edge
-    }
+    derivative_accessors!(axes);
 }
 
-impl<T: Scalar> LinearOperator<T> for Laplacian<T> {
-    stored_spaces!();
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        self.stencil
-            .forward(&[real(plain(x))], &mut [real_mut(plain_mut(y))]);
-        Ok(())
-    }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        self.stencil
-            .adjoint(&[real(plain(y))], &mut [real_mut(plain_mut(x))]);
-        Ok(())
-    }
-    fn name(&self) -> String {
-        "Laplacian".into()
-    }
-}
+single_stencil_operator!(Laplacian, "Laplacian");

@@ -1,12 +1,11 @@
 //! [`SecondDerivative`]: second-order finite differences along any axis of a distributed N-D
 //! array (PyLops-MPI's `MPISecondDerivative`).
 
-use crate::block_diag::{plain, plain_mut};
-use crate::dist_stencil::{band_along, check_layout, real, real_mut, DistStencil, Term};
-use crate::local::stencil::Scheme;
+use crate::dist_stencil::{single_stencil_operator, DistStencil};
+use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::DerivativeKind;
-use distlops_core::operator::{LinearOperator, Space};
-use distlops_core::{Communicator, DistVector, Layout, Result, Scalar};
+use distlops_core::operator::Space;
+use distlops_core::{Communicator, Layout, Result, Scalar};
 
 /// Second derivative along `axis` of a distributed array, by the three-point finite difference
 /// with step `sampling` (`dx`): the values of PyLops' serial `SecondDerivative` on the gathered
@@ -102,17 +101,9 @@ impl<T: Scalar> SecondDerivative<T> {
         edge: bool,
     ) -> Result<Self> {
         const WHAT: &str = "SecondDerivative";
-        check_layout(WHAT, comm, layout)?;
-        let scheme = Scheme::second_derivative(kind, edge, sampling)?;
-        let band = band_along(WHAT, layout, axis, &scheme)?;
-        let term = Term {
-            out: 0,
-            inp: 0,
-            axis,
-            band,
-        };
-        let stencil = DistStencil::new(WHAT, comm, layout, 1, 1, vec![term])?;
-        let space = Space::array(layout.clone());
+        let (stencil, space) = DistStencil::along(WHAT, comm, layout, axis, || {
+            Scheme::second_derivative(kind, edge, sampling)
+        })?;
         Ok(SecondDerivative {
             stencil,
             domain: space.clone(),
@@ -125,40 +116,7 @@ impl<T: Scalar> SecondDerivative<T> {
         })
     }
 
-    /// The axis along which the derivative is taken.
-    pub fn axis(&self) -> usize {
-        self.axis
-    }
-
-    /// The sampling step `dx`.
-    pub fn sampling(&self) -> f64 {
-        self.sampling
-    }
-
-    /// The finite-difference scheme.
-    pub fn kind(&self) -> DerivativeKind {
-        self.kind
-    }
-
-    /// Whether the centered scheme uses one-sided boundary rows.
-    pub fn edge(&self) -> bool {
-        self.edge
-    }
+    derivative_accessors!(axis);
 }
 
-impl<T: Scalar> LinearOperator<T> for SecondDerivative<T> {
-    stored_spaces!();
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        self.stencil
-            .forward(&[real(plain(x))], &mut [real_mut(plain_mut(y))]);
-        Ok(())
-    }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        self.stencil
-            .adjoint(&[real(plain(y))], &mut [real_mut(plain_mut(x))]);
-        Ok(())
-    }
-    fn name(&self) -> String {
-        "SecondDerivative".into()
-    }
-}
+single_stencil_operator!(SecondDerivative, "SecondDerivative");

@@ -1,9 +1,10 @@
 //! [`FirstDerivative`]: first-order finite differences along one axis (PyLops' `FirstDerivative`).
 
-use super::shape::check_io;
-use super::stencil::{DerivativeKind, EdgeRow, Interior, Scheme, Stencil};
-use super::LocalOperator;
-use distlops_core::{Error, Result, Scalar};
+use super::stencil::{
+    derivative_accessors, stencil_local_operator, DerivativeKind, EdgeRow, Interior, Scheme,
+    Stencil,
+};
+use distlops_core::{Error, Result};
 
 /// First derivative along `axis` of an array of shape `dims`, by finite differences with step
 /// `sampling` (`dx`). PyLops: `FirstDerivative(dims, axis, sampling, kind, edge, order)`.
@@ -65,25 +66,7 @@ impl FirstDerivative {
         })
     }
 
-    /// The axis along which the derivative is taken.
-    pub fn axis(&self) -> usize {
-        self.axis
-    }
-
-    /// The sampling step `dx`.
-    pub fn sampling(&self) -> f64 {
-        self.sampling
-    }
-
-    /// The finite-difference scheme.
-    pub fn kind(&self) -> DerivativeKind {
-        self.kind
-    }
-
-    /// Whether the centered scheme uses one-sided boundary rows.
-    pub fn edge(&self) -> bool {
-        self.edge
-    }
+    derivative_accessors!(axis);
 
     /// The stencil order of the centered scheme (3 or 5).
     pub fn order(&self) -> usize {
@@ -91,27 +74,7 @@ impl FirstDerivative {
     }
 }
 
-impl<T: Scalar> LocalOperator<T> for FirstDerivative {
-    fn dims(&self) -> &[usize] {
-        &self.dims
-    }
-    fn dimsd(&self) -> &[usize] {
-        &self.dims
-    }
-    fn matvec(&self, x: &[T], y: &mut [T]) {
-        let n = LocalOperator::<T>::ncols(self);
-        check_io("FirstDerivative::matvec", x.len(), n, y.len(), n);
-        self.stencil.forward(x, y);
-    }
-    fn rmatvec(&self, y: &[T], x: &mut [T]) {
-        let n = LocalOperator::<T>::ncols(self);
-        check_io("FirstDerivative::rmatvec", y.len(), n, x.len(), n);
-        self.stencil.adjoint(y, x);
-    }
-    fn name(&self) -> String {
-        "FirstDerivative".into()
-    }
-}
+stencil_local_operator!(FirstDerivative, "FirstDerivative");
 
 impl Scheme {
     /// The coefficients of PyLops' `FirstDerivative` (see [`FirstDerivative`]), scaled by
@@ -126,11 +89,7 @@ impl Scheme {
         order: usize,
         sampling: f64,
     ) -> Result<Self> {
-        if !sampling.is_finite() || sampling == 0.0 {
-            return Err(Error::InvalidArgument(format!(
-                "FirstDerivative: sampling must be finite and non-zero, got {sampling}"
-            )));
-        }
+        Self::check_sampling("FirstDerivative", sampling)?;
         let (interior, edges): (Interior<'static>, &'static [EdgeRow<'static>]) =
             match (kind, order) {
                 (DerivativeKind::Forward, _) => (

@@ -1,10 +1,13 @@
 //! [`SecondDerivative`]: second-order finite differences along one axis (PyLops'
 //! `SecondDerivative`).
 
-use super::shape::check_io;
-use super::stencil::{DerivativeKind, EdgeRow, Interior, Scheme, Stencil};
-use super::LocalOperator;
-use distlops_core::{Error, Result, Scalar};
+use super::stencil::{
+    derivative_accessors, stencil_local_operator, DerivativeKind, EdgeRow, Interior, Scheme,
+    Stencil,
+};
+#[cfg(doc)]
+use distlops_core::Error;
+use distlops_core::Result;
 
 /// Second derivative along `axis` of an array of shape `dims`, by the three-point finite difference
 /// with step `sampling` (`dx`). PyLops: `SecondDerivative(dims, axis, sampling, kind, edge)`.
@@ -56,48 +59,10 @@ impl SecondDerivative {
         })
     }
 
-    /// The axis along which the derivative is taken.
-    pub fn axis(&self) -> usize {
-        self.axis
-    }
-
-    /// The sampling step `dx`.
-    pub fn sampling(&self) -> f64 {
-        self.sampling
-    }
-
-    /// The finite-difference scheme.
-    pub fn kind(&self) -> DerivativeKind {
-        self.kind
-    }
-
-    /// Whether the centered scheme uses one-sided boundary rows.
-    pub fn edge(&self) -> bool {
-        self.edge
-    }
+    derivative_accessors!(axis);
 }
 
-impl<T: Scalar> LocalOperator<T> for SecondDerivative {
-    fn dims(&self) -> &[usize] {
-        &self.dims
-    }
-    fn dimsd(&self) -> &[usize] {
-        &self.dims
-    }
-    fn matvec(&self, x: &[T], y: &mut [T]) {
-        let n = LocalOperator::<T>::ncols(self);
-        check_io("SecondDerivative::matvec", x.len(), n, y.len(), n);
-        self.stencil.forward(x, y);
-    }
-    fn rmatvec(&self, y: &[T], x: &mut [T]) {
-        let n = LocalOperator::<T>::ncols(self);
-        check_io("SecondDerivative::rmatvec", y.len(), n, x.len(), n);
-        self.stencil.adjoint(y, x);
-    }
-    fn name(&self) -> String {
-        "SecondDerivative".into()
-    }
-}
+stencil_local_operator!(SecondDerivative, "SecondDerivative");
 
 impl Scheme {
     /// The coefficients of PyLops' `SecondDerivative` (see [`SecondDerivative`]), scaled by
@@ -110,11 +75,7 @@ impl Scheme {
         edge: bool,
         sampling: f64,
     ) -> Result<Self> {
-        if !sampling.is_finite() || sampling == 0.0 {
-            return Err(Error::InvalidArgument(format!(
-                "SecondDerivative: sampling must be finite and non-zero, got {sampling}"
-            )));
-        }
+        Self::check_sampling("SecondDerivative", sampling)?;
         // `d2(j) = x[j] - 2 x[j+1] + x[j+2]`; the first tap's offset from the row is 0 forward,
         // -1 centered, -2 backward.
         let interior = match kind {

@@ -49,6 +49,89 @@ pub(crate) struct Scheme {
     pub scale: f64,
 }
 
+impl Scheme {
+    /// Checks that the sampling step of `what` is finite and non-zero.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] otherwise.
+    pub(crate) fn check_sampling(what: &str, sampling: f64) -> Result<()> {
+        if !sampling.is_finite() || sampling == 0.0 {
+            return Err(Error::InvalidArgument(format!(
+                "{what}: sampling must be finite and non-zero, got {sampling}"
+            )));
+        }
+        Ok(())
+    }
+}
+
+/// The accessors of the derivative operators, from fields of the same names: `(axis)` for
+/// `axis`, `sampling` (one step), `kind` and `edge`; `(axes)` for `sampling` (one step per axis),
+/// `kind` and `edge`.
+macro_rules! derivative_accessors {
+    (axis) => {
+        /// The axis along which the derivative is taken.
+        pub fn axis(&self) -> usize {
+            self.axis
+        }
+
+        /// The sampling step `dx`.
+        pub fn sampling(&self) -> f64 {
+            self.sampling
+        }
+
+        $crate::local::stencil::derivative_accessors!(scheme);
+    };
+    (axes) => {
+        /// The sampling step of each axis.
+        pub fn sampling(&self) -> &[f64] {
+            &self.sampling
+        }
+
+        $crate::local::stencil::derivative_accessors!(scheme);
+    };
+    (scheme) => {
+        /// The finite-difference scheme.
+        pub fn kind(&self) -> $crate::local::stencil::DerivativeKind {
+            self.kind
+        }
+
+        /// Whether the centered scheme uses one-sided boundary rows.
+        pub fn edge(&self) -> bool {
+            self.edge
+        }
+    };
+}
+pub(crate) use derivative_accessors;
+
+/// Implements `LocalOperator` for a square operator with fields `dims` and `stencil` (a
+/// [`Stencil`]), named `$name`.
+macro_rules! stencil_local_operator {
+    ($ty:ident, $name:literal) => {
+        impl<T: distlops_core::Scalar> $crate::local::LocalOperator<T> for $ty {
+            fn dims(&self) -> &[usize] {
+                &self.dims
+            }
+            fn dimsd(&self) -> &[usize] {
+                &self.dims
+            }
+            fn matvec(&self, x: &[T], y: &mut [T]) {
+                let n = $crate::local::LocalOperator::<T>::ncols(self);
+                $crate::local::shape::check_io(concat!($name, "::matvec"), x.len(), n, y.len(), n);
+                self.stencil.forward(x, y);
+            }
+            fn rmatvec(&self, y: &[T], x: &mut [T]) {
+                let n = $crate::local::LocalOperator::<T>::ncols(self);
+                $crate::local::shape::check_io(concat!($name, "::rmatvec"), y.len(), n, x.len(), n);
+                self.stencil.adjoint(y, x);
+            }
+            fn name(&self) -> String {
+                $name.into()
+            }
+        }
+    };
+}
+pub(crate) use stencil_local_operator;
+
 /// One explicit row of a [`Band`]: `(column, coefficient)` pairs.
 pub(crate) type BandRow = Vec<(usize, f64)>;
 
@@ -222,6 +305,23 @@ impl Band {
         }
     }
 
+    /// Calls `f(column, coefficient)` for every entry of row `g` (`g < n`).
+    #[inline]
+    pub(crate) fn for_each_entry(&self, g: usize, mut f: impl FnMut(usize, f64)) {
+        match self.row(g) {
+            RowKind::Interior => {
+                for &(o, c) in self.taps() {
+                    f(g.wrapping_add_signed(o), c);
+                }
+            }
+            RowKind::Explicit(entries) => {
+                for &(col, c) in entries {
+                    f(col, c);
+                }
+            }
+        }
+    }
+
     /// Every coefficient multiplied by `s`.
     pub(crate) fn scaled(mut self, s: f64) -> Self {
         self.taps.iter_mut().for_each(|t| t.1 *= s);
@@ -339,19 +439,26 @@ impl Stencil {
         })
     }
 
+    /// The first `outer` pairs of blocks (one block: the `n * inner` values of one index of the
+    /// axes before the derivative axis) of `src` and `dst`; none when a block is empty.
+    fn blocks<'s, T>(
+        &self,
+        src: &'s [T],
+        dst: &'s mut [T],
+    ) -> impl Iterator<Item = (&'s [T], &'s mut [T])> + 's {
+        let block = self.n * self.inner;
+        let outer = if block == 0 { 0 } else { self.outer };
+        let block = block.max(1);
+        src.chunks_exact(block)
+            .zip(dst.chunks_exact_mut(block))
+            .take(outer)
+    }
+
     /// `y = A x`.
     pub(crate) fn forward<T: Scalar>(&self, x: &[T], y: &mut [T]) {
-        let block = self.n * self.inner;
-        if block == 0 {
-            return;
-        }
         let inner = self.inner;
         let (a, b) = (self.lo * inner, self.hi * inner);
-        for (xb, yb) in x
-            .chunks_exact(block)
-            .zip(y.chunks_exact_mut(block))
-            .take(self.outer)
-        {
+        for (xb, yb) in self.blocks(x, y) {
             yb[..a].fill(T::zero());
             yb[b..].fill(T::zero());
             if b > a {
@@ -380,17 +487,9 @@ impl Stencil {
 
     /// `x = A^H y` (the coefficients are real, so this is `A^T y`).
     pub(crate) fn adjoint<T: Scalar>(&self, y: &[T], x: &mut [T]) {
-        let block = self.n * self.inner;
-        if block == 0 {
-            return;
-        }
         let inner = self.inner;
         let (a, b) = (self.lo * inner, self.hi * inner);
-        for (yb, xb) in y
-            .chunks_exact(block)
-            .zip(x.chunks_exact_mut(block))
-            .take(self.outer)
-        {
+        for (yb, xb) in self.blocks(y, x) {
             xb.fill(T::zero());
             if b > a {
                 let ys = &yb[a..b];
