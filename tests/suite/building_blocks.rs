@@ -10,7 +10,8 @@ use distlops::core::{Communicator, Complex64};
 use distlops::ndarray::{s, Array2};
 use distlops::operators::local::{
     to_dense, Conj, Convolve1D, ConvolveMethod, DerivativeKind, Diagonal, FirstDerivative,
-    Identity, LocalOperator, MatrixMult, Pad, Restriction, SecondDerivative, Transpose, Zero,
+    Identity, LocalOperator, MatrixMult, Pad, PoststackLinearModelling, Restriction,
+    SecondDerivative, Transpose, Zero,
 };
 use distlops::operators::{BlockDiag, Broadcasted};
 
@@ -52,6 +53,7 @@ fn block<T: TestScalar>(k: usize, r: usize) -> Option<Box<dyn LocalOperator<T>>>
         12 => Box::new(
             Convolve1D::with_method(&[n, 40], v(37, 8), 18, 1, ConvolveMethod::Fft).unwrap(),
         ),
+        13 => Box::new(PoststackLinearModelling::new(&[3, n + 6], v(5, 9), 1).unwrap()),
         _ => return None,
     };
     Some(op)
