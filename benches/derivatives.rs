@@ -19,47 +19,21 @@
 //! The ratio is of medians, to the triad at the same number of ranks. `BENCH_ONLY=Laplacian` or
 //! `BENCH_ONLY=FirstDerivative` runs one case (and the triad).
 
+mod common;
+
+use common::{env_or, time};
 use distlops::core::operator::{LinearOperator, LinearOperatorExt};
 use distlops::core::{Communicator, DistVector, DistributedArray, Layout, Threads};
 use distlops::ndarray::Dimension;
 use distlops::operators::{DerivativeKind, FirstDerivative, Laplacian};
 use std::hint::black_box;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
-/// Untimed repetitions before the timed ones.
-const WARMUP: usize = 3;
 /// Elements of the triad's arrays (over all ranks).
 const TRIAD_N: usize = 10_000_000;
 /// Marks the processes relaunched under mpirun; its value is the expected number of ranks.
 #[cfg(feature = "mpi")]
 const CHILD_VAR: &str = "DISTLOPS_BENCH_CHILD";
-
-/// An environment variable parsed as `T`, or `default` if unset.
-fn env_or<T: std::str::FromStr>(var: &str, default: T) -> T {
-    match std::env::var(var) {
-        Ok(s) => s
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{var}={s:?} is not a valid value")),
-        Err(_) => default,
-    }
-}
-
-/// Sorted wall-clock timings of `reps` repetitions of `f`, each between two barriers.
-fn time(comm: &Communicator, reps: usize, mut f: impl FnMut()) -> Vec<Duration> {
-    let mut times = Vec::with_capacity(reps);
-    for i in 0..WARMUP + reps {
-        comm.barrier();
-        let t = Instant::now();
-        f();
-        comm.barrier();
-        if i >= WARMUP {
-            times.push(t.elapsed());
-        }
-    }
-    times.sort();
-    times
-}
 
 /// One line of the results table.
 struct Row {
@@ -90,6 +64,7 @@ fn triad(comm: &Communicator, reps: usize) -> Row {
             *ai = bi + s * ci;
         }
         black_box(&mut a);
+        comm.barrier();
     });
     Row {
         name: "STREAM triad, 1e7 f64".into(),
@@ -128,10 +103,12 @@ fn forward_adjoint(
     let mut y = op.new_range_vector().expect("range vector");
     let fwd = time(comm, reps, || {
         op.matvec(black_box(x), &mut y).expect("matvec");
+        comm.barrier();
     });
     let mut xa = op.new_domain_vector().expect("domain vector");
     let adj = time(comm, reps, || {
         op.rmatvec(black_box(&y), &mut xa).expect("rmatvec");
+        comm.barrier();
     });
     let rows = vec![
         Row {
@@ -257,12 +234,12 @@ fn run_mpi() {
         .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
         .spawn()
         .unwrap_or_else(|e| panic!("cannot start {mpiexec} ({e}); run scripts/setup.sh"));
-    let deadline = Instant::now() + timeout;
+    let deadline = std::time::Instant::now() + timeout;
     let status = loop {
         if let Some(status) = job.try_wait().expect("waiting for mpirun") {
             break status;
         }
-        if Instant::now() > deadline {
+        if std::time::Instant::now() > deadline {
             let _ = job.kill();
             let _ = job.wait();
             panic!("derivatives: {mpiexec} timed out after {timeout:?}");

@@ -15,42 +15,15 @@
 //! `--bench` that `cargo bench` passes) are ignored. The job is killed after `BENCH_TIMEOUT` seconds
 //! (default 600).
 
-use distlops::core::{Communicator, DistributedArray, Layout, ReduceOp};
+mod common;
+
+use common::{env_or, time};
+use distlops::core::{DistributedArray, Layout, ReduceOp};
 use std::hint::black_box;
 use std::time::{Duration, Instant};
 
 /// Marks the relaunched processes; its value is the expected number of ranks.
 const CHILD_VAR: &str = "DISTLOPS_BENCH_CHILD";
-/// Untimed repetitions before the timed ones.
-const WARMUP: usize = 3;
-
-/// An environment variable parsed as `T`, or `default` if unset.
-fn env_or<T: std::str::FromStr>(var: &str, default: T) -> T {
-    match std::env::var(var) {
-        Ok(s) => s
-            .trim()
-            .parse()
-            .unwrap_or_else(|_| panic!("{var}={s:?} is not a valid value")),
-        Err(_) => default,
-    }
-}
-
-/// Runs `f` `WARMUP + reps` times, each after a barrier; returns rank 0's sorted timings of the
-/// last `reps` (every rank returns its own, only rank 0's are printed).
-fn time(comm: &Communicator, reps: usize, mut f: impl FnMut()) -> Vec<Duration> {
-    let mut times = Vec::with_capacity(reps);
-    for i in 0..WARMUP + reps {
-        comm.barrier();
-        let t = Instant::now();
-        f();
-        let dt = t.elapsed();
-        if i >= WARMUP {
-            times.push(dt);
-        }
-    }
-    times.sort();
-    times
-}
 
 /// One line of the results table.
 struct Row {
