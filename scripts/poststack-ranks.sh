@@ -17,7 +17,7 @@ trap 'rm -rf "$tmp"' EXIT
 cargo run -q --example poststack -- "${args[@]}" --ranks 3 --out "$tmp/threads3" >/dev/null
 cargo build -q --features mpi --example poststack
 for np in 1 2 3 4; do
-  timeout 300 "$MPIEXEC" -n "$np" target/debug/examples/poststack "${args[@]}" \
+  timeout 300 "$MPIEXEC" -n "$np" "${CARGO_TARGET_DIR:-target}"/debug/examples/poststack "${args[@]}" \
     --out "$tmp/np$np" --compare "$tmp/threads3" >"$tmp/log$np" 2>&1 || {
     cat "$tmp/log$np" >&2
     echo "poststack-ranks.sh: mpirun -n $np differs from the thread run" >&2

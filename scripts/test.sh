@@ -27,7 +27,7 @@ done
 echo "==> examples under mpirun -n 3"
 if cargo build -q --features mpi --examples; then
   for ex in "${examples[@]}"; do
-    timeout 300 "$MPIEXEC" -n 3 "target/debug/examples/$ex" >/dev/null || failed+=("example $ex (mpirun -n 3)")
+    timeout 300 "$MPIEXEC" -n 3 "${CARGO_TARGET_DIR:-target}/debug/examples/$ex" >/dev/null || failed+=("example $ex (mpirun -n 3)")
   done
 else
   failed+=("cargo build --features mpi --examples")
