@@ -18,6 +18,8 @@ pub trait Engine:
     type Storage<T: Scalar>: Clone + std::fmt::Debug + Send + Sync;
     /// A short name (`"host"`).
     const NAME: &'static str;
+    /// A copy of a local block (`clone`, with the engine's allocation policy).
+    fn duplicate<T: Scalar>(storage: &Self::Storage<T>) -> Self::Storage<T>;
 }
 
 /// Main memory: local blocks are C-contiguous `ndarray::ArrayD`.
@@ -29,4 +31,7 @@ impl sealed::Sealed for Host {}
 impl Engine for Host {
     type Storage<T: Scalar> = ndarray::ArrayD<T>;
     const NAME: &'static str = "host";
+    fn duplicate<T: Scalar>(storage: &Self::Storage<T>) -> Self::Storage<T> {
+        crate::alloc::array_copy(storage)
+    }
 }

@@ -9,6 +9,7 @@
 //! * [`StackedDistributedArray`], [`DistVector`] and the [`Vector`] trait that solvers use.
 //! * [`LinearOperator`], the algebra on [`Op`], and [`dottest`].
 
+pub mod alloc;
 pub mod array;
 pub mod comm;
 pub mod engine;

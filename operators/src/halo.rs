@@ -736,7 +736,7 @@ impl<T: Scalar> Halo<T> {
         let mut buf = vec![T::zero(); layout.global_len()];
         self.comm
             .all_gather_varcount_into(plain(x), &mut buf, layout.counts());
-        let mut out = ArrayD::zeros(IxDyn(self.dims()));
+        let mut out = distlops_core::alloc::array_zeros(self.dims());
         let dst = out.as_slice_mut().expect("standard layout");
         for r in 0..self.comm.size() {
             let core = self.geometry.core(r);

@@ -14,7 +14,9 @@ use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssi
 impl<T: Scalar> DistributedArray<T, Host> {
     /// A new array with `f` applied to every element (same layout and mask).
     pub fn map<U: Scalar>(&self, f: impl Fn(T) -> U) -> DistributedArray<U, Host> {
-        let local = self.local.mapv(f);
+        let data =
+            crate::alloc::vec_from_iter(self.local.len(), self.local_slice().iter().map(|&v| f(v)));
+        let local = ArrayD::from_shape_vec(self.local.raw_dim(), data).expect("same local shape");
         DistributedArray::from_parts(
             self.comm.clone(),
             self.layout.clone(),
@@ -33,12 +35,13 @@ impl<T: Scalar> DistributedArray<T, Host> {
         f: impl Fn(T, U) -> V,
     ) -> Result<DistributedArray<V, Host>> {
         self.check_same_layout(other)?;
-        let data: Vec<V> = self
-            .local_slice()
-            .iter()
-            .zip(other.local_slice())
-            .map(|(&a, &b)| f(a, b))
-            .collect();
+        let data = crate::alloc::vec_from_iter(
+            self.local.len(),
+            self.local_slice()
+                .iter()
+                .zip(other.local_slice())
+                .map(|(&a, &b)| f(a, b)),
+        );
         let local = ArrayD::from_shape_vec(self.local.raw_dim(), data).expect("same local shape");
         Ok(DistributedArray::from_parts(
             self.comm.clone(),

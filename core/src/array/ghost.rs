@@ -88,7 +88,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
         let [wf, wb] = wanted(me);
         let mut shape = self.local.shape().to_vec();
         shape[axis] = wf.len() + mine.len() + wb.len();
-        let mut out = ArrayD::zeros(IxDyn(&shape));
+        let mut out = crate::alloc::array_zeros(&shape);
         let start = wf.start;
         let mut slab_shape = self.local.shape().to_vec();
         for ((_, range), buf) in recv_plan.iter().zip(&recv_bufs) {

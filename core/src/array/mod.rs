@@ -80,7 +80,7 @@ pub struct DistributedArray<T: Scalar, E: Engine = Host> {
 impl<T: Scalar, E: Engine> Clone for DistributedArray<T, E> {
     fn clone(&self) -> Self {
         DistributedArray {
-            local: self.local.clone(),
+            local: E::duplicate(&self.local),
             layout: self.layout.clone(),
             comm: self.comm.clone(),
             mask: self.mask.clone(),
@@ -129,7 +129,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// [`Error::CommSizeMismatch`] if the layout was made for another number of ranks.
     pub fn zeros(comm: &Communicator, layout: &Layout) -> Result<Self> {
         layout.check_comm(comm)?;
-        let local = ArrayD::zeros(IxDyn(&layout.local_shape(comm.rank())));
+        let local = crate::alloc::array_zeros(&layout.local_shape(comm.rank()));
         Ok(Self::from_parts(comm.clone(), layout.clone(), local, None))
     }
 
@@ -139,7 +139,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// As [`zeros`](Self::zeros).
     pub fn full(comm: &Communicator, layout: &Layout, value: T) -> Result<Self> {
         layout.check_comm(comm)?;
-        let local = ArrayD::from_elem(IxDyn(&layout.local_shape(comm.rank())), value);
+        let local = crate::alloc::array_filled(&layout.local_shape(comm.rank()), value);
         Ok(Self::from_parts(comm.clone(), layout.clone(), local, None))
     }
 
@@ -498,7 +498,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
 
     /// Zeros with the same layout and mask (PyLops-MPI's version drops the mask; this one keeps it).
     pub fn zeros_like(&self) -> Self {
-        let local = ArrayD::zeros(self.local.raw_dim());
+        let local = crate::alloc::array_zeros(self.local.shape());
         Self::from_parts(
             self.comm.clone(),
             self.layout.clone(),
@@ -557,7 +557,7 @@ fn assemble<T: Scalar>(layout: &Layout, ranks: &[usize], buf: Vec<T>) -> ArrayD<
         return ArrayD::from_shape_vec(IxDyn(&shape), buf)
             .expect("gathered sizes match the layout");
     }
-    let mut out = ArrayD::zeros(IxDyn(&shape));
+    let mut out = crate::alloc::array_zeros(&shape);
     let (mut start, mut at) = (0, 0);
     for &r in ranks {
         let (n, len) = (layout.count(r), layout.local_len(r));

@@ -7,7 +7,7 @@ use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::partition::Partition;
 use crate::scalar::Scalar;
-use ndarray::{ArrayD, ArrayViewD, IxDyn, Slice};
+use ndarray::{ArrayViewD, IxDyn, Slice};
 use std::ops::Range;
 
 /// The global box that rank `p` holds in `src` and rank `q` holds in `dst` (both Scatter, same
@@ -112,7 +112,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
         let mut recv = vec![T::zero(); recv_counts.iter().sum()];
         self.comm
             .all_to_all_varcount_into(&send, &send_counts, &mut recv, &recv_counts);
-        let mut local = ArrayD::zeros(IxDyn(&target.local_shape(me)));
+        let mut local = crate::alloc::array_zeros(&target.local_shape(me));
         let mut start = 0;
         for b in recv_boxes.iter().flatten() {
             let n = volume(b);

@@ -115,8 +115,7 @@ impl Space {
         Ok(match self {
             Space::Array { layout, mask } => {
                 layout.check_comm(comm)?;
-                let local =
-                    ndarray::ArrayD::zeros(ndarray::IxDyn(&layout.local_shape(comm.rank())));
+                let local = crate::alloc::array_zeros(&layout.local_shape(comm.rank()));
                 DistVector::Array(DistributedArray::from_parts(
                     comm.clone(),
                     layout.clone(),

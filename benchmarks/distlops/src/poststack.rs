@@ -1,0 +1,139 @@
+//! W1 `poststack_matvec`, W2 `poststack_cgls` and W5 `stacked_reg_cgls`: PyLops-MPI's post-stack
+//! tutorial operator on a `(20, 267, 550)` model split along `y`.
+
+use crate::measure::{time_op, vector_checks, Record};
+use crate::Res;
+use distlops::core::operator::{LinearOperatorExt, Op};
+use distlops::core::{Communicator, DistVector, DistributedArray, Layout, StackedDistributedArray};
+use distlops::ndarray::ArrayD;
+use distlops::operators::local::{LocalOperator, PoststackLinearModelling};
+use distlops::operators::wavelets::ricker;
+use distlops::operators::{BlockDiag, DerivativeKind, Laplacian, StackedVStack};
+use distlops::solvers::{cgls, CglsParams};
+
+/// The model's `(ny, nx, nz)`.
+const DIMS: [usize; 3] = [20, 267, 550];
+
+/// The operator `BDiag`, its layout and the model `m[y,x,z] = ln(2000 + 2z + 150 floor(z/50) +
+/// 0.5x + 2y)` (this rank's slab only).
+struct Setup {
+    g: Op<f64>,
+    layout: Layout,
+    m: DistVector<f64>,
+}
+
+fn setup(comm: &Communicator) -> Res<Setup> {
+    let layout = Layout::scatter(&DIMS, 0, comm.size())?;
+    let (y0, ny) = (layout.offset(comm.rank()), layout.count(comm.rank()));
+    let [_, nx, nz] = DIMS;
+    let m = ArrayD::from_shape_fn(vec![ny, nx, nz], |ix| {
+        let (y, x, z) = ((y0 + ix[0]) as f64, ix[1] as f64, ix[2] as f64);
+        (2000.0 + 2.0 * z + 150.0 * (z / 50.0).floor() + 0.5 * x + 2.0 * y).ln()
+    });
+    let m = DistributedArray::from_local_with_layout(comm, &layout, m)?.into();
+    let t: Vec<f64> = (0..21).map(|k| k as f64 * 0.004).collect();
+    let (wav, _) = ricker(&t, 15.0);
+    let block: Box<dyn LocalOperator<f64>> =
+        Box::new(PoststackLinearModelling::new(&[ny, nx, nz], wav, 2)?);
+    let g = Op::new(BlockDiag::new(comm, vec![block])?.with_spaces(&layout, &layout)?);
+    Ok(Setup { g, layout, m })
+}
+
+fn base(op: &'static str) -> Record {
+    let n = DIMS.iter().product();
+    Record {
+        workload: "W1",
+        name: "poststack_matvec",
+        op,
+        dtype: "float64",
+        global_size: n,
+        shape: [n, n],
+        ..Record::default()
+    }
+}
+
+/// W1: `d = G m` and `a = G^H d`.
+pub fn w1(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
+    let s = setup(comm)?;
+    let (times, d) = time_op(comm, reps, || s.g.apply(&s.m))?;
+    let (check, check_w) = vector_checks(&d);
+    let fwd = Record {
+        times,
+        check,
+        check_w: Some(check_w),
+        ..base("matvec")
+    };
+    let (times, a) = time_op(comm, reps, || s.g.apply_adjoint(&d))?;
+    let (check, check_w) = vector_checks(&a);
+    let adj = Record {
+        times,
+        check,
+        check_w: Some(check_w),
+        ..base("rmatvec")
+    };
+    Ok(vec![fwd, adj])
+}
+
+/// CGLS from `x0 = 0` with `tol = 0` (every iteration runs), timed as one call.
+fn cgls_record(
+    comm: &Communicator,
+    op: &Op<f64>,
+    data: &DistVector<f64>,
+    niter: usize,
+    reps: usize,
+    record: Record,
+) -> Res<Record> {
+    let params = CglsParams {
+        niter,
+        tol: 0.0,
+        ..CglsParams::default()
+    };
+    let (times, sol) = time_op(comm, reps, || cgls(op, data, None, params.clone(), None))?;
+    let (check, check_w) = vector_checks(&sol.x);
+    Ok(Record {
+        times,
+        check,
+        check_w: Some(check_w),
+        cost: sol.info.cost.last().copied(),
+        iterations: Some(niter),
+        ..record
+    })
+}
+
+/// W2: 30 iterations of CGLS on `G x = G m`.
+pub fn w2(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
+    let s = setup(comm)?;
+    let d = s.g.apply(&s.m)?;
+    let record = Record {
+        workload: "W2",
+        name: "poststack_cgls",
+        ..base("cgls")
+    };
+    Ok(vec![cgls_record(comm, &s.g, &d, 30, reps, record)?])
+}
+
+/// W5: 20 iterations of CGLS on `[G; 10 L] x = [G m; 0]` with the 3-D Laplacian.
+pub fn w5(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
+    let s = setup(comm)?;
+    let d = s.g.apply(&s.m)?;
+    let lap = Op::new(Laplacian::<f64>::with_layout(
+        comm,
+        &s.layout,
+        &[0, 1, 2],
+        &[1.0; 3],
+        &[1.0; 3],
+        DerivativeKind::Centered,
+        false,
+    )?);
+    let stack = Op::new(StackedVStack::new(vec![s.g.clone(), lap.scale(10.0)])?);
+    let zero = lap.new_range_vector()?;
+    let data = DistVector::Stacked(StackedDistributedArray::new(vec![d, zero])?);
+    let n = s.layout.global_len();
+    let record = Record {
+        workload: "W5",
+        name: "stacked_reg_cgls",
+        shape: [2 * n, n],
+        ..base("cgls")
+    };
+    Ok(vec![cgls_record(comm, &stack, &data, 20, reps, record)?])
+}

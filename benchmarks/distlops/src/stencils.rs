@@ -1,0 +1,80 @@
+//! W3 `laplacian3d` (3-D Laplacian on `160^3`) and W4 `firstderivative2d` (centred first
+//! derivative along axis 0 of `(4000, 2000)`): memory-bound stencils, timed forward and adjoint on
+//! the same input.
+
+use crate::inputs::{scatter_array, sym, BenchScalar};
+use crate::measure::{time_op, vector_checks, Record};
+use crate::Res;
+use distlops::core::operator::{LinearOperator, LinearOperatorExt};
+use distlops::core::{Communicator, DistVector, Layout};
+use distlops::operators::{DerivativeKind, FirstDerivative, Laplacian};
+
+/// Times `op x` and `op^H x` on `x = sym(N)` of shape `dims` (split along axis 0).
+fn forward_and_adjoint<T: BenchScalar>(
+    comm: &Communicator,
+    reps: usize,
+    dims: &[usize],
+    op: &dyn LinearOperator<T>,
+    base: Record,
+) -> Res<Vec<Record>> {
+    let layout = Layout::scatter(dims, 0, comm.size())?;
+    let x: DistVector<T> = scatter_array::<T>(comm, &layout, 0, sym)?.0.into();
+    let n = layout.global_len();
+    // One read of x and one write of y.
+    let bytes = (2 * n * std::mem::size_of::<T>()) as f64;
+    let mut records = Vec::new();
+    for adjoint in [false, true] {
+        let (times, y) = time_op(comm, reps, || {
+            if adjoint {
+                op.apply_adjoint(&x)
+            } else {
+                op.apply(&x)
+            }
+        })?;
+        let (check, check_w) = vector_checks(&y);
+        records.push(Record {
+            op: if adjoint { "rmatvec" } else { "matvec" },
+            dtype: T::DTYPE,
+            global_size: n,
+            shape: [n, n],
+            times,
+            check,
+            check_w: Some(check_w),
+            bytes: Some(bytes),
+            ..base.clone()
+        });
+    }
+    Ok(records)
+}
+
+/// W3: `L = D2_0 + D2_1 + D2_2` on `160^3` (centred, `edge = false`).
+pub fn w3<T: BenchScalar>(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
+    let dims = [160; 3];
+    let lap = Laplacian::<T>::new(
+        comm,
+        &dims,
+        &[0, 1, 2],
+        &[1.0; 3],
+        &[1.0; 3],
+        DerivativeKind::Centered,
+        false,
+    )?;
+    let base = Record {
+        workload: "W3",
+        name: "laplacian3d",
+        ..Record::default()
+    };
+    forward_and_adjoint::<T>(comm, reps, &dims, &lap, base)
+}
+
+/// W4: centred first derivative (order 3) along axis 0 of `(4000, 2000)`.
+pub fn w4(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
+    let dims = [4000, 2000];
+    let d = FirstDerivative::<f64>::new(comm, &dims, 0, 1.0, DerivativeKind::Centered, false, 3)?;
+    let base = Record {
+        workload: "W4",
+        name: "firstderivative2d",
+        ..Record::default()
+    };
+    forward_and_adjoint::<f64>(comm, reps, &dims, &d, base)
+}
