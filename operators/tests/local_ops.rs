@@ -2,7 +2,7 @@
 //! of `to_dense`, and dot tests, for `f64` and `Complex64`.
 
 use distlops_core::{Complex32, Complex64, Error, Scalar};
-use distlops_operators::local::{to_dense, LocalOperator, FFT_THRESHOLD};
+use distlops_operators::local::{to_dense, LocalOperator, FFT_THRESHOLD, FFT_THRESHOLD_CONTIGUOUS};
 use distlops_operators::local::{
     Conj, Convolve1D, ConvolveMethod, DerivativeKind, Diagonal, FirstDerivative, Identity,
     MatrixMult, Pad, Restriction, SecondDerivative, Transpose, Zero,
@@ -324,7 +324,16 @@ fn selection<T: Scalar>(
 
 fn matrix_mult<T: TestScalar>() {
     let mut rng = Rng(11);
-    for (n, m) in [(7, 5), (5, 7), (1, 9), (9, 1), (6, 6)] {
+    for (n, m) in [
+        (7, 5),
+        (5, 7),
+        (1, 9),
+        (9, 1),
+        (6, 6),
+        (19, 13),
+        (17, 8),
+        (9, 4),
+    ] {
         let a = Array2::from_shape_vec((n, m), rand_vec::<T>(&mut rng, n * m)).unwrap();
         check(
             &MatrixMult::new(a.clone()).unwrap(),
@@ -629,7 +638,7 @@ fn convolve1d<T: TestScalar>() {
     assert!(count > 200);
 }
 
-/// Long filters: FFT chosen automatically, and agreeing with the direct method on larger sizes.
+/// Long filters: FFT chosen automatically above the thresholds, and agreeing with the direct method on larger sizes.
 fn convolve1d_long<T: TestScalar>() {
     let mut rng = Rng(14);
     for (dims, axis, nh, offset) in [
@@ -641,8 +650,17 @@ fn convolve1d_long<T: TestScalar>() {
     ] {
         let h: Vec<T> = rand_vec(&mut rng, nh);
         let auto = Convolve1D::new(dims, &h[..], offset, axis).unwrap();
-        assert_eq!(auto.method(), ConvolveMethod::Fft);
-        assert!(nh > FFT_THRESHOLD);
+        let threshold = if axis + 1 == dims.len() {
+            FFT_THRESHOLD_CONTIGUOUS
+        } else {
+            FFT_THRESHOLD
+        };
+        let expected = if nh > threshold {
+            ConvolveMethod::Fft
+        } else {
+            ConvolveMethod::Direct
+        };
+        assert_eq!(auto.method(), expected, "{dims:?} axis {axis} nh {nh}");
         let direct =
             Convolve1D::with_method(dims, &h[..], offset, axis, ConvolveMethod::Direct).unwrap();
         let label = format!("Convolve1D {dims:?} axis {axis} nh {nh} offset {offset}");

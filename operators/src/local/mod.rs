@@ -43,7 +43,9 @@ use std::sync::Arc;
 mod boxcopy;
 mod conj;
 mod convolve1d;
+mod corr_line;
 mod dense;
+mod dense_kernels;
 mod diagonal;
 mod first_derivative;
 mod identity;
@@ -58,7 +60,7 @@ mod transpose;
 mod zero;
 
 pub use conj::Conj;
-pub use convolve1d::{Convolve1D, ConvolveMethod, FFT_THRESHOLD};
+pub use convolve1d::{Convolve1D, ConvolveMethod, FFT_THRESHOLD, FFT_THRESHOLD_CONTIGUOUS};
 pub use dense::to_dense;
 pub use diagonal::Diagonal;
 pub use first_derivative::FirstDerivative;

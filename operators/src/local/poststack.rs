@@ -1,7 +1,8 @@
 //! [`PoststackLinearModelling`]: linearised post-stack seismic modelling, `d = w * D m` along the
 //! time axis (PyLops' `avo.poststack.PoststackLinearModelling`).
 
-use super::shape::check_io;
+use super::corr_line::LinePad;
+use super::shape::{check_io, split_axis};
 use super::{Convolve1D, DerivativeKind, FirstDerivative, LocalOperator};
 use distlops_core::{Result, Scalar};
 use std::sync::{Mutex, TryLockError};
@@ -19,9 +20,11 @@ use std::sync::{Mutex, TryLockError};
 /// the wavelet centred at `offset` (PyLops uses `len(w) / 2`); the adjoint is `D^H W^H`.
 ///
 /// * `dims = dimsd = dims` (the wavelet must be no longer than the time axis).
-/// * One scratch array of `prod(dims)` elements is allocated at construction and reused by
-///   every product (a private one is allocated only if two threads apply the same operator at
-///   once).
+/// * One pass over memory: the block is processed in groups of whole lines along the time axis
+///   small enough to stay in cache (about 256 KiB); each group is differentiated into a scratch
+///   buffer of that size and convolved from it, so `m` is read once and `d` written once. The
+///   scratch is allocated at construction and reused (a private one is allocated only if two
+///   threads apply the same operator at once).
 /// * PyLops: `PoststackLinearModelling(wav, nt0, spatdims, explicit=False, kind="centered")`,
 ///   which works on time-first arrays; here the time axis can be any axis, so no transposes are
 ///   needed around it (PyLops-MPI's post-stack tutorial wraps it in `Transpose`s).
@@ -40,16 +43,114 @@ use std::sync::{Mutex, TryLockError};
 /// # Ok::<(), distlops_core::Error>(())
 /// ```
 pub struct PoststackLinearModelling<T: Scalar> {
+    dims: Vec<usize>,
+    /// `D` and `W` on a group of `group_outer` outer slices `(group_outer, nt, inner)`.
+    group: Parts<T>,
+    /// The same on the remaining outer slices, if the groups do not tile the block.
+    tail: Option<Parts<T>>,
+    group_outer: usize,
+    scratch: Mutex<Vec<T>>,
+    /// When time is the last axis: line by line, derivative straight into the convolution's
+    /// padded line buffer.
+    lines: Option<Lines<T>>,
+}
+
+/// The line-by-line path (time axis last, lines contiguous).
+struct Lines<T: Scalar> {
+    /// `D` on one line.
+    derivative: FirstDerivative,
+    wav: Vec<T>,
+    /// `conj(wav)` reversed.
+    wav_adj: Vec<T>,
+    offset: usize,
+    nt: usize,
+    work: Mutex<LineWork<T>>,
+}
+
+#[derive(Default)]
+struct LineWork<T> {
+    forward: LinePad<T>,
+    adjoint: LinePad<T>,
+    line: Vec<T>,
+}
+
+impl<T: Scalar> Lines<T> {
+    fn new(nt: usize, wav: &[T], offset: usize, kind: DerivativeKind) -> Result<Self> {
+        Ok(Lines {
+            derivative: FirstDerivative::new(&[nt], 0, 1.0, kind, false, 3)?,
+            wav: wav.to_vec(),
+            wav_adj: wav.iter().rev().map(|v| v.conj()).collect(),
+            offset,
+            nt,
+            work: Mutex::new(LineWork::default()),
+        })
+    }
+
+    /// Runs `f` with the work buffers (private ones if another thread holds the shared ones).
+    fn with_work(&self, f: impl FnOnce(&mut LineWork<T>)) {
+        match self.work.try_lock() {
+            Ok(mut guard) => f(&mut guard),
+            Err(TryLockError::Poisoned(e)) => f(&mut e.into_inner()),
+            Err(TryLockError::WouldBlock) => f(&mut LineWork::default()),
+        }
+    }
+
+    fn matvec(&self, x: &[T], y: &mut [T]) {
+        let (nt, nh) = (self.nt, self.wav.len());
+        self.with_work(|w| {
+            for (xl, yl) in x.chunks_exact(nt).zip(y.chunks_exact_mut(nt)) {
+                self.derivative
+                    .matvec(xl, w.forward.line(nh, nt, self.offset, nt));
+                w.forward.correlate_line(&self.wav, self.offset, yl);
+            }
+        });
+    }
+
+    fn rmatvec(&self, y: &[T], x: &mut [T]) {
+        let (nt, nh) = (self.nt, self.wav.len());
+        let shift = nh - 1 - self.offset;
+        self.with_work(|w| {
+            w.line.resize(nt, T::zero());
+            for (yl, xl) in y.chunks_exact(nt).zip(x.chunks_exact_mut(nt)) {
+                w.adjoint.line(nh, nt, shift, nt).copy_from_slice(yl);
+                w.adjoint.correlate_line(&self.wav_adj, shift, &mut w.line);
+                self.derivative.rmatvec(&w.line, xl);
+            }
+        });
+    }
+}
+
+/// The two factors of the operator on one group of lines.
+struct Parts<T: Scalar> {
     derivative: FirstDerivative,
     convolve: Convolve1D<T>,
-    scratch: Mutex<Vec<T>>,
+}
+
+/// Elements per group of lines (256 KiB of f64).
+const GROUP_ELEMENTS: usize = 1 << 15;
+
+impl<T: Scalar> Parts<T> {
+    fn new(
+        dims: &[usize],
+        wav: &[T],
+        offset: usize,
+        axis: usize,
+        kind: DerivativeKind,
+    ) -> Result<Self> {
+        Ok(Parts {
+            derivative: FirstDerivative::new(dims, axis, 1.0, kind, false, 3)?,
+            convolve: Convolve1D::new(dims, wav.to_vec(), offset, axis)?,
+        })
+    }
 }
 
 impl<T: Scalar> std::fmt::Debug for PoststackLinearModelling<T> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("PoststackLinearModelling")
-            .field("derivative", &self.derivative)
-            .field("convolve", &self.convolve)
+            .field("dims", &self.dims)
+            .field("derivative", &self.group.derivative)
+            .field("convolve", &self.group.convolve)
+            .field("group_outer", &self.group_outer)
             .finish()
     }
 }
@@ -86,7 +187,8 @@ impl<T: Scalar> PoststackLinearModelling<T> {
         kind: DerivativeKind,
     ) -> Result<Self> {
         let wav = wav.into();
-        let derivative = FirstDerivative::new(dims, axis, 1.0, kind, false, 3)?;
+        // Validates dims, axis and kind on the whole block.
+        FirstDerivative::new(dims, axis, 1.0, kind, false, 3)?;
         if wav.len() > dims[axis] {
             return Err(distlops_core::Error::InvalidArgument(format!(
                 "PoststackLinearModelling: the wavelet has {} samples, more than the {} of the \
@@ -95,28 +197,50 @@ impl<T: Scalar> PoststackLinearModelling<T> {
                 dims[axis]
             )));
         }
-        let convolve = Convolve1D::new(dims, wav, offset, axis)?;
-        let n = dims.iter().product();
+        let (outer, nt, inner) = split_axis(dims, axis);
+        let line = (nt * inner).max(1);
+        let group_outer = (GROUP_ELEMENTS / line).clamp(1, outer.max(1));
+        let with_outer = |o: usize| {
+            let mut d = dims.to_vec();
+            d[..axis].fill(1);
+            if axis > 0 {
+                d[0] = o;
+            }
+            d
+        };
+        let group = Parts::new(&with_outer(group_outer), &wav, offset, axis, kind)?;
+        let rest = outer % group_outer;
+        let tail = (rest > 0 && outer > group_outer)
+            .then(|| Parts::new(&with_outer(rest), &wav, offset, axis, kind))
+            .transpose()?;
         Ok(PoststackLinearModelling {
-            derivative,
-            convolve,
-            scratch: Mutex::new(vec![T::zero(); n]),
+            dims: dims.to_vec(),
+            group,
+            tail,
+            group_outer,
+            scratch: Mutex::new(vec![
+                T::zero();
+                if inner == 1 { 0 } else { group_outer * line }
+            ]),
+            lines: (inner == 1)
+                .then(|| Lines::new(nt, &wav, offset, kind))
+                .transpose()?,
         })
     }
 
     /// The time axis.
     pub fn axis(&self) -> usize {
-        self.derivative.axis()
+        self.group.derivative.axis()
     }
 
     /// The wavelet.
     pub fn wavelet(&self) -> &[T] {
-        self.convolve.filter()
+        self.group.convolve.filter()
     }
 
     /// The index of the wavelet's centre.
     pub fn offset(&self) -> usize {
-        self.convolve.offset()
+        self.group.convolve.offset()
     }
 
     /// Runs `f` with the scratch array (or a private one if another thread holds it).
@@ -125,39 +249,74 @@ impl<T: Scalar> PoststackLinearModelling<T> {
             Ok(mut guard) => f(&mut guard),
             Err(TryLockError::Poisoned(e)) => f(&mut e.into_inner()),
             Err(TryLockError::WouldBlock) => {
-                f(&mut vec![T::zero(); LocalOperator::<T>::ncols(self)])
+                f(&mut vec![
+                    T::zero();
+                    LocalOperator::<T>::ncols(&self.group.derivative)
+                ])
             }
         }
+    }
+
+    /// Applies `step(parts, input group, output group, scratch)` to every group of lines.
+    fn for_groups(
+        &self,
+        input: &[T],
+        out: &mut [T],
+        step: impl Fn(&Parts<T>, &[T], &mut [T], &mut [T]),
+    ) {
+        let group_len = LocalOperator::<T>::ncols(&self.group.derivative);
+        if group_len == 0 {
+            return;
+        }
+        self.with_scratch(|scratch| {
+            let mut inputs = input.chunks(group_len);
+            for (x, y) in (&mut inputs).zip(out.chunks_mut(group_len)) {
+                let parts = if x.len() == group_len {
+                    &self.group
+                } else {
+                    self.tail
+                        .as_ref()
+                        .expect("a partial group has its own parts")
+                };
+                step(parts, x, y, &mut scratch[..x.len()]);
+            }
+        });
     }
 }
 
 impl<T: Scalar> LocalOperator<T> for PoststackLinearModelling<T> {
     fn dims(&self) -> &[usize] {
-        LocalOperator::<T>::dims(&self.derivative)
+        &self.dims
     }
     fn dimsd(&self) -> &[usize] {
-        LocalOperator::<T>::dims(&self.derivative)
+        &self.dims
     }
     fn matvec(&self, x: &[T], y: &mut [T]) {
         let n = self.ncols();
         check_io("PoststackLinearModelling::matvec", x.len(), n, y.len(), n);
-        self.with_scratch(|r| {
-            self.derivative.matvec(x, r);
-            self.convolve.matvec(r, y);
+        if let Some(lines) = &self.lines {
+            return lines.matvec(x, y);
+        }
+        self.for_groups(x, y, |p, x, y, r| {
+            p.derivative.matvec(x, r);
+            p.convolve.matvec(r, y);
         });
     }
     fn rmatvec(&self, y: &[T], x: &mut [T]) {
         let n = self.ncols();
         check_io("PoststackLinearModelling::rmatvec", y.len(), n, x.len(), n);
-        self.with_scratch(|r| {
-            self.convolve.rmatvec(y, r);
-            self.derivative.rmatvec(r, x);
+        if let Some(lines) = &self.lines {
+            return lines.rmatvec(y, x);
+        }
+        self.for_groups(y, x, |p, y, x, r| {
+            p.convolve.rmatvec(y, r);
+            p.derivative.rmatvec(r, x);
         });
     }
     fn name(&self) -> String {
         format!(
             "PoststackLinearModelling(len(w) = {})",
-            self.convolve.filter().len()
+            self.group.convolve.filter().len()
         )
     }
 }

@@ -1,0 +1,441 @@
+"""PyLops-MPI side of the distlops vs PyLops-MPI benchmark (workloads W1-W7).
+
+Implements the workloads of shared/reference/benchmark-workloads.md with pylops-mpi's own classes,
+times them with the protocol of that spec and prints one JSON record per (workload, op):
+
+    benchmarks/venv.sh
+    mpirun -n NP --bind-to core benchmarks/.venv/bin/python benchmarks/pylops/bench.py \
+        --workload W3 [--dtype float64|complex128] [--reps N] [--warmup N] [--out FILE]
+
+Conventions (from the spec):
+
+* Inputs: numpy ``default_rng(0)`` (a fresh stream per workload), ``rng.random(n)`` only;
+  ``sym(n) = 2*u - 1``; complex ``csym(n) = sym(n) + 1j*sym(n)`` (first n draws are the real
+  parts, the next n the imaginary parts). Each rank draws only its ``local_split`` part of the
+  global input (axis 0: rank r owns ``n//P + (r < n%P)`` rows, rank 0 first), jumping over the
+  draws before it with PCG64's ``advance``: the same numbers as generating the global array on
+  every rank (as the spec describes), without the harness's global copies inflating the peak
+  memory, which then measures the library (distlops-bench does the same).
+* Timing: one warm-up call, then ``reps`` times ``Barrier(); t0 = Wtime(); op(); dt = Wtime() - t0``
+  with dt max-reduced over ranks; median and min reported. matvec/rmatvec are timed as
+  ``Op.matvec(x)`` / ``Op.rmatvec(x)`` (what ``Op @ x`` / ``Op.H @ x`` call, without building the
+  adjoint wrapper object on every repetition); the output allocation, halo exchange etc. done
+  inside the call are included.
+* Checksums (after timing) on the global output y flattened in C order, i = 0..N-1:
+  ``check = sqrt(sum |y_i|^2)``, ``check_w = sqrt(sum (1 + i mod 7) |y_i|^2)``; scalar results
+  (W6 dot and norm) are reported as ``check`` (``check_w`` null); solvers also report ``cost``,
+  the final residual norm ``||s||`` of pylops-mpi's CGLS. The sums are done per rank over the
+  rank's slice with its global indices, then added over ranks (the same numbers as on the
+  gathered array up to rounding, ~1e-16 relative, without gathering the output).
+* Output: rank 0 prints one JSON line per record to stdout and appends it to --out if given.
+  ``peak_rss_mb`` is the max over ranks of VmHWM (/proc/self/status) in MiB, read at the end of
+  the run, so it covers the inputs and all ops of the workload.
+  ``shape`` is the operator's [rows, cols]; for W6 it is [1, N] for dot/norm and [N, N] for
+  add/scale (output length, input length).
+
+Complex versions (``--dtype complex128``) exist for W3 and W7 only.
+"""
+
+import os
+
+# One thread per rank, whatever the caller's environment says (must precede the numpy import).
+for _var in ("OMP_NUM_THREADS", "OPENBLAS_NUM_THREADS", "MKL_NUM_THREADS"):
+    os.environ[_var] = "1"
+
+import argparse  # noqa: E402
+import json  # noqa: E402
+import math  # noqa: E402
+import sys  # noqa: E402
+
+import numpy as np  # noqa: E402
+from mpi4py import MPI  # noqa: E402
+
+import pylops  # noqa: E402
+import pylops_mpi  # noqa: E402
+from pylops.avo.poststack import PoststackLinearModelling  # noqa: E402
+from pylops.utils.wavelets import ricker  # noqa: E402
+from pylops_mpi import DistributedArray, Partition, StackedDistributedArray  # noqa: E402
+from pylops_mpi.basicoperators import (  # noqa: E402
+    MPIBlockDiag,
+    MPIFirstDerivative,
+    MPILaplacian,
+    MPIStackedVStack,
+    MPIVStack,
+)
+from pylops_mpi.optimization.basic import cgls  # noqa: E402
+
+comm = MPI.COMM_WORLD
+RANK, SIZE = comm.Get_rank(), comm.Get_size()
+
+DEFAULT_REPS = {"W1": 10, "W2": 3, "W3": 10, "W4": 10, "W5": 3, "W6": 10, "W7": 20}
+COMPLEX_OK = {"W3", "W7"}
+
+
+# --------------------------------------------------------------------------------------------
+# Inputs and distribution
+# --------------------------------------------------------------------------------------------
+
+
+def row_split(n):
+    """(count, start) of this rank's block of the n rows of axis 0 (pylops-mpi local_split)."""
+    counts = [n // SIZE + (1 if r < n % SIZE else 0) for r in range(SIZE)]
+    return counts, sum(counts[:RANK])
+
+
+def draws_into(out, start):
+    """Fill the float64 array ``out`` with draws ``start, start+1, ...`` of the ``default_rng(0)``
+    stream: PCG64's ``advance`` jumps over the draws before (one ``random()`` = one 64-bit step), so
+    a rank generates only its own block and never holds the global array."""
+    g = np.random.default_rng(0)
+    g.bit_generator.advance(start)
+    g.random(out=out)
+
+
+def sym_inplace(a):
+    """sym(u) = 2*u - 1 in place (the same two roundings as ``2.0*u - 1.0``)."""
+    a *= 2.0
+    a -= 1.0
+
+
+def fill_block(local, stream_start, n, start, uniform=False):
+    """Fill ``local`` (flat) with elements ``start ..`` of a global array of ``n`` values drawn from
+    ``stream_start``: sym(u) (or u if ``uniform``); complex128: real parts from draws
+    ``stream_start ..``, imaginary parts from ``stream_start + n ..``. Returns the stream position
+    after the global array."""
+    if np.iscomplexobj(local):
+        for part, first in ((local.real, stream_start), (local.imag, stream_start + n)):
+            tmp = np.empty(local.size)
+            draws_into(tmp, first + start)
+            if not uniform:
+                sym_inplace(tmp)
+            part[:] = tmp
+        return stream_start + 2 * n
+    draws_into(local, stream_start + start)
+    if not uniform:
+        sym_inplace(local)
+    return stream_start + n
+
+
+def scatter_rows(shape, stream_start, dtype, uniform=False):
+    """Flat SCATTER DistributedArray of a random global array of ``shape`` split along axis 0;
+    each rank draws only its own rows (see ``fill_block``). Returns (array, next stream position)."""
+    rowsize = int(np.prod(shape[1:], dtype=np.int64))
+    n = int(np.prod(shape, dtype=np.int64))
+    counts, start = row_split(shape[0])
+    x = DistributedArray(
+        global_shape=n,
+        local_shapes=[(c * rowsize,) for c in counts],
+        partition=Partition.SCATTER,
+        dtype=dtype,
+    )
+    nxt = fill_block(x.local_array, stream_start, n, start * rowsize, uniform)
+    return x, nxt
+
+
+def scatter(global_array, dtype):
+    """Flat SCATTER DistributedArray of a (non-random) global array split along its axis 0."""
+    g = np.asarray(global_array)
+    rowsize = int(np.prod(g.shape[1:], dtype=np.int64))
+    counts, start = row_split(g.shape[0])
+    x = DistributedArray(
+        global_shape=g.size,
+        local_shapes=[(c * rowsize,) for c in counts],
+        partition=Partition.SCATTER,
+        dtype=dtype,
+    )
+    x[:] = g[start : start + counts[RANK]].ravel()
+    return x
+
+
+def broadcast(global_array, dtype):
+    """Flat BROADCAST DistributedArray holding ``global_array`` on every rank."""
+    g = np.asarray(global_array).ravel()
+    x = DistributedArray(global_shape=g.size, partition=Partition.BROADCAST, dtype=dtype)
+    x[:] = g
+    return x
+
+
+# --------------------------------------------------------------------------------------------
+# Timing, checksums, memory
+# --------------------------------------------------------------------------------------------
+
+
+def timed(fn, reps, warmup):
+    """Run fn() ``warmup`` times, then ``reps`` timed times; returns (times, last result).
+
+    Each rep: Barrier; t0 = Wtime(); fn(); dt = Wtime() - t0; dt max-reduced over ranks."""
+    out = None
+    for _ in range(warmup):
+        out = None
+        out = fn()
+    times = []
+    for _ in range(reps):
+        out = None  # free the previous result before the next call allocates its own
+        comm.Barrier()
+        t0 = MPI.Wtime()
+        out = fn()
+        dt = MPI.Wtime() - t0
+        times.append(comm.allreduce(dt, op=MPI.MAX))
+    return times, out
+
+
+def checksums(y):
+    """(check, check_w) of a DistributedArray's global value, flattened in C order.
+
+    check = sqrt(sum_i |y_i|^2), check_w = sqrt(sum_i (1 + i mod 7) |y_i|^2), i the global
+    index. SCATTER: each rank sums its slice (global offset = sizes of the ranks before it),
+    then the sums are added over ranks. BROADCAST: every rank has the whole array; rank 0's
+    sums are used."""
+    a = np.ascontiguousarray(y.local_array).ravel()
+    scattered = y.partition is Partition.SCATTER
+    offset = comm.exscan(a.size) if scattered else 0
+    offset = offset or 0  # exscan gives None on rank 0
+    sums = np.zeros(2)
+    chunk = 1 << 20
+    for i in range(0, a.size, chunk):
+        blk = a[i : i + chunk]
+        p = blk.real * blk.real + blk.imag * blk.imag if np.iscomplexobj(blk) else blk * blk
+        w = 1.0 + (np.arange(offset + i, offset + i + blk.size, dtype=np.int64) % 7)
+        sums[0] += p.sum()
+        sums[1] += (w * p).sum()
+    if scattered:
+        total = np.zeros(2)
+        comm.Allreduce(sums, total, op=MPI.SUM)
+    else:
+        total = comm.bcast(sums, root=0)
+    return math.sqrt(total[0]), math.sqrt(total[1])
+
+
+def peak_rss_mb():
+    """Max over ranks of this process's VmHWM (peak resident set) in MiB."""
+    kb = 0
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                kb = int(line.split()[1])
+    return comm.allreduce(kb / 1024.0, op=MPI.MAX)
+
+
+def record(name, op, shape, global_size, times, y=None, check=None, check_w=None, cost=None,
+           niter=None):
+    """One output record (without the run-wide fields); checksums of y if given."""
+    if y is not None:
+        check, check_w = checksums(y)
+    med = float(np.median(times))
+    return {
+        "name": name,
+        "op": op,
+        "global_size": int(global_size),
+        "shape": [int(shape[0]), int(shape[1])],
+        "median_s": med,
+        "min_s": float(min(times)),
+        "reps": len(times),
+        "check": None if check is None else float(check),
+        "check_w": None if check_w is None else float(check_w),
+        "cost": None if cost is None else float(cost),
+        "per_iter_s": None if niter is None else med / niter,
+        "times": [float(t) for t in times],
+    }
+
+
+# --------------------------------------------------------------------------------------------
+# Workloads
+# --------------------------------------------------------------------------------------------
+
+NY, NX, NZ = 20, 267, 550
+
+
+def poststack_setup():
+    """W1's operator and model, as pylops-mpi tutorials/poststack.py (no random numbers).
+
+    m[y,x,z] = ln(2000 + 2z + 150 floor(z/50) + 0.5x + 2y) on (NY, NX, NZ) = (20, 267, 550);
+    wavelet w = ricker(t[:21], f0=15) with t_k = k*0.004;
+    BDiag = MPIBlockDiag([Top.H @ PoststackLinearModelling(w, nt0=NZ, spatdims=(ny_i, NX)) @ Top]),
+    Top = Transpose((ny_i, NX, NZ), (2, 0, 1)): per trace, d = w * D m (D the centred first
+    derivative along z with zero edges, * the 'same' convolution with the 41-sample wavelet).
+    Returns (BDiag, m, counts) with m the flat SCATTER model (split along y)."""
+    counts, y0 = row_split(NY)
+    nyi = counts[RANK]
+    y = np.arange(y0, y0 + nyi, dtype=np.int64)[:, None, None]
+    x = np.arange(NX, dtype=np.int64)[None, :, None]
+    z = np.arange(NZ, dtype=np.int64)[None, None, :]
+    m_local = np.log(2000.0 + 2 * z + 150 * (z // 50) + 0.5 * x + 2 * y)
+    wav = ricker(np.arange(21) * 0.004, f0=15)[0]
+    Top = pylops.Transpose((nyi, NX, NZ), (2, 0, 1), dtype=np.float64)
+    PPop = PoststackLinearModelling(wav, nt0=NZ, spatdims=(nyi, NX))
+    BDiag = MPIBlockDiag(ops=[Top.H @ PPop @ Top])
+    m = DistributedArray(
+        global_shape=NY * NX * NZ,
+        local_shapes=[(c * NX * NZ,) for c in counts],
+        partition=Partition.SCATTER,
+        dtype=np.float64,
+    )
+    m[:] = m_local.ravel()
+    return BDiag, m, counts
+
+
+def w1(reps, warmup, dtype):
+    """W1 poststack_matvec: d = BDiag m (matvec), a = BDiag^T d (rmatvec, on the matvec output).
+
+    Checks: ||d||, ||a|| (and the weighted versions)."""
+    BDiag, m, _ = poststack_setup()
+    name, n = "poststack_matvec", m.global_shape[0]
+    times, d = timed(lambda: BDiag.matvec(m), reps, warmup)
+    recs = [record(name, "matvec", BDiag.shape, n, times, y=d)]
+    times, a = timed(lambda: BDiag.rmatvec(d), reps, warmup)
+    recs.append(record(name, "rmatvec", BDiag.shape, d.global_shape[0], times, y=a))
+    return recs
+
+
+def w2(reps, warmup, dtype):
+    """W2 poststack_cgls: x = cgls(BDiag, d, x0=0, niter=30, tol=0), d = BDiag m (no noise).
+
+    pylops-mpi CGLS (damp=0): s = d - Op x0; r = Op^T s; c = r; q = Op c; kold = r.r; then 30 times
+    a = kold/(q.q); x += a c; s -= a q; r = Op^T s; k = r.r; c = r + (k/kold) c; q = Op c; kold = k.
+    Timed: the whole cgls call. Checks: final x; cost = ||s|| after the last iteration."""
+    BDiag, m, _ = poststack_setup()
+    d = BDiag.matvec(m)
+    x0 = m.zeros_like()
+    niter = 30
+    times, out = timed(lambda: cgls(BDiag, d, x0=x0, niter=niter, tol=0.0), reps, warmup)
+    x, _, iiter, _, _, cost = out
+    assert iiter == niter, f"cgls stopped after {iiter} iterations"
+    return [record("poststack_cgls", "cgls", BDiag.shape, m.global_shape[0], times, y=x,
+                   cost=cost[-1], niter=niter)]
+
+
+def w3(reps, warmup, dtype):
+    """W3 laplacian3d: L = MPILaplacian(dims=(160,160,160), axes=(0,1,2), weights=(1,1,1),
+    sampling=(1,1,1)) = D2_0 + D2_1 + D2_2, (D2 x)[i] = x[i+1] - 2x[i] + x[i-1] inside, 0 at the
+    two ends of each axis. x = sym(160^3) (complex128: csym). Timed: y = L x, z = L^T x (same x)."""
+    dims = (160, 160, 160)
+    n = int(np.prod(dims))
+    x, _ = scatter_rows(dims, 0, dtype)
+    L = MPILaplacian(dims=dims, axes=(0, 1, 2), weights=(1, 1, 1), sampling=(1, 1, 1), dtype=dtype)
+    times, y = timed(lambda: L.matvec(x), reps, warmup)
+    recs = [record("laplacian3d", "matvec", L.shape, n, times, y=y)]
+    y = None
+    times, z = timed(lambda: L.rmatvec(x), reps, warmup)
+    recs.append(record("laplacian3d", "rmatvec", L.shape, n, times, y=z))
+    return recs
+
+
+def w4(reps, warmup, dtype):
+    """W4 firstderivative2d: D = MPIFirstDerivative(dims=(4000,2000), kind="centered") along
+    axis 0: y[i,:] = 0.5 (x[i+1,:] - x[i-1,:]) for 1 <= i <= 3998, rows 0 and 3999 zero.
+    x = sym(8e6). Timed: y = D x, z = D^T x (same x)."""
+    dims = (4000, 2000)
+    n = dims[0] * dims[1]
+    x, _ = scatter_rows(dims, 0, dtype)
+    D = MPIFirstDerivative(dims=dims, kind="centered", dtype=dtype)
+    times, y = timed(lambda: D.matvec(x), reps, warmup)
+    recs = [record("firstderivative2d", "matvec", D.shape, n, times, y=y)]
+    y = None
+    times, z = timed(lambda: D.rmatvec(x), reps, warmup)
+    recs.append(record("firstderivative2d", "rmatvec", D.shape, n, times, y=z))
+    return recs
+
+
+def w5(reps, warmup, dtype):
+    """W5 stacked_reg_cgls: x = cgls([BDiag; 10 Lap], [d; 0], x0=0, niter=20, tol=0).
+
+    BDiag, m, d of W1/W2; Lap = MPILaplacian(dims=(20,267,550), axes=(0,1,2)) as W3;
+    StackOp = MPIStackedVStack([BDiag, sqrt(1e2) Lap]), data StackedDistributedArray([d, 0]).
+    Dot products and norms of stacked vectors sum over both blocks. Checks: final x;
+    cost = sqrt(||d - BDiag x||^2 + ||10 Lap x||^2) (pylops-mpi's recursive residual ||s||)."""
+    BDiag, m, _ = poststack_setup()
+    d = BDiag.matvec(m)
+    Lap = MPILaplacian(dims=(NY, NX, NZ), axes=(0, 1, 2), weights=(1, 1, 1), sampling=(1, 1, 1),
+                       dtype=np.float64)
+    StackOp = MPIStackedVStack([BDiag, np.sqrt(1e2) * Lap])
+    dstack = StackedDistributedArray([d, m.zeros_like()])
+    x0 = m.zeros_like()
+    niter = 20
+    times, out = timed(lambda: cgls(StackOp, dstack, x0=x0, niter=niter, tol=0.0), reps, warmup)
+    x, _, iiter, _, _, cost = out
+    assert iiter == niter, f"cgls stopped after {iiter} iterations"
+    return [record("stacked_reg_cgls", "cgls", StackOp.shape, m.global_shape[0], times, y=x,
+                   cost=cost[-1], niter=niter)]
+
+
+def w6(reps, warmup, dtype):
+    """W6 vector_ops on N = 2e7, SCATTER: x = rng.random(N), y = rng.random(N) (not sym).
+
+    Timed separately: x.dot(y) = sum x_i y_i (local dot + allreduce); x.norm() =
+    (sum |x_i|^2)^0.5 (local sum + allreduce); x + y; x * 2.0 (each a new DistributedArray).
+    Checks: the dot and norm values; check/check_w of x + y and 2x."""
+    n = 20_000_000
+    x, nxt = scatter_rows((n,), 0, np.float64, uniform=True)
+    y, _ = scatter_rows((n,), nxt, np.float64, uniform=True)
+    name = "vector_ops"
+    times, v = timed(lambda: x.dot(y), reps, warmup)
+    recs = [record(name, "dot", (1, n), n, times, check=v)]
+    times, v = timed(lambda: x.norm(), reps, warmup)
+    recs.append(record(name, "norm", (1, n), n, times, check=v))
+    times, s = timed(lambda: x + y, reps, warmup)
+    recs.append(record(name, "add", (n, n), n, times, y=s))
+    s = None
+    times, s = timed(lambda: x * 2.0, reps, warmup)
+    recs.append(record(name, "scale", (n, n), n, times, y=s))
+    return recs
+
+
+def w7(reps, warmup, dtype):
+    """W7 vstack_matmul: Op = MPIVStack([MatrixMult(A_r)]), A = sym(4000*2000) reshaped
+    (4000, 2000) (complex128: csym), rank r holding its rows A_r; then x = sym(2000),
+    y = sym(4000). Timed: matvec A x (x BROADCAST, result SCATTER); rmatvec A^H y (y SCATTER,
+    local A_r^H y_r, allreduce, result BROADCAST). Checks: ||A x||, ||A^H y||."""
+    nr, nc = 4000, 2000
+    counts, start = row_split(nr)
+    A_r = np.empty((counts[RANK], nc), dtype=dtype)
+    nxt = fill_block(A_r.reshape(-1), 0, nr * nc, start * nc)
+    xg = np.empty(nc, dtype=dtype)
+    nxt = fill_block(xg, nxt, nc, 0)
+    x = broadcast(xg, dtype)
+    y, _ = scatter_rows((nr,), nxt, dtype)
+    Op = MPIVStack(ops=[pylops.MatrixMult(A_r, dtype=dtype)], dtype=dtype)
+    times, ax = timed(lambda: Op.matvec(x), reps, warmup)
+    recs = [record("vstack_matmul", "matvec", Op.shape, nc, times, y=ax)]
+    times, aty = timed(lambda: Op.rmatvec(y), reps, warmup)
+    recs.append(record("vstack_matmul", "rmatvec", Op.shape, nr, times, y=aty))
+    return recs
+
+
+WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7}
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p.add_argument("--workload", required=True, choices=sorted(WORKLOADS))
+    p.add_argument("--dtype", default="float64", choices=["float64", "complex128"])
+    p.add_argument("--reps", type=int, default=None, help="timed repetitions (default: the spec's)")
+    p.add_argument("--warmup", type=int, default=1, help="untimed calls first (spec: 1)")
+    p.add_argument("--out", default=None, help="also append the JSON lines to this file")
+    args = p.parse_args()
+    if args.dtype == "complex128" and args.workload not in COMPLEX_OK:
+        p.error(f"--dtype complex128 exists for {sorted(COMPLEX_OK)} only")
+    reps = DEFAULT_REPS[args.workload] if args.reps is None else args.reps
+    if reps < 1:
+        p.error("--reps must be >= 1")
+
+    recs = WORKLOADS[args.workload](reps, args.warmup, np.dtype(args.dtype))
+    peak = peak_rss_mb()  # collective: every rank reads its own VmHWM
+    if RANK != 0:
+        return
+    lines = []
+    for r in recs:
+        full = {"side": "pylops-mpi", "workload": args.workload, "np": SIZE, "dtype": args.dtype}
+        full.update(r)
+        full["peak_rss_mb"] = peak
+        # Fixed field order: identification, results, then the list of times.
+        times = full.pop("times")
+        full["times"] = times
+        lines.append(json.dumps(full))
+    print("\n".join(lines), flush=True)
+    if args.out:
+        with open(args.out, "a") as f:
+            f.write("\n".join(lines) + "\n")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

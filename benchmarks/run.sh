@@ -1,0 +1,84 @@
+#!/usr/bin/env bash
+# benchmarks/run.sh: the side-by-side benchmark of distlops against PyLops-MPI, in one command.
+#
+# Installs what is missing (system packages through scripts/setup.sh, the pinned Python
+# environment through benchmarks/venv.sh), builds the distlops side (release, feature mpi), then
+# for every rank count runs the STREAM triad and every workload of
+# shared/reference/benchmark-workloads.md on both sides under `mpirun --bind-to core`, one process
+# group per workload and side (so peak memory is per workload), one thread per rank. Finally
+# benchmarks/compare.py checks that both sides computed the same numbers (1e-10) and prints the
+# table; the raw records and the matched table are written as JSON.
+#
+# Environment:
+#   NPS        rank counts (default "1 2")
+#   WORKLOADS  workloads as W[:dtype] (default: W1..W7 in float64, W3 and W7 also in complex128)
+#   REPS       override every workload's repetitions (default: the specification's)
+#   OUT        output folder (default benchmarks/results)
+set -euo pipefail
+
+root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+cd "$root"
+
+scripts/setup.sh
+# shellcheck source=scripts/mpi-env.sh
+. scripts/mpi-env.sh
+benchmarks/venv.sh
+python="$root/benchmarks/.venv/bin/python"
+
+nps="${NPS:-1 2}"
+workloads="${WORKLOADS:-W1 W2 W3 W3:complex128 W4 W5 W6 W7 W7:complex128}"
+out="${OUT:-$root/benchmarks/results}"
+mkdir -p "$out"
+stamp="$(date -u +%Y%m%dT%H%M%SZ)"
+records="$out/records-$stamp.jsonl"
+
+# One thread per rank on both sides; no oversubscription when the cores suffice (ranks then
+# busy-poll in MPI calls instead of yielding, on both sides alike).
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+max_np=0
+for np in $nps; do [ "$np" -gt "$max_np" ] && max_np=$np; done
+if [ "$(nproc)" -ge "$max_np" ]; then
+  unset OMPI_MCA_rmaps_base_oversubscribe
+fi
+
+echo "==> building distlops-bench (release, mpi)"
+cargo build --release -q -p distlops-bench --features mpi
+bench="${CARGO_TARGET_DIR:-$root/target}/release/distlops-bench"
+
+reps=()
+if [ -n "${REPS:-}" ]; then reps=(--reps "$REPS"); fi
+run() { # run NP LABEL COMMAND...: one mpirun, stdin closed (mpirun reads it), records appended
+  local np="$1" label="$2"
+  shift 2
+  printf '    %-34s' "$label"
+  local t0=$SECONDS
+  if "$MPIEXEC" -n "$np" --bind-to core "$@" --out "$records" </dev/null >/dev/null; then
+    echo " $((SECONDS - t0)) s"
+  else
+    echo " FAILED"
+    failed+=("$label")
+  fi
+}
+
+failed=()
+for np in $nps; do
+  echo "==> $np rank(s)"
+  run "$np" "STREAM triad (distlops-bench)" "$bench" --workload triad
+  for w in $workloads; do
+    name="${w%%:*}"
+    dtype=float64
+    [[ "$w" == *:* ]] && dtype="${w#*:}"
+    run "$np" "$name $dtype PyLops-MPI" "$python" benchmarks/pylops/bench.py \
+      --workload "$name" --dtype "$dtype" "${reps[@]}"
+    run "$np" "$name $dtype distlops" "$bench" --workload "$name" --dtype "$dtype" "${reps[@]}"
+  done
+done
+
+echo "==> results (records: $records)"
+status=0
+python3 benchmarks/compare.py "$records" --json "$out/summary-$stamp.json" || status=$?
+if [ ${#failed[@]} -gt 0 ]; then
+  printf '==> FAILED: %s\n' "${failed[@]}" >&2
+  status=1
+fi
+exit $status

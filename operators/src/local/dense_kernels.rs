@@ -1,0 +1,290 @@
+//! Streaming kernels of [`MatrixMult`](super::MatrixMult) for one right-hand side:
+//! `y = A x` and `x = A^H y` for a row-major `A`, at the memory bandwidth of reading `A` once.
+//!
+//! Complex matrices are processed through their interleaved real view (`[re, im, re, im, ...]`,
+//! the layout of `num_complex::Complex`), so every inner loop is a plain real multiply-add stream
+//! that vectorises:
+//!
+//! * `y = A x`: for each row `a`, `P = sum a (.) [xr, xr, ...]` and `Q = sum a (.) [xi, xi, ...]`
+//!   lane-wise (`x` duplicated once per product), then `Re y = P_even - Q_odd`,
+//!   `Im y = P_odd + Q_even`.
+//! * `x = A^H y`: `X1 += a (.) [yr, -yr, ...]` and `X2 += a (.) [yi, yi, ...]` over the rows, then
+//!   `Re x_j = X1[2j] + X2[2j+1]`, `Im x_j = X1[2j+1] + X2[2j]` (the adjoint's conjugation is in
+//!   the signs).
+//!
+//! Several rows are processed per pass (independent memory streams; each load of the small vector
+//! serves all of them). On x86-64 with AVX2 and FMA the same code is also compiled for 256-bit
+//! registers with fused multiply-adds and chosen at run time (so the last bits of a result depend
+//! on the CPU, not on the rank count).
+
+use distlops_core::{RealScalar, Scalar};
+
+/// Lanes per accumulator (one 256-bit register of f64).
+const L: usize = 4;
+/// Rows per pass of the real kernels and of the complex ones (which keep two accumulators a row).
+const ROWS_REAL: usize = 8;
+const ROWS_COMPLEX: usize = 4;
+
+/// The interleaved real view of a slice of scalars (`[re, im, ...]` for complex types).
+fn real_view<T: Scalar>(s: &[T]) -> &[T::Real] {
+    let per = if T::IS_COMPLEX { 2 } else { 1 };
+    // SAFETY: a `Scalar` is f32, f64 or `num_complex::Complex` of one of them, which is
+    // `#[repr(C)] { re, im }`: `per` consecutive `T::Real` with the same alignment. The view
+    // covers exactly the same bytes and borrows them for the same lifetime.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<T::Real>(), s.len() * per) }
+}
+
+/// The mutable interleaved real view (see [`real_view`]).
+fn real_view_mut<T: Scalar>(s: &mut [T]) -> &mut [T::Real] {
+    let per = if T::IS_COMPLEX { 2 } else { 1 };
+    // SAFETY: as in `real_view`; every bit pattern of the reals is a valid `T`.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<T::Real>(), s.len() * per) }
+}
+
+/// Runs the kernel compiled for AVX2 and FMA, with fused multiply-adds, when the CPU has them;
+/// else the portable build with separate multiplies and adds.
+macro_rules! dispatch {
+    ($name:ident, $generic:ident, ($($arg:ident: $ty:ty),*)) => {
+        fn $name<R: RealScalar>($($arg: $ty),*) {
+            #[cfg(target_arch = "x86_64")]
+            if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+                #[target_feature(enable = "avx2,fma")]
+                unsafe fn avx2<R: RealScalar>($($arg: $ty),*) {
+                    $generic::<R, true>($($arg),*)
+                }
+                // SAFETY: the CPU supports AVX2 and FMA (checked just above).
+                unsafe { avx2::<R>($($arg),*) };
+                return;
+            }
+            $generic::<R, false>($($arg),*)
+        }
+    };
+}
+
+/// `acc + a b`, fused when `FUSED` (only where the hardware has FMA: the software fallback of
+/// `mul_add` is slow).
+#[inline(always)]
+fn madd<R: RealScalar, const FUSED: bool>(acc: R, a: R, b: R) -> R {
+    if FUSED {
+        a.mul_add(b, acc)
+    } else {
+        acc + a * b
+    }
+}
+
+/// `y = A x` for the row-major `data` of `A` (`y.len()` rows of `x.len()` columns).
+pub(crate) fn gemv<T: Scalar>(data: &[T], x: &[T], y: &mut [T]) {
+    if x.is_empty() {
+        y.fill(T::zero());
+        return;
+    }
+    if T::IS_COMPLEX {
+        let xr = real_view(x);
+        let dup = |part: usize| -> Vec<T::Real> {
+            xr.chunks_exact(2)
+                .flat_map(|z| [z[part], z[part]])
+                .collect()
+        };
+        gemv_complex::<T::Real>(real_view(data), &dup(0), &dup(1), real_view_mut(y));
+    } else {
+        gemv_real::<T::Real>(real_view(data), real_view(x), real_view_mut(y));
+    }
+}
+
+/// `x = A^H y` for the row-major `data` of `A` (`y.len()` rows of `x.len()` columns).
+pub(crate) fn gemv_adjoint<T: Scalar>(data: &[T], y: &[T], x: &mut [T]) {
+    if T::IS_COMPLEX {
+        let w = 2 * x.len();
+        let mut x1 = vec![T::Real::zero(); w];
+        let mut x2 = vec![T::Real::zero(); w];
+        gemv_adjoint_complex::<T::Real>(real_view(data), real_view(y), &mut x1, &mut x2);
+        for (j, z) in real_view_mut(x).chunks_exact_mut(2).enumerate() {
+            z[0] = x1[2 * j] + x2[2 * j + 1];
+            z[1] = x1[2 * j + 1] + x2[2 * j];
+        }
+    } else {
+        let x = real_view_mut(x);
+        x.fill(T::Real::zero());
+        gemv_adjoint_real::<T::Real>(real_view(data), real_view(y), x);
+    }
+}
+
+use num_traits::Zero;
+
+dispatch!(gemv_real, gemv_real_body, (data: &[R], x: &[R], y: &mut [R]));
+dispatch!(gemv_complex, gemv_complex_body, (data: &[R], xr: &[R], xi: &[R], y: &mut [R]));
+dispatch!(gemv_adjoint_real, gemv_adjoint_real_body, (data: &[R], y: &[R], x: &mut [R]));
+dispatch!(
+    gemv_adjoint_complex,
+    gemv_adjoint_complex_body,
+    (data: &[R], y: &[R], x1: &mut [R], x2: &mut [R])
+);
+
+/// Lane-wise `acc += a (.) b` over the `L`-chunks of `a` and `b` (equal lengths, multiples of L).
+#[inline(always)]
+fn fma_lanes<R: RealScalar, const F: bool>(acc: &mut [R; L], a: &[R], b: &[R]) {
+    for (ac, bc) in a.chunks_exact(L).zip(b.chunks_exact(L)) {
+        for l in 0..L {
+            acc[l] = madd::<R, F>(acc[l], ac[l], bc[l]);
+        }
+    }
+}
+
+#[inline(always)]
+fn gemv_real_body<R: RealScalar, const F: bool>(data: &[R], x: &[R], y: &mut [R]) {
+    let m = x.len();
+    let main = m / L * L;
+    let mut blocks = data.chunks_exact(ROWS_REAL * m);
+    let mut outs = y.chunks_exact_mut(ROWS_REAL);
+    for (block, yb) in (&mut blocks).zip(&mut outs) {
+        let mut acc = [[R::zero(); L]; ROWS_REAL];
+        for (j, xs) in x[..main].chunks_exact(L).enumerate() {
+            let xs: &[R; L] = xs.try_into().expect("chunks of L");
+            for (k, acc) in acc.iter_mut().enumerate() {
+                let r = &block[k * m + j * L..k * m + (j + 1) * L];
+                for l in 0..L {
+                    acc[l] = madd::<R, F>(acc[l], r[l], xs[l]);
+                }
+            }
+        }
+        for (k, (yi, acc)) in yb.iter_mut().zip(&acc).enumerate() {
+            let row = &block[k * m..(k + 1) * m];
+            let tail = row[main..]
+                .iter()
+                .zip(&x[main..])
+                .fold(R::zero(), |s, (&a, &b)| s + a * b);
+            *yi = (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail;
+        }
+    }
+    for (row, yi) in blocks
+        .remainder()
+        .chunks_exact(m)
+        .zip(outs.into_remainder())
+    {
+        let mut acc = [R::zero(); L];
+        fma_lanes::<R, F>(&mut acc, &row[..main], &x[..main]);
+        let tail = row[main..]
+            .iter()
+            .zip(&x[main..])
+            .fold(R::zero(), |s, (&a, &b)| s + a * b);
+        *yi = (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail;
+    }
+}
+
+#[inline(always)]
+fn gemv_complex_body<R: RealScalar, const F: bool>(data: &[R], xr: &[R], xi: &[R], y: &mut [R]) {
+    // Rows of w = 2m reals; w is even, so chunks of L = 4 never split a complex number and
+    // the tail holds at most one.
+    let w = xr.len();
+    let main = w / L * L;
+    let finish = |p: &[R; L], q: &[R; L], row: &[R], out: &mut [R]| {
+        let (mut re, mut im) = ((p[0] + p[2]) - (q[1] + q[3]), (p[1] + p[3]) + (q[0] + q[2]));
+        for j in (main..w).step_by(2) {
+            re += row[j] * xr[j] - row[j + 1] * xi[j];
+            im += row[j + 1] * xr[j] + row[j] * xi[j];
+        }
+        out[0] = re;
+        out[1] = im;
+    };
+    let mut blocks = data.chunks_exact(ROWS_COMPLEX * w);
+    let mut outs = y.chunks_exact_mut(2 * ROWS_COMPLEX);
+    for (block, yb) in (&mut blocks).zip(&mut outs) {
+        let mut p = [[R::zero(); L]; ROWS_COMPLEX];
+        let mut q = [[R::zero(); L]; ROWS_COMPLEX];
+        for j in (0..main).step_by(L) {
+            let a: &[R; L] = xr[j..j + L].try_into().expect("L lanes");
+            let b: &[R; L] = xi[j..j + L].try_into().expect("L lanes");
+            for k in 0..ROWS_COMPLEX {
+                let r = &block[k * w + j..k * w + j + L];
+                for l in 0..L {
+                    p[k][l] = madd::<R, F>(p[k][l], r[l], a[l]);
+                    q[k][l] = madd::<R, F>(q[k][l], r[l], b[l]);
+                }
+            }
+        }
+        for k in 0..ROWS_COMPLEX {
+            finish(
+                &p[k],
+                &q[k],
+                &block[k * w..(k + 1) * w],
+                &mut yb[2 * k..2 * k + 2],
+            );
+        }
+    }
+    for (row, out) in blocks
+        .remainder()
+        .chunks_exact(w)
+        .zip(outs.into_remainder().chunks_exact_mut(2))
+    {
+        let (mut p, mut q) = ([R::zero(); L], [R::zero(); L]);
+        fma_lanes::<R, F>(&mut p, &row[..main], &xr[..main]);
+        fma_lanes::<R, F>(&mut q, &row[..main], &xi[..main]);
+        finish(&p, &q, row, out);
+    }
+}
+
+#[inline(always)]
+fn gemv_adjoint_real_body<R: RealScalar, const F: bool>(data: &[R], y: &[R], x: &mut [R]) {
+    let m = x.len();
+    if m == 0 {
+        return;
+    }
+    let mut blocks = data.chunks_exact(ROWS_REAL * m);
+    let mut coefs = y.chunks_exact(ROWS_REAL);
+    for (block, c) in (&mut blocks).zip(&mut coefs) {
+        let rows: [&[R]; ROWS_REAL] = std::array::from_fn(|k| &block[k * m..(k + 1) * m]);
+        for (j, xj) in x.iter_mut().enumerate() {
+            let mut s = *xj;
+            for k in 0..ROWS_REAL {
+                s = madd::<R, F>(s, c[k], rows[k][j]);
+            }
+            *xj = s;
+        }
+    }
+    for (row, &c) in blocks.remainder().chunks_exact(m).zip(coefs.remainder()) {
+        for (xj, &a) in x.iter_mut().zip(row) {
+            *xj = madd::<R, F>(*xj, c, a);
+        }
+    }
+}
+
+#[inline(always)]
+fn gemv_adjoint_complex_body<R: RealScalar, const F: bool>(
+    data: &[R],
+    y: &[R],
+    x1: &mut [R],
+    x2: &mut [R],
+) {
+    let w = x1.len();
+    if w == 0 {
+        return;
+    }
+    // Per row: c1 = [yr, -yr, ...], c2 = [yi, yi, ...] (period 2, so any L-chunk start works).
+    let mut blocks = data.chunks_exact(ROWS_COMPLEX * w);
+    let mut coefs = y.chunks_exact(2 * ROWS_COMPLEX);
+    for (block, c) in (&mut blocks).zip(&mut coefs) {
+        let rows: [&[R]; ROWS_COMPLEX] = std::array::from_fn(|k| &block[k * w..(k + 1) * w]);
+        let c1: [[R; 2]; ROWS_COMPLEX] = std::array::from_fn(|k| [c[2 * k], -c[2 * k]]);
+        let c2: [R; ROWS_COMPLEX] = std::array::from_fn(|k| c[2 * k + 1]);
+        for j in 0..w {
+            let (mut s1, mut s2) = (x1[j], x2[j]);
+            for k in 0..ROWS_COMPLEX {
+                s1 = madd::<R, F>(s1, rows[k][j], c1[k][j % 2]);
+                s2 = madd::<R, F>(s2, rows[k][j], c2[k]);
+            }
+            x1[j] = s1;
+            x2[j] = s2;
+        }
+    }
+    for (row, c) in blocks
+        .remainder()
+        .chunks_exact(w)
+        .zip(coefs.remainder().chunks_exact(2))
+    {
+        let c1 = [c[0], -c[0]];
+        for j in 0..w {
+            x1[j] = madd::<R, F>(x1[j], row[j], c1[j % 2]);
+            x2[j] = madd::<R, F>(x2[j], row[j], c[1]);
+        }
+    }
+}
