@@ -1,12 +1,41 @@
 //! Local kernels on contiguous slices: one pass over memory, several independent accumulators so
 //! that the compiler vectorises reductions. These are what the distributed operations run on each
 //! rank's block.
+//!
+//! Every sum here ([`dot`], [`vdot`], [`sum_abs2`], [`sum_abs`], [`sum_abs_pow`], [`sum`]) adds its
+//! terms in one fixed pattern, which [`repro`](crate::repro) relies on: term `i` goes into
+//! accumulator `i % 8` (left to right, each accumulator starting at `+0`), then the eight
+//! accumulators are added pairwise (`a_i += a_{i+4}`, `a_i += a_{i+2}`, `a_0 += a_1`). The result is
+//! a function of the sequence of term values only (Rust neither reassociates nor contracts
+//! floating-point operations), wherever the slice lies in memory and however the loop is
+//! vectorised.
 
 use crate::scalar::Scalar;
 use num_traits::{Float, Zero};
 
-const LANES: usize = 8;
+/// The number of accumulators of the fixed summation pattern.
+pub const LANES: usize = 8;
 
+/// The length of the fully unrolled blocks of the sums: a leaf of the reproducible sums' tree.
+const BLOCK: usize = crate::repro::FANOUT;
+
+/// Adds the terms of one block of [`BLOCK`] to the accumulators (term `i` to `acc[i % 8]`), in a
+/// loop the compiler unrolls completely.
+#[inline(always)]
+fn add_block<T: Scalar, A: Copy + std::ops::AddAssign>(
+    acc: &mut [A; LANES],
+    x: &[T; BLOCK],
+    y: &[T; BLOCK],
+    f: &impl Fn(T, T) -> A,
+) {
+    for c in 0..BLOCK / LANES {
+        for i in 0..LANES {
+            acc[i] += f(x[c * LANES + i], y[c * LANES + i]);
+        }
+    }
+}
+
+/// The fixed summation pattern (see the module docs) over the terms `f(x_i, y_i)`.
 #[inline(always)]
 fn fold<T: Scalar, A: Copy + Zero + std::ops::AddAssign>(
     x: &[T],
@@ -15,16 +44,29 @@ fn fold<T: Scalar, A: Copy + Zero + std::ops::AddAssign>(
 ) -> A {
     debug_assert_eq!(x.len(), y.len());
     let mut acc = [A::zero(); LANES];
-    let xc = x.chunks_exact(LANES);
-    let yc = y.chunks_exact(LANES);
-    let (xr, yr) = (xc.remainder(), yc.remainder());
-    for (a, b) in xc.zip(yc) {
-        for i in 0..LANES {
-            acc[i] += f(a[i], b[i]);
+    if let (Ok(x), Ok(y)) = (<&[T; BLOCK]>::try_from(x), <&[T; BLOCK]>::try_from(y)) {
+        // One full leaf of the reproducible sums' tree: the common case there.
+        add_block(&mut acc, x, y, &f);
+    } else {
+        let xb = x.chunks_exact(BLOCK);
+        let yb = y.chunks_exact(BLOCK);
+        let (xr, yr) = (xb.remainder(), yb.remainder());
+        for (a, b) in xb.zip(yb) {
+            let a = a.try_into().expect("exact chunks");
+            let b = b.try_into().expect("exact chunks");
+            add_block(&mut acc, a, b, &f);
         }
-    }
-    for (&a, &b) in xr.iter().zip(yr) {
-        acc[0] += f(a, b);
+        let xc = xr.chunks_exact(LANES);
+        let yc = yr.chunks_exact(LANES);
+        let (xr, yr) = (xc.remainder(), yc.remainder());
+        for (a, b) in xc.zip(yc) {
+            for i in 0..LANES {
+                acc[i] += f(a[i], b[i]);
+            }
+        }
+        for (i, (&a, &b)) in xr.iter().zip(yr).enumerate() {
+            acc[i] += f(a, b);
+        }
     }
     let mut half = LANES / 2;
     while half > 0 {
@@ -45,6 +87,11 @@ pub fn dot<T: Scalar>(x: &[T], y: &[T]) -> T {
 /// `sum_i conj(x_i) y_i`.
 pub fn vdot<T: Scalar>(x: &[T], y: &[T]) -> T {
     fold(x, y, |a, b| a.conj() * b)
+}
+
+/// `sum_i x_i`.
+pub fn sum<T: Scalar>(x: &[T]) -> T {
+    fold(x, x, |a, _| a)
 }
 
 /// `sum_i |x_i|^2`.

@@ -8,6 +8,7 @@
 //!   collectives, with errors on every rank instead of hangs.
 //! * [`StackedDistributedArray`], [`DistVector`] and the [`Vector`] trait that solvers use.
 //! * [`LinearOperator`], the algebra on [`Op`], and [`dottest`].
+//! * [`repro`]: reproducible sums, the same bits for any number of ranks and any split.
 
 pub mod alloc;
 pub mod array;
@@ -18,6 +19,7 @@ pub mod kernels;
 pub mod layout;
 pub mod operator;
 pub mod partition;
+pub mod repro;
 pub mod scalar;
 pub mod stacked;
 pub mod vector;

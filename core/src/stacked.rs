@@ -146,22 +146,25 @@ impl<T: Scalar> StackedDistributedArray<T> {
     }
 }
 
+/// Dot products and norms of a stack combine the parts' results in part order, left to right
+/// starting from zero (`((0 + r_0) + r_1) + ...`; nested stacks first combine their own parts the
+/// same way). Every part's result is reproducible (see [`repro`](crate::repro)), so the stack's is
+/// too, and solvers that fuse the reductions of several stacks into one all-reduce combine the
+/// parts' sums in this same order to get the same bits.
 impl<T: Scalar> Vector<T> for StackedDistributedArray<T> {
     fn dot(&self, other: &Self) -> Result<T> {
         self.check_structure(other)?;
         self.parts
             .iter()
             .zip(&other.parts)
-            .map(|(a, b)| a.dot(b))
-            .sum()
+            .try_fold(T::zero(), |acc, (a, b)| Ok(acc + a.dot(b)?))
     }
     fn vdot(&self, other: &Self) -> Result<T> {
         self.check_structure(other)?;
         self.parts
             .iter()
             .zip(&other.parts)
-            .map(|(a, b)| a.vdot(b))
-            .sum()
+            .try_fold(T::zero(), |acc, (a, b)| Ok(acc + a.vdot(b)?))
     }
     fn norm(&self, ord: NormOrd) -> Result<T::Real> {
         // `P(0)`, `P(1)`, `P(2)` and `P(+-inf)` must combine as the orders they stand for.

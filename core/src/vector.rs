@@ -11,6 +11,11 @@ use crate::scalar::Scalar;
 ///
 /// Operations between two vectors require the same structure (layouts, masks, number of parts)
 /// and return [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) otherwise, on every rank.
+///
+/// The reductions ([`dot`](Self::dot), [`vdot`](Self::vdot), [`norm`](Self::norm)) give the same
+/// bits on every rank, and for arrays split along axis 0 (and stacks of them) the same bits for
+/// any number of ranks and any split: each array's sum follows the canonical tree of
+/// [`repro`](crate::repro), and a stack combines its parts' results in part order.
 pub trait Vector<T: Scalar>: Clone {
     /// `sum_i x_i y_i`.
     ///

@@ -2,7 +2,8 @@
 //! products, the parameter checks, the CG / CGLS iteration loop, and the PyLops-style iteration
 //! table.
 
-use distlops_core::{DistVector, LinearOperator, Partition, RealScalar, ReduceOp, Scalar, Vector};
+use distlops_core::repro::ReproSums;
+use distlops_core::{DistVector, LinearOperator, Partition, RealScalar, Scalar, Vector};
 use std::time::Instant;
 
 /// Why an iterative solver stopped.
@@ -117,16 +118,15 @@ pub fn can_fuse<T: Scalar>(vectors: &[&DistVector<T>]) -> bool {
     vectors.iter().all(|v| fusable(v, comm.kind(), comm.size()))
 }
 
-/// This rank's partial of `vdot(a, b)`, after the structure checks that `Vector::vdot` makes.
-fn local_vdot<T: Scalar>(a: &DistVector<T>, b: &DistVector<T>) -> distlops_core::Result<T> {
+/// Pushes this rank's share of `vdot(a, b)` onto `sums`: one sum per plain array, in depth-first
+/// part order, after the structure checks that `Vector::vdot` makes.
+fn push_vdots<T: Scalar>(
+    a: &DistVector<T>,
+    b: &DistVector<T>,
+    sums: &mut ReproSums<T>,
+) -> distlops_core::Result<()> {
     match (a, b) {
-        (DistVector::Array(a), DistVector::Array(b)) => {
-            a.check_same_layout(b)?;
-            Ok(distlops_core::kernels::vdot(
-                a.local_slice(),
-                b.local_slice(),
-            ))
-        }
+        (DistVector::Array(a), DistVector::Array(b)) => a.push_vdot(b, sums),
         (DistVector::Stacked(a), DistVector::Stacked(b)) => {
             if a.len() != b.len() {
                 return Err(distlops_core::Error::LayoutMismatch(format!(
@@ -138,7 +138,7 @@ fn local_vdot<T: Scalar>(a: &DistVector<T>, b: &DistVector<T>) -> distlops_core:
             a.parts()
                 .iter()
                 .zip(b.parts())
-                .try_fold(T::zero(), |acc, (p, q)| Ok(acc + local_vdot(p, q)?))
+                .try_for_each(|(p, q)| push_vdots(p, q, sums))
         }
         _ => Err(distlops_core::Error::LayoutMismatch(
             "a plain array and a stacked array".into(),
@@ -146,26 +146,41 @@ fn local_vdot<T: Scalar>(a: &DistVector<T>, b: &DistVector<T>) -> distlops_core:
     }
 }
 
+/// Combines the sums [`push_vdots`] pushed for `a` as `Vector::vdot` does: a plain array takes the
+/// next total, a stack adds its parts' values left to right starting from zero.
+fn combine_parts<T: Scalar>(a: &DistVector<T>, totals: &mut impl Iterator<Item = T>) -> T {
+    match a {
+        DistVector::Array(_) => totals.next().expect("one total per plain array"),
+        DistVector::Stacked(s) => s
+            .parts()
+            .iter()
+            .fold(T::zero(), |acc, p| acc + combine_parts(p, totals)),
+    }
+}
+
 /// `[vdot(a_0, b_0), ..., vdot(a_{N-1}, b_{N-1})]` (`vdot(a, b) = sum_i conj(a_i) b_i`), with a
-/// single all-reduce of an `N`-element array when possible.
+/// single all-reduce when possible.
 ///
 /// Solvers need several independent reductions per step (CGLS: `q^H q` and `c^H c`; then `r^H r`,
 /// `s^H s` and `x^H x`; power iteration: `b^H A b` and `|A b|^2`). Reduced one by one they cost one
-/// latency-bound all-reduce each; this helper sums every rank's local partials first and reduces
-/// them together.
+/// latency-bound all-reduce each; this helper computes every rank's share of all of them first
+/// and reduces them together.
 ///
 /// * Fused path (see [`can_fuse`]): every vector is a plain Scatter array without mask, or a
-///   stack of such arrays. The local partials of a stack's parts are added on each rank before the
-///   one all-reduce, on the communicator of the first array of `pairs[0].0`. All vectors are
-///   assumed to live on that communicator, as the vectors of one solver do (they are the
-///   operator's spaces); communicators have no identity to compare, so only their kind and size
-///   are checked.
+///   stack of such arrays. Every plain array's sum is a reproducible sum (see
+///   [`distlops_core::repro`]): its slots are computed locally, the slots of all pairs and parts
+///   are concatenated and reduced in one all-reduce on the communicator of the first array of
+///   `pairs[0].0`, and a stack then adds its parts' sums in part order, as `Vector::vdot` does.
+///   All vectors are assumed to live on that communicator, as the vectors of one solver do (they
+///   are the operator's spaces); communicators have no identity to compare, so only their kind and
+///   size are checked.
 /// * Fallback: anything else (a Broadcast part, which needs no reduction; a masked part, which
 ///   reduces inside its colour group) takes `N` separate [`Vector::vdot`](distlops_core::Vector::vdot)
 ///   calls.
 ///
-/// The two paths add the same numbers in a different order, so results may differ in the last
-/// bits (as they do between rank counts anyway). No allocation: the buffers are `[T; N]`.
+/// Both paths give the bits of [`Vector::vdot`](distlops_core::Vector::vdot), so fusing never
+/// changes a result; for arrays split along axis 0 (and stacks of them) those bits are the same for
+/// any number of ranks and any split.
 ///
 /// # Errors
 /// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the two vectors of a pair
@@ -190,13 +205,14 @@ pub fn fused_vdots<T: Scalar, const N: usize>(
         }
         return Ok(out);
     }
-    let mut partial = [T::zero(); N];
-    for (p, (a, b)) in partial.iter_mut().zip(pairs) {
-        *p = local_vdot(a, b)?;
+    let mut sums = ReproSums::new();
+    for (a, b) in pairs {
+        push_vdots(a, b, &mut sums)?;
     }
-    first_array(pairs[0].0)
-        .comm()
-        .all_reduce_into(&partial, &mut out, ReduceOp::Sum);
+    let mut totals = sums.all_reduce(first_array(pairs[0].0).comm()).into_iter();
+    for (o, (a, _)) in out.iter_mut().zip(pairs) {
+        *o = combine_parts(a, &mut totals);
+    }
     Ok(out)
 }
 

@@ -20,6 +20,7 @@ pub mod operators;
 pub mod props;
 pub mod redistribute;
 pub mod reduce;
+pub mod repro;
 pub mod solvers;
 pub mod stacked;
 
@@ -89,6 +90,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("reduce::norms_complex", reduce::norms_complex),
     ("reduce::norm_axis_f64", reduce::norm_axis_f64),
     ("reduce::norm_axis_complex", reduce::norm_axis_complex),
+    ("repro::plain_f64", repro::plain_f64),
+    ("repro::plain_complex", repro::plain_complex),
+    ("repro::stacked_f64", repro::stacked_f64),
+    ("repro::stacked_complex", repro::stacked_complex),
     (
         "redistribute::redistribute_every_axis_pair",
         redistribute::redistribute_every_axis_pair,

@@ -1,4 +1,12 @@
 //! Reductions: dot products and norms, over the whole array or along one axis.
+//!
+//! The sums over the whole array ([`dot`](DistributedArray::dot),
+//! [`vdot`](DistributedArray::vdot), [`norm2`](DistributedArray::norm2) and the orders 1, 2 and
+//! `p` of [`norm`](DistributedArray::norm)) are reproducible sums (see
+//! [`repro`](crate::repro#which-arrays-are-reproducible) for which layouts give the same bits for
+//! every split); the orders 0, inf and -inf (counts, max, min) do not depend on the order of the
+//! terms and keep one all-reduce of per-rank partials; [`norm_axis`](DistributedArray::norm_axis)
+//! reduces lanes of per-rank partials.
 
 use super::DistributedArray;
 use crate::comm::ReduceOp;
@@ -7,9 +15,11 @@ use crate::error::{Error, Result};
 use crate::kernels;
 use crate::layout::Layout;
 use crate::partition::Partition;
+use crate::repro::{ReproSums, SumTree};
 use crate::scalar::{RealScalar, Scalar};
 use ndarray::{ArrayD, Axis, IxDyn};
 use num_traits::{Float, One, Zero};
+use std::ops::Range;
 
 /// The order of a vector norm (numpy's `ord`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -53,17 +63,29 @@ impl NormOrd {
         }
     }
 
-    /// The partial of one slice.
-    fn partial<T: Scalar>(self, x: &[T]) -> T::Real {
+    /// The partial of one slice for the orders that do not depend on the order of the terms
+    /// (0, inf, -inf); `None` for the sums (1, 2, p), which go through [`repro`](crate::repro).
+    fn order_free_partial<T: Scalar>(self, x: &[T]) -> Option<T::Real> {
         match self {
-            NormOrd::Zero => {
-                <T::Real as RealScalar>::real_from_f64(kernels::count_nonzero(x) as f64)
+            NormOrd::Zero => Some(<T::Real as RealScalar>::real_from_f64(
+                kernels::count_nonzero(x) as f64,
+            )),
+            NormOrd::Inf => Some(kernels::max_abs(x)),
+            NormOrd::NegInf => Some(kernels::min_abs(x)),
+            NormOrd::One | NormOrd::Two | NormOrd::P(_) => None,
+        }
+    }
+
+    /// The sum of the terms of a sum-based order (1, 2, p) over `x[r]`, in the fixed pattern of
+    /// the canonical tree's leaves.
+    fn leaf<T: Scalar>(self, x: &[T], r: Range<usize>) -> T::Real {
+        match self {
+            NormOrd::One => kernels::sum_abs(&x[r]),
+            NormOrd::Two => kernels::sum_abs2(&x[r]),
+            NormOrd::P(p) => kernels::sum_abs_pow(&x[r], <T::Real as RealScalar>::real_from_f64(p)),
+            NormOrd::Zero | NormOrd::Inf | NormOrd::NegInf => {
+                unreachable!("counts, max and min take per-rank partials")
             }
-            NormOrd::One => kernels::sum_abs(x),
-            NormOrd::Two => kernels::sum_abs2(x),
-            NormOrd::P(p) => kernels::sum_abs_pow(x, <T::Real as RealScalar>::real_from_f64(p)),
-            NormOrd::Inf => kernels::max_abs(x),
-            NormOrd::NegInf => kernels::min_abs(x),
         }
     }
 
@@ -118,52 +140,105 @@ impl NormOrd {
 }
 
 impl<T: Scalar> DistributedArray<T, Host> {
-    /// `sum_i x_i y_i` over the global array (no conjugation): local dot, then one all-reduce in
-    /// the colour group. Replicated arrays need no communication.
+    /// `sum_i x_i y_i` over the global array (no conjugation): a reproducible sum (see
+    /// [`repro`](crate::repro#which-arrays-are-reproducible) for which layouts give the same bits
+    /// for any split), one all-reduce in the colour group. Replicated arrays need no
+    /// communication.
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`] if the layouts or masks differ.
     pub fn dot(&self, other: &Self) -> Result<T> {
         self.check_same_layout(other)?;
-        Ok(self.reduce_sum(kernels::dot(self.local_slice(), other.local_slice())))
+        let (x, y) = (self.local_slice(), other.local_slice());
+        Ok(self.repro_sum(|r| kernels::dot(&x[r.clone()], &y[r])))
     }
 
-    /// `sum_i conj(x_i) y_i` over the global array.
+    /// `sum_i conj(x_i) y_i` over the global array, as [`dot`](Self::dot).
     ///
     /// # Errors
     /// As [`dot`](Self::dot).
     pub fn vdot(&self, other: &Self) -> Result<T> {
         self.check_same_layout(other)?;
-        Ok(self.reduce_sum(kernels::vdot(self.local_slice(), other.local_slice())))
+        let (x, y) = (self.local_slice(), other.local_slice());
+        Ok(self.repro_sum(|r| kernels::vdot(&x[r.clone()], &y[r])))
     }
 
-    /// Sums a per-rank partial over the ranks that hold disjoint parts (none for replicated arrays).
-    pub(crate) fn reduce_sum<U: crate::scalar::CommData>(&self, local: U) -> U {
+    /// Computes this rank's share of `vdot(self, other)` (one pass over the local blocks) and adds
+    /// it to a batch of sums, which [`ReproSums::all_reduce`] then completes with one all-reduce
+    /// over [`reduce_comm`](Self::reduce_comm) for the whole batch. The result has the bits of
+    /// [`vdot`](Self::vdot).
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`] if the layouts or masks differ (nothing is pushed).
+    pub fn push_vdot(&self, other: &Self, sums: &mut ReproSums<T>) -> Result<()> {
+        self.check_same_layout(other)?;
+        let (x, y) = (self.local_slice(), other.local_slice());
+        sums.push(self.sum_tree(), |r| kernels::vdot(&x[r.clone()], &y[r]));
+        Ok(())
+    }
+
+    /// The canonical summation tree of this array's reductions, seen from this rank: over the
+    /// blocks of the ranks of [`reduce_comm`](Self::reduce_comm) in rank order for Scatter arrays
+    /// (the colour group's members when masked), over the local copy alone (no communication) for
+    /// replicated arrays. See [`repro`](crate::repro#which-arrays-are-reproducible).
+    pub fn sum_tree(&self) -> SumTree {
         if self.partition().is_replicated() {
-            local
-        } else {
-            self.reduce_comm().all_reduce(local, ReduceOp::Sum)
+            return SumTree::local(self.local_slice().len());
+        }
+        match &self.mask {
+            None => {
+                let axis_len = self.global_shape()[self.axis()];
+                let unit = self.global_len().checked_div(axis_len).unwrap_or(0);
+                let tree = SumTree::from_counts(self.layout.counts(), unit, self.rank());
+                debug_assert_eq!(tree.block().len(), self.local_slice().len());
+                tree
+            }
+            Some(mask) => {
+                let lens: Vec<usize> = mask
+                    .members(self.rank())
+                    .iter()
+                    .map(|&r| self.layout.local_len(r))
+                    .collect();
+                SumTree::new(&lens, mask.group().rank())
+            }
         }
     }
 
-    /// The Euclidean norm of the whole array (one all-reduce).
+    /// One reproducible sum over this array's tree (see [`SumTree::fill_slots`] for `leaf`):
+    /// [`ReproSums`] for a single sum, without its bookkeeping.
+    fn repro_sum<V: Scalar>(&self, leaf: impl Fn(Range<usize>) -> V) -> V {
+        let tree = self.sum_tree();
+        if !tree.is_distributed() {
+            return tree.sum_local(leaf);
+        }
+        let mut slots = vec![V::zero(); tree.slots()];
+        tree.fill_slots(leaf, &mut slots);
+        self.reduce_comm()
+            .all_reduce_in_place(&mut slots, ReduceOp::Sum);
+        tree.finish(&mut slots)
+    }
+
+    /// The Euclidean norm of the whole array: a reproducible sum of `|x_i|^2` (as
+    /// [`dot`](Self::dot)), one all-reduce.
     pub fn norm2(&self) -> T::Real {
-        self.reduce_sum(kernels::sum_abs2(self.local_slice()))
-            .sqrt()
+        let x = self.local_slice();
+        self.repro_sum(|r| kernels::sum_abs2(&x[r])).sqrt()
     }
 
     /// The norm of the whole array, flattened (PyLops-MPI's `norm(ord)` with `axis=None`). One
-    /// all-reduce (sum, max or min) in the colour group; none for replicated arrays.
+    /// all-reduce in the colour group, none for replicated arrays: a reproducible sum (as
+    /// [`dot`](Self::dot)) for the orders 1, 2 and `p`, a sum, max or min of per-rank partials
+    /// for 0, inf and -inf (which do not depend on the order of the terms).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for `NormOrd::P(NaN)`.
     pub fn norm(&self, ord: NormOrd) -> Result<T::Real> {
         let ord = ord.normalized()?;
-        let partial = ord.partial(self.local_slice());
-        let total = if self.partition().is_replicated() {
-            partial
-        } else {
-            self.reduce_comm().all_reduce(partial, ord.reduce_op())
+        let x = self.local_slice();
+        let total = match ord.order_free_partial(x) {
+            Some(partial) if self.partition().is_replicated() => partial,
+            Some(partial) => self.reduce_comm().all_reduce(partial, ord.reduce_op()),
+            None => self.repro_sum(|r| ord.leaf(x, r)),
         };
         Ok(ord.finish(total))
     }
