@@ -76,7 +76,9 @@ done
 
 echo "==> results (records: $records)"
 status=0
-python3 benchmarks/compare.py "$records" --json "$out/summary-$stamp.json" || status=$?
+python3 benchmarks/compare.py "$records" --json "$out/summary-$stamp.json" |
+  tee "$out/summary-$stamp.md" || status=$?
+echo "==> tables also in $out/summary-$stamp.md, matched rows in $out/summary-$stamp.json"
 if [ ${#failed[@]} -gt 0 ]; then
   printf '==> FAILED: %s\n' "${failed[@]}" >&2
   status=1

@@ -8,9 +8,100 @@
 //! therefore advised `MADV_HUGEPAGE` before their first touch, as numpy does for its arrays. The
 //! advice changes no contents and is ignored where transparent huge pages are disabled; on other
 //! operating systems these functions are plain allocations.
+//!
+//! Even huge pages must be zeroed by the kernel on first touch. So the blocks of dropped
+//! [`DistributedArray`](crate::DistributedArray)s of at least [`HUGE_PAGE_THRESHOLD`] bytes are
+//! kept in a small pool ([`POOL_BLOCKS`] blocks, most recent first) and handed to the next
+//! allocation of exactly the same size and alignment, already mapped: a loop of `&x + &y` or of
+//! allocating operator products then runs at the speed of the arithmetic (x + y of 2e7 f64 on two
+//! ranks: 21.4 ms with fresh huge pages, the STREAM floor is 14.3 ms). The pool holds at most
+//! [`POOL_BLOCKS`] dropped blocks, so memory that the program no longer uses stays resident only
+//! until newer blocks replace it or [`release_pool`] is called.
 
 use crate::scalar::Scalar;
 use ndarray::{ArrayD, IxDyn};
+use std::alloc::Layout;
+use std::ptr::NonNull;
+use std::sync::Mutex;
+
+/// Dropped blocks kept for reuse, at most.
+pub const POOL_BLOCKS: usize = 4;
+
+/// A block from the global allocator, owned by the pool.
+struct Block {
+    ptr: NonNull<u8>,
+    layout: Layout,
+}
+
+// SAFETY: a `Block` is a uniquely owned allocation with no thread affinity.
+unsafe impl Send for Block {}
+
+/// The pool, most recently dropped block last.
+static POOL: Mutex<Vec<Block>> = Mutex::new(Vec::new());
+
+/// A pooled block of exactly `layout`, if there is one.
+fn take(layout: Layout) -> Option<NonNull<u8>> {
+    let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+    let i = pool.iter().rposition(|b| b.layout == layout)?;
+    Some(pool.remove(i).ptr)
+}
+
+/// Gives the storage of `v` to the pool if it is large (else frees it), evicting the oldest block
+/// beyond [`POOL_BLOCKS`].
+pub fn recycle<T>(v: Vec<T>) {
+    let cap = v.capacity();
+    let Ok(layout) = Layout::array::<T>(cap) else {
+        return;
+    };
+    if layout.size() < HUGE_PAGE_THRESHOLD {
+        return;
+    }
+    let mut v = std::mem::ManuallyDrop::new(v);
+    // SAFETY: the elements are dropped in place (a no-op for the plain scalars stored here), then
+    // the allocation, made by the global allocator with `Layout::array::<T>(cap)` (that is how
+    // `Vec` allocates), is kept whole; it is freed with the same layout in `free` or reused as
+    // a `Vec<U>` of the same layout in `pooled_vec`.
+    let ptr = unsafe {
+        std::ptr::drop_in_place(v.as_mut_slice());
+        NonNull::new_unchecked(v.as_mut_ptr().cast::<u8>())
+    };
+    let evicted = {
+        let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
+        pool.push(Block { ptr, layout });
+        if pool.len() > POOL_BLOCKS {
+            Some(pool.remove(0))
+        } else {
+            None
+        }
+    };
+    if let Some(b) = evicted {
+        free(b);
+    }
+}
+
+fn free(b: Block) {
+    // SAFETY: the block was allocated by the global allocator with `b.layout` and is owned by us.
+    unsafe { std::alloc::dealloc(b.ptr.as_ptr(), b.layout) }
+}
+
+/// Frees every pooled block (returns the memory to the system).
+pub fn release_pool() {
+    let blocks = std::mem::take(&mut *POOL.lock().unwrap_or_else(|e| e.into_inner()));
+    blocks.into_iter().for_each(free);
+}
+
+/// An empty vector with capacity `n` on a pooled block of the right size, if there is one.
+fn pooled_vec<T>(n: usize) -> Option<Vec<T>> {
+    let layout = Layout::array::<T>(n).ok()?;
+    if layout.size() < HUGE_PAGE_THRESHOLD {
+        return None;
+    }
+    let ptr = take(layout)?;
+    // SAFETY: the block was allocated by the global allocator with exactly
+    // `Layout::array::<T>(n)` (same size and alignment), which is what a `Vec<T>` of capacity `n`
+    // deallocates; the length is 0, so no element is read before it is written.
+    Some(unsafe { Vec::from_raw_parts(ptr.as_ptr().cast::<T>(), 0, n) })
+}
 
 /// Blocks of at least this many bytes (4 MiB, numpy's threshold) are advised to use huge pages.
 pub const HUGE_PAGE_THRESHOLD: usize = 4 << 20;
@@ -47,9 +138,12 @@ mod sys {
     pub fn advise_huge_pages(_ptr: *mut u8, _bytes: usize) {}
 }
 
-/// An empty vector with room for `n` elements; if that is at least [`HUGE_PAGE_THRESHOLD`] bytes,
-/// its (untouched) memory is advised to use huge pages.
+/// An empty vector with room for `n` elements: a pooled block of that size if there is one, else
+/// fresh memory, advised to use huge pages if it is at least [`HUGE_PAGE_THRESHOLD`] bytes.
 pub fn vec_with_capacity<T>(n: usize) -> Vec<T> {
+    if let Some(v) = pooled_vec(n) {
+        return v;
+    }
     let mut v = Vec::<T>::with_capacity(n);
     let bytes = v.capacity() * std::mem::size_of::<T>();
     if bytes >= HUGE_PAGE_THRESHOLD {
@@ -58,10 +152,14 @@ pub fn vec_with_capacity<T>(n: usize) -> Vec<T> {
     v
 }
 
-/// `n` zeros, from zeroed memory (for a large block: fresh pages the kernel zeroes on first touch,
-/// so the zeros cost no pass over memory), advised as [`vec_with_capacity`].
+/// `n` zeros: a pooled block filled with zeros, or zeroed memory (for a large block: fresh pages
+/// the kernel zeroes on first touch), advised as [`vec_with_capacity`].
 pub fn vec_zeroed<T: Scalar>(n: usize) -> Vec<T> {
-    let layout = std::alloc::Layout::array::<T>(n).expect("the block fits in the address space");
+    if let Some(mut v) = pooled_vec(n) {
+        v.resize(n, T::zero());
+        return v;
+    }
+    let layout = Layout::array::<T>(n).expect("the block fits in the address space");
     if layout.size() == 0 {
         return vec![T::zero(); n];
     }
@@ -118,6 +216,28 @@ pub fn array_copy<T: Clone>(a: &ArrayD<T>) -> ArrayD<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn pooled_blocks_are_reused_and_zeroed() {
+        let n = HUGE_PAGE_THRESHOLD / 8 + 17;
+        let v = vec_filled(n, 3.0f64);
+        let p = v.as_ptr() as usize;
+        recycle(v);
+        // Threads of other tests may take it first; when this one gets it, it is zeroed.
+        let z = vec_zeroed::<f64>(n);
+        assert!(z.iter().all(|&x| x == 0.0));
+        if z.as_ptr() as usize == p {
+            assert_eq!(z.capacity(), n);
+        }
+        recycle(z);
+        let c = vec_zeroed::<num_complex::Complex64>(n / 2);
+        assert!(c.iter().all(|c| c.re == 0.0 && c.im == 0.0));
+        for _ in 0..2 * POOL_BLOCKS {
+            recycle(vec_filled(n, 1.0f64));
+        }
+        assert!(POOL.lock().unwrap().len() <= POOL_BLOCKS);
+        release_pool();
+    }
 
     #[test]
     fn large_and_small_blocks_hold_their_values() {

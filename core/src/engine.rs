@@ -20,6 +20,8 @@ pub trait Engine:
     const NAME: &'static str;
     /// A copy of a local block (`clone`, with the engine's allocation policy).
     fn duplicate<T: Scalar>(storage: &Self::Storage<T>) -> Self::Storage<T>;
+    /// Releases a dropped block (to the engine's pool of reusable blocks), leaving an empty one.
+    fn recycle<T: Scalar>(storage: &mut Self::Storage<T>);
 }
 
 /// Main memory: local blocks are C-contiguous `ndarray::ArrayD`.
@@ -33,5 +35,11 @@ impl Engine for Host {
     const NAME: &'static str = "host";
     fn duplicate<T: Scalar>(storage: &Self::Storage<T>) -> Self::Storage<T> {
         crate::alloc::array_copy(storage)
+    }
+    fn recycle<T: Scalar>(storage: &mut Self::Storage<T>) {
+        let empty = ndarray::ArrayD::from_shape_vec(ndarray::IxDyn(&[0]), Vec::new())
+            .expect("an empty array");
+        let (data, _) = std::mem::replace(storage, empty).into_raw_vec_and_offset();
+        crate::alloc::recycle(data);
     }
 }

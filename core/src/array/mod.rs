@@ -89,6 +89,13 @@ impl<T: Scalar, E: Engine> Clone for DistributedArray<T, E> {
     }
 }
 
+impl<T: Scalar, E: Engine> Drop for DistributedArray<T, E> {
+    /// Large blocks go to the engine's pool of reusable blocks (see [`crate::alloc`]).
+    fn drop(&mut self) {
+        E::recycle(&mut self.local);
+    }
+}
+
 impl<T: Scalar> std::fmt::Debug for DistributedArray<T, Host> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
@@ -340,7 +347,23 @@ impl<T: Scalar> DistributedArray<T, Host> {
 
     /// Consumes the array and returns this rank's block.
     pub fn into_local(self) -> ArrayD<T> {
-        self.local
+        self.into_parts().2
+    }
+
+    /// Consumes the array and returns its communicator, layout, block and mask (the array's
+    /// `Drop`, which would recycle the block, does not run).
+    pub(crate) fn into_parts(self) -> (Communicator, Layout, ArrayD<T>, Option<Mask>) {
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: each field is read exactly once out of a value that is never used or dropped
+        // again (ManuallyDrop), so ownership of every field moves to the caller.
+        unsafe {
+            (
+                std::ptr::read(&me.comm),
+                std::ptr::read(&me.layout),
+                std::ptr::read(&me.local),
+                std::ptr::read(&me.mask),
+            )
+        }
     }
 
     /// Overwrites this rank's block with `value` (PyLops-MPI's `x[:] = value`). For Broadcast the

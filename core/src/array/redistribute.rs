@@ -151,12 +151,12 @@ impl<T: Scalar> DistributedArray<T, Host> {
             Partition::Scatter => Layout::with_counts(&[n], 0, &x.layout.local_lens())?,
             p => Layout::new(&[n], 0, p, nranks)?,
         };
-        let len = x.local.len();
-        let local = x
-            .local
+        let (comm, _, local, mask) = x.into_parts();
+        let len = local.len();
+        let local = local
             .into_shape_with_order(IxDyn(&[len]))
             .expect("contiguous");
-        Ok(Self::from_parts(x.comm, layout, local, x.mask))
+        Ok(Self::from_parts(comm, layout, local, mask))
     }
 
     /// A flattened copy (see [`into_ravel`](Self::into_ravel)).
@@ -195,11 +195,11 @@ impl<T: Scalar> DistributedArray<T, Host> {
         let nranks = self.comm.size();
         if self.partition().is_replicated() {
             let layout = Layout::new(global_shape, axis, self.partition(), nranks)?;
-            let local = self
-                .local
+            let (comm, _, local, mask) = self.into_parts();
+            let local = local
                 .into_shape_with_order(IxDyn(global_shape))
                 .expect("contiguous");
-            return Ok(Self::from_parts(self.comm, layout, local, self.mask));
+            return Ok(Self::from_parts(comm, layout, local, mask));
         }
         let flat = self.into_ravel()?;
         let row: usize = global_shape[1..].iter().product();
@@ -215,12 +215,11 @@ impl<T: Scalar> DistributedArray<T, Host> {
             (flat.redistribute_to(&target)?, counts)
         };
         let layout = Layout::with_counts(global_shape, 0, &counts)?;
-        let me = flat.comm.rank();
-        let local = flat
-            .local
-            .into_shape_with_order(IxDyn(&layout.local_shape(me)))
+        let (comm, _, local, mask) = flat.into_parts();
+        let local = local
+            .into_shape_with_order(IxDyn(&layout.local_shape(comm.rank())))
             .expect("aligned blocks");
-        let x = Self::from_parts(flat.comm, layout, local, flat.mask);
+        let x = Self::from_parts(comm, layout, local, mask);
         if axis == 0 {
             Ok(x)
         } else {
