@@ -4,11 +4,15 @@ Reads model.npy, background.npy and data.npy written by distlops' `examples/post
 runs the same three inversions with PyLops-MPI (same operator, wavelet, starting model, number of
 iterations, eps and tol = 0), and compares the data and every result with distlops' volumes.
 
-    mpirun -n N python poststack.py DIR NITER EPS
+    mpirun -n N python poststack.py DIR NITER EPS [OUT]
 
 The number of ranks must be the one distlops ran with only for the timings: both split the
-crossline axis with the same balanced rule, and the results do not depend on it.
+crossline axis with the same balanced rule. PyLops-MPI's own results depend on the rank count in
+the last bits (its dot products are summed per rank), which the unregularised CGLS amplifies; to
+measure that, OUT (optional) receives PyLops-MPI's volumes as .npy.
 """
+
+import os
 
 import sys
 import time
@@ -25,6 +29,7 @@ from pylops_mpi.optimization.basic import cg, cgls
 comm = MPI.COMM_WORLD
 rank, size = comm.Get_rank(), comm.Get_size()
 folder, niter, eps = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+out = sys.argv[4] if len(sys.argv) > 4 else None
 
 m_true = np.load(f"{folder}/model.npy")
 m_back = np.load(f"{folder}/background.npy")
@@ -93,3 +98,8 @@ if rank == 0:
     for name, x in [("inv_cgls", inv_a), ("inv_cgls_reg", inv_b), ("inv_cg_normal", inv_c)]:
         ours = np.load(f"{folder}/{name}.npy")
         print(f"{name:<16} {rel(x, ours):>12.2e} {rel(x, m_true):>12.4e} {timings[name]:>9.2f}")
+        if out:
+            os.makedirs(out, exist_ok=True)
+            np.save(f"{out}/{name}.npy", x)
+    if out:
+        np.save(f"{out}/data.npy", d_model)

@@ -1,11 +1,15 @@
 #!/usr/bin/env bash
 # benchmarks/parity/run-poststack.sh: the post-stack inversion in distlops and in PyLops-MPI on the
-# same inputs, side by side. Creates a virtual environment (benchmarks/parity/.venv) with numpy,
-# scipy, mpi4py, pylops and pylops-mpi on first use, builds and runs distlops' example under
-# mpirun (noise-free data by default, so the data are compared too), runs
-# benchmarks/parity/poststack.py on its .npy files and prints the differences and timings.
-# Environment: NP (ranks, default 2), NITER (default 100), EPS (default 0.1), NOISE (default 0).
-# Extra arguments go to distlops' example (e.g. --ny 80).
+# same inputs, side by side, at several rank counts.
+#
+# Uses the pinned Python environment of the benchmarks (benchmarks/venv.sh: numpy, scipy, mpi4py,
+# pylops, pylops-mpi), builds distlops' example with MPI and, for every rank count, runs it under
+# mpirun (noise-free data by default, so the data are compared too) and then
+# benchmarks/parity/poststack.py on its .npy files. Finally it prints every pairwise relative
+# difference: distlops against PyLops-MPI at each rank count, and each library against itself
+# across rank counts.
+# Environment: NPS (rank counts, default "1 2"), NITER (default 100), EPS (default 0.1),
+# NOISE (default 0). Extra arguments go to distlops' example (e.g. --ny 80).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
@@ -14,27 +18,42 @@ cd "$root"
 scripts/setup.sh
 # shellcheck source=scripts/mpi-env.sh
 . scripts/mpi-env.sh
+benchmarks/venv.sh
+python="$root/benchmarks/.venv/bin/python"
+export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
 
-np="${NP:-2}"
+nps="${NPS:-1 2}"
 niter="${NITER:-100}"
 eps="${EPS:-0.1}"
 noise="${NOISE:-0}"
-venv="$root/benchmarks/parity/.venv"
 out="$root/benchmarks/parity/out"
 
-if [ ! -x "$venv/bin/python" ]; then
-  python3 -m venv "$venv" || {
-    echo "run-poststack.sh: python3 -m venv failed; install Debian's python3-venv" >&2
-    exit 1
-  }
-fi
-if ! "$venv/bin/python" -c "import numpy, scipy, mpi4py, pylops, pylops_mpi" 2>/dev/null; then
-  "$venv/bin/pip" install -q numpy scipy mpi4py pylops pylops-mpi
-fi
-
 cargo build --release --features mpi --example poststack
-echo "==> distlops, $np MPI ranks"
-"$MPIEXEC" -n "$np" target/release/examples/poststack --quiet --no-figures --out "$out" \
-  --niter "$niter" --eps "$eps" --noise "$noise" "$@"
-echo "==> PyLops-MPI, $np MPI ranks, same inputs"
-"$MPIEXEC" -n "$np" "$venv/bin/python" benchmarks/parity/poststack.py "$out" "$niter" "$eps"
+example="${CARGO_TARGET_DIR:-target}/release/examples/poststack"
+for np in $nps; do
+  echo "==> distlops, $np MPI rank(s)"
+  "$MPIEXEC" -n "$np" "$example" --quiet --no-figures --out "$out/distlops-np$np" \
+    --niter "$niter" --eps "$eps" --noise "$noise" "$@" </dev/null
+  echo "==> PyLops-MPI, $np MPI rank(s), same inputs"
+  "$MPIEXEC" -n "$np" "$python" benchmarks/parity/poststack.py "$out/distlops-np$np" "$niter" \
+    "$eps" "$out/pylops-np$np" </dev/null
+done
+
+echo "==> pairwise relative differences |a - b| / |b|"
+"$python" - "$out" $nps <<'PY'
+import sys
+import numpy as np
+
+out, nps = sys.argv[1], sys.argv[2:]
+names = ["data", "inv_cgls", "inv_cgls_reg", "inv_cg_normal"]
+runs = [(f"distlops np={n}", f"{out}/distlops-np{n}") for n in nps]
+runs += [(f"PyLops-MPI np={n}", f"{out}/pylops-np{n}") for n in nps]
+pairs = [(runs[i], runs[j]) for i in range(len(runs)) for j in range(i + 1, len(runs))]
+print(f"{'pair':<40}" + "".join(f"{n:>15}" for n in names))
+for (la, da), (lb, db) in pairs:
+    row = []
+    for n in names:
+        a, b = np.load(f"{da}/{n}.npy"), np.load(f"{db}/{n}.npy")
+        row.append(np.linalg.norm(a - b) / np.linalg.norm(b))
+    print(f"{la + ' vs ' + lb:<40}" + "".join(f"{v:>15.2e}" for v in row))
+PY
