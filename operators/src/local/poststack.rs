@@ -64,7 +64,45 @@ struct Lines<T: Scalar> {
     wav_adj: Vec<T>,
     offset: usize,
     nt: usize,
+    /// The centred scheme (PyLops' default), inlined: `D m[i] = (m[i+1] - m[i-1]) / 2`.
+    centered: bool,
     work: Mutex<LineWork<T>>,
+}
+
+/// `d = D m` on one line, centred scheme, zero first and last samples (the same values as the
+/// local [`FirstDerivative`]: halving is exact).
+fn centered_line<T: Scalar>(m: &[T], d: &mut [T]) {
+    let n = m.len();
+    let half = T::from_f64(0.5);
+    d[0] = T::zero();
+    d[n - 1] = T::zero();
+    for i in 1..n - 1 {
+        d[i] = half * (m[i + 1] - m[i - 1]);
+    }
+}
+
+/// `m = D^H d` of [`centered_line`]: `m[i] = (d[i-1] - d[i+1]) / 2` with the first and last `d`
+/// (the zero rows of `D`) left out.
+fn centered_line_adjoint<T: Scalar>(d: &[T], m: &mut [T]) {
+    let n = d.len();
+    let half = T::from_f64(0.5);
+    let dd = |j: usize| {
+        if (1..n - 1).contains(&j) {
+            d[j]
+        } else {
+            T::zero()
+        }
+    };
+    let edge = |i: usize| {
+        let before = if i >= 1 { dd(i - 1) } else { T::zero() };
+        half * (before - dd(i + 1))
+    };
+    for i in (0..2.min(n)).chain(n.saturating_sub(2).max(2)..n) {
+        m[i] = edge(i);
+    }
+    for i in 2..n.saturating_sub(2) {
+        m[i] = half * (d[i - 1] - d[i + 1]);
+    }
 }
 
 #[derive(Default)]
@@ -82,6 +120,7 @@ impl<T: Scalar> Lines<T> {
             wav_adj: wav.iter().rev().map(|v| v.conj()).collect(),
             offset,
             nt,
+            centered: kind == DerivativeKind::Centered && nt >= 3,
             work: Mutex::new(LineWork::default()),
         })
     }
@@ -99,8 +138,12 @@ impl<T: Scalar> Lines<T> {
         let (nt, nh) = (self.nt, self.wav.len());
         self.with_work(|w| {
             for (xl, yl) in x.chunks_exact(nt).zip(y.chunks_exact_mut(nt)) {
-                self.derivative
-                    .matvec(xl, w.forward.line(nh, nt, self.offset, nt));
+                let line = w.forward.line(nh, nt, self.offset, nt);
+                if self.centered {
+                    centered_line(xl, line);
+                } else {
+                    self.derivative.matvec(xl, line);
+                }
                 w.forward.correlate_line(&self.wav, self.offset, yl);
             }
         });
@@ -114,7 +157,11 @@ impl<T: Scalar> Lines<T> {
             for (yl, xl) in y.chunks_exact(nt).zip(x.chunks_exact_mut(nt)) {
                 w.adjoint.line(nh, nt, shift, nt).copy_from_slice(yl);
                 w.adjoint.correlate_line(&self.wav_adj, shift, &mut w.line);
-                self.derivative.rmatvec(&w.line, xl);
+                if self.centered {
+                    centered_line_adjoint(&w.line, xl);
+                } else {
+                    self.derivative.rmatvec(&w.line, xl);
+                }
             }
         });
     }
@@ -397,12 +444,17 @@ mod tests {
         let t: Vec<f64> = (0..11).map(|i| 0.004 * i as f64).collect();
         let (long, _) = ricker(&t, 15.0); // 21 samples: direct convolution
         let t: Vec<f64> = (0..21).map(|i| 0.004 * i as f64).collect();
-        let (longer, _) = ricker(&t, 15.0); // 41 samples: FFT convolution
+        let (longer, _) = ricker(&t, 15.0); // 41 samples
+        let short = vec![0.25, 1.0, -0.5];
         for (dims, axis, wav) in [
             (vec![3, 4, 50], 2, &long),
             (vec![5, 47], 1, &long),
             (vec![45, 3], 0, &longer),
             (vec![2, 3, 64], 2, &longer),
+            // Short lines along the last axis: the inlined centred derivative's edges.
+            (vec![4, 3], 1, &short),
+            (vec![2, 4], 1, &short),
+            (vec![3, 5], 1, &short),
         ] {
             let n = dims.iter().product();
             check(&values(n, 1), &values(n, 2), &dims, axis, wav);
