@@ -274,6 +274,28 @@ def poststack_setup():
     return BDiag, m, counts
 
 
+def forward_and_adjoint(name, Op, x, n, reps, warmup):
+    """The records of ``Op.matvec(x)`` and ``Op.rmatvec(x)`` (the same x), each output freed
+    before the next is timed."""
+    times, y = timed(lambda: Op.matvec(x), reps, warmup)
+    recs = [record(name, "matvec", Op.shape, n, times, y=y)]
+    y = None
+    times, z = timed(lambda: Op.rmatvec(x), reps, warmup)
+    recs.append(record(name, "rmatvec", Op.shape, n, times, y=z))
+    return recs
+
+
+def timed_cgls(name, Op, data, m, niter, reps, warmup):
+    """The record of ``cgls(Op, data, x0=0, niter, tol=0)`` timed as one call (``m`` gives the
+    model space); cost = pylops-mpi's recursive residual norm ||s|| after the last iteration."""
+    x0 = m.zeros_like()
+    times, out = timed(lambda: cgls(Op, data, x0=x0, niter=niter, tol=0.0), reps, warmup)
+    x, _, iiter, _, _, cost = out
+    assert iiter == niter, f"cgls stopped after {iiter} iterations"
+    return record(name, "cgls", Op.shape, m.global_shape[0], times, y=x, cost=cost[-1],
+                  niter=niter)
+
+
 def w1(reps, warmup, dtype):
     """W1 poststack_matvec: d = BDiag m (matvec), a = BDiag^T d (rmatvec, on the matvec output).
 
@@ -295,13 +317,7 @@ def w2(reps, warmup, dtype):
     Timed: the whole cgls call. Checks: final x; cost = ||s|| after the last iteration."""
     BDiag, m, _ = poststack_setup()
     d = BDiag.matvec(m)
-    x0 = m.zeros_like()
-    niter = 30
-    times, out = timed(lambda: cgls(BDiag, d, x0=x0, niter=niter, tol=0.0), reps, warmup)
-    x, _, iiter, _, _, cost = out
-    assert iiter == niter, f"cgls stopped after {iiter} iterations"
-    return [record("poststack_cgls", "cgls", BDiag.shape, m.global_shape[0], times, y=x,
-                   cost=cost[-1], niter=niter)]
+    return [timed_cgls("poststack_cgls", BDiag, d, m, 30, reps, warmup)]
 
 
 def w3(reps, warmup, dtype):
@@ -312,12 +328,7 @@ def w3(reps, warmup, dtype):
     n = int(np.prod(dims))
     x, _ = scatter_rows(dims, 0, dtype)
     L = MPILaplacian(dims=dims, axes=(0, 1, 2), weights=(1, 1, 1), sampling=(1, 1, 1), dtype=dtype)
-    times, y = timed(lambda: L.matvec(x), reps, warmup)
-    recs = [record("laplacian3d", "matvec", L.shape, n, times, y=y)]
-    y = None
-    times, z = timed(lambda: L.rmatvec(x), reps, warmup)
-    recs.append(record("laplacian3d", "rmatvec", L.shape, n, times, y=z))
-    return recs
+    return forward_and_adjoint("laplacian3d", L, x, n, reps, warmup)
 
 
 def w4(reps, warmup, dtype):
@@ -328,12 +339,7 @@ def w4(reps, warmup, dtype):
     n = dims[0] * dims[1]
     x, _ = scatter_rows(dims, 0, dtype)
     D = MPIFirstDerivative(dims=dims, kind="centered", dtype=dtype)
-    times, y = timed(lambda: D.matvec(x), reps, warmup)
-    recs = [record("firstderivative2d", "matvec", D.shape, n, times, y=y)]
-    y = None
-    times, z = timed(lambda: D.rmatvec(x), reps, warmup)
-    recs.append(record("firstderivative2d", "rmatvec", D.shape, n, times, y=z))
-    return recs
+    return forward_and_adjoint("firstderivative2d", D, x, n, reps, warmup)
 
 
 def w5(reps, warmup, dtype):
@@ -349,13 +355,7 @@ def w5(reps, warmup, dtype):
                        dtype=np.float64)
     StackOp = MPIStackedVStack([BDiag, np.sqrt(1e2) * Lap])
     dstack = StackedDistributedArray([d, m.zeros_like()])
-    x0 = m.zeros_like()
-    niter = 20
-    times, out = timed(lambda: cgls(StackOp, dstack, x0=x0, niter=niter, tol=0.0), reps, warmup)
-    x, _, iiter, _, _, cost = out
-    assert iiter == niter, f"cgls stopped after {iiter} iterations"
-    return [record("stacked_reg_cgls", "cgls", StackOp.shape, m.global_shape[0], times, y=x,
-                   cost=cost[-1], niter=niter)]
+    return [timed_cgls("stacked_reg_cgls", StackOp, dstack, m, 20, reps, warmup)]
 
 
 def w6(reps, warmup, dtype):

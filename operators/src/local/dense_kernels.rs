@@ -202,13 +202,7 @@ fn gemv_complex_body<R: RealScalar, const F: bool>(data: &[R], xr: &[R], xi: &[R
     let w = xr.len();
     let main = w / L * L;
     let finish = |p: &[R; L], q: &[R; L], row: &[R], out: &mut [R]| {
-        let (mut re, mut im) = ((p[0] + p[2]) - (q[1] + q[3]), (p[1] + p[3]) + (q[0] + q[2]));
-        for j in (main..w).step_by(2) {
-            re += row[j] * xr[j] - row[j + 1] * xi[j];
-            im += row[j + 1] * xr[j] + row[j] * xi[j];
-        }
-        out[0] = re;
-        out[1] = im;
+        finish_complex_row(p, q, row, xr, xi, main, out)
     };
     let mut blocks = data.chunks_exact(ROWS_COMPLEX * w);
     let mut outs = y.chunks_exact_mut(2 * ROWS_COMPLEX);
@@ -245,6 +239,27 @@ fn gemv_complex_body<R: RealScalar, const F: bool>(data: &[R], xr: &[R], xi: &[R
         fma_lanes::<R, F>(&mut q, &row[..main], &xi[..main]);
         finish(&p, &q, row, out);
     }
+}
+
+/// One complex output of the `y = A x` kernels: `Re = P_even - Q_odd`, `Im = P_odd + Q_even` of
+/// the lane sums, plus the row's tail `main..w` (at most one complex number).
+#[inline(always)]
+fn finish_complex_row<R: RealScalar>(
+    p: &[R; L],
+    q: &[R; L],
+    row: &[R],
+    xr: &[R],
+    xi: &[R],
+    main: usize,
+    out: &mut [R],
+) {
+    let (mut re, mut im) = ((p[0] + p[2]) - (q[1] + q[3]), (p[1] + p[3]) + (q[0] + q[2]));
+    for j in (main..xr.len()).step_by(2) {
+        re += row[j] * xr[j] - row[j + 1] * xi[j];
+        im += row[j + 1] * xr[j] + row[j] * xi[j];
+    }
+    out[0] = re;
+    out[1] = im;
 }
 
 #[inline(always)]
@@ -351,13 +366,7 @@ mod c64 {
         let rows = y.len() / 2;
         assert!(data.len() >= rows * w && xi.len() == w);
         let finish = |p: [f64; 4], q: [f64; 4], row: &[f64], out: &mut [f64]| {
-            let (mut re, mut im) = ((p[0] + p[2]) - (q[1] + q[3]), (p[1] + p[3]) + (q[0] + q[2]));
-            for j in (main..w).step_by(2) {
-                re += row[j] * xr[j] - row[j + 1] * xi[j];
-                im += row[j + 1] * xr[j] + row[j] * xi[j];
-            }
-            out[0] = re;
-            out[1] = im;
+            super::finish_complex_row(&p, &q, row, xr, xi, main, out)
         };
         let lanes = |v: __m256d| {
             let mut a = [0.0; 4];
