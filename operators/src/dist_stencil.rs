@@ -32,6 +32,7 @@
 //! temporaries, no metadata collectives per product.
 
 use crate::local::stencil::{Band, RowKind};
+use crate::reals::width;
 use distlops_core::operator::Space;
 use distlops_core::{Communicator, Error, Layout, Partition, RealScalar, Result, Scalar};
 use std::ops::Range;
@@ -53,31 +54,6 @@ pub(crate) struct Term {
     pub axis: usize,
     /// The 1-D matrix along that axis, in global indices.
     pub band: Band,
-}
-
-/// Reals per element: 1 for real types, 2 for complex ones.
-fn width<T: Scalar>() -> usize {
-    std::mem::size_of::<T>() / std::mem::size_of::<T::Real>()
-}
-
-/// A slice of scalars seen as its real components (`re, im` interleaved for complex types).
-pub(crate) fn real<T: Scalar>(s: &[T]) -> &[T::Real] {
-    let w = width::<T>();
-    debug_assert_eq!(std::mem::size_of::<T>(), w * std::mem::size_of::<T::Real>());
-    debug_assert_eq!(std::mem::align_of::<T>(), std::mem::align_of::<T::Real>());
-    // SAFETY: `Scalar` is sealed: `T` is `f32` or `f64` (then `T::Real == T`, w = 1) or
-    // `Complex<f32>` / `Complex<f64>`, which are `#[repr(C)] { re, im }` of `T::Real` with its
-    // alignment (w = 2). So `s` is exactly `s.len() * w` initialised, aligned `T::Real` values,
-    // borrowed for the same lifetime.
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<T::Real>(), s.len() * w) }
-}
-
-/// [`real`] for a mutable slice.
-pub(crate) fn real_mut<T: Scalar>(s: &mut [T]) -> &mut [T::Real] {
-    let w = width::<T>();
-    // SAFETY: as in `real`; the mutable borrow of `s` is moved into the result, and every bit
-    // pattern of the components is a valid `T`.
-    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<T::Real>(), s.len() * w) }
 }
 
 /// Checks that `layout` is a Scatter layout made for `comm`.
@@ -193,7 +169,7 @@ macro_rules! single_stencil_operator {
                 y: &mut distlops_core::DistVector<T>,
             ) -> distlops_core::Result<()> {
                 use $crate::block_diag::{plain, plain_mut};
-                use $crate::dist_stencil::{real, real_mut};
+                use $crate::reals::{real, real_mut};
                 self.stencil
                     .forward(&[real(plain(x))], &mut [real_mut(plain_mut(y))]);
                 Ok(())
@@ -204,7 +180,7 @@ macro_rules! single_stencil_operator {
                 x: &mut distlops_core::DistVector<T>,
             ) -> distlops_core::Result<()> {
                 use $crate::block_diag::{plain, plain_mut};
-                use $crate::dist_stencil::{real, real_mut};
+                use $crate::reals::{real, real_mut};
                 self.stencil
                     .adjoint(&[real(plain(y))], &mut [real_mut(plain_mut(x))]);
                 Ok(())

@@ -42,6 +42,7 @@ mod gradient;
 mod halo;
 mod hstack;
 mod laplacian;
+mod reals;
 mod second_derivative;
 mod stacked_block_diag;
 mod stacked_vstack;

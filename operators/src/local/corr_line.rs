@@ -8,6 +8,7 @@
 //! compiled for 256-bit registers and chosen at run time (the arithmetic, and so the rounding, is
 //! the same: multiplies and adds, never fused).
 
+use crate::reals::{as_f64, as_f64_mut};
 use distlops_core::Scalar;
 
 /// Outputs accumulated together: eight 256-bit registers of f64, enough independent
@@ -63,23 +64,6 @@ impl<T: Scalar> LinePad<T> {
         }
         correlate_blocks(g, shift, &self.buf, out);
     }
-}
-
-/// Whether `T` is `f64`.
-fn is_f64<T: Scalar>() -> bool {
-    std::any::TypeId::of::<T>() == std::any::TypeId::of::<f64>()
-}
-
-/// `s` as `&[f64]` when `T` is `f64`.
-fn as_f64<T: Scalar>(s: &[T]) -> Option<&[f64]> {
-    // SAFETY: `T` is `f64` (checked), so the slice is one of f64.
-    is_f64::<T>().then(|| unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), s.len()) })
-}
-
-/// `s` as `&mut [f64]` when `T` is `f64`.
-fn as_f64_mut<T: Scalar>(s: &mut [T]) -> Option<&mut [f64]> {
-    // SAFETY: as in `as_f64`.
-    is_f64::<T>().then(|| unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast(), s.len()) })
 }
 
 /// The f64 kernel with explicit 256-bit fused multiply-adds: `BLOCK / 4` accumulators of four

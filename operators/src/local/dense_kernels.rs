@@ -17,6 +17,7 @@
 //! registers with fused multiply-adds and chosen at run time (so the last bits of a result depend
 //! on the CPU, not on the rank count).
 
+use crate::reals::{as_f64, as_f64_mut, real, real_mut};
 use distlops_core::{RealScalar, Scalar};
 
 /// Lanes per accumulator (one 256-bit register of f64).
@@ -24,22 +25,6 @@ const L: usize = 4;
 /// Rows per pass of the real kernels and of the complex ones (which keep two accumulators a row).
 const ROWS_REAL: usize = 8;
 const ROWS_COMPLEX: usize = 4;
-
-/// The interleaved real view of a slice of scalars (`[re, im, ...]` for complex types).
-fn real_view<T: Scalar>(s: &[T]) -> &[T::Real] {
-    let per = if T::IS_COMPLEX { 2 } else { 1 };
-    // SAFETY: a `Scalar` is f32, f64 or `num_complex::Complex` of one of them, which is
-    // `#[repr(C)] { re, im }`: `per` consecutive `T::Real` with the same alignment. The view
-    // covers exactly the same bytes and borrows them for the same lifetime.
-    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<T::Real>(), s.len() * per) }
-}
-
-/// The mutable interleaved real view (see [`real_view`]).
-fn real_view_mut<T: Scalar>(s: &mut [T]) -> &mut [T::Real] {
-    let per = if T::IS_COMPLEX { 2 } else { 1 };
-    // SAFETY: as in `real_view`; every bit pattern of the reals is a valid `T`.
-    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<T::Real>(), s.len() * per) }
-}
 
 /// Runs the kernel compiled for AVX2 and FMA, with fused multiply-adds, when the CPU has them;
 /// else the portable build with separate multiplies and adds.
@@ -79,7 +64,7 @@ pub(crate) fn gemv<T: Scalar>(data: &[T], x: &[T], y: &mut [T]) {
         return;
     }
     if T::IS_COMPLEX {
-        let xr = real_view(x);
+        let xr = real(x);
         let dup = |part: usize| -> Vec<T::Real> {
             xr.chunks_exact(2)
                 .flat_map(|z| [z[part], z[part]])
@@ -87,7 +72,7 @@ pub(crate) fn gemv<T: Scalar>(data: &[T], x: &[T], y: &mut [T]) {
         };
         let (xr, xi) = (dup(0), dup(1));
         #[cfg(target_arch = "x86_64")]
-        if let (Some(a), Some(out)) = (as_f64(real_view(data)), as_f64_mut(real_view_mut(y))) {
+        if let (Some(a), Some(out)) = (as_f64(real(data)), as_f64_mut(real_mut(y))) {
             if avx2_fma() {
                 let (xr, xi) = (as_f64(&xr).expect("f64"), as_f64(&xi).expect("f64"));
                 // SAFETY: the CPU supports AVX2 and FMA (checked).
@@ -95,9 +80,9 @@ pub(crate) fn gemv<T: Scalar>(data: &[T], x: &[T], y: &mut [T]) {
                 return;
             }
         }
-        gemv_complex::<T::Real>(real_view(data), &xr, &xi, real_view_mut(y));
+        gemv_complex::<T::Real>(real(data), &xr, &xi, real_mut(y));
     } else {
-        gemv_real::<T::Real>(real_view(data), real_view(x), real_view_mut(y));
+        gemv_real::<T::Real>(real(data), real(x), real_mut(y));
     }
 }
 
@@ -108,7 +93,7 @@ pub(crate) fn gemv_adjoint<T: Scalar>(data: &[T], y: &[T], x: &mut [T]) {
         let mut x1 = vec![T::Real::zero(); w];
         let mut x2 = vec![T::Real::zero(); w];
         #[cfg(target_arch = "x86_64")]
-        let fast = match (as_f64(real_view(data)), as_f64(real_view(y))) {
+        let fast = match (as_f64(real(data)), as_f64(real(y))) {
             (Some(a), Some(yv)) if avx2_fma() => {
                 let x1 = as_f64_mut(&mut x1).expect("f64");
                 // SAFETY: the CPU supports AVX2 and FMA (checked).
@@ -120,16 +105,16 @@ pub(crate) fn gemv_adjoint<T: Scalar>(data: &[T], y: &[T], x: &mut [T]) {
         #[cfg(not(target_arch = "x86_64"))]
         let fast = false;
         if !fast {
-            gemv_adjoint_complex::<T::Real>(real_view(data), real_view(y), &mut x1, &mut x2);
+            gemv_adjoint_complex::<T::Real>(real(data), real(y), &mut x1, &mut x2);
         }
-        for (j, z) in real_view_mut(x).chunks_exact_mut(2).enumerate() {
+        for (j, z) in real_mut(x).chunks_exact_mut(2).enumerate() {
             z[0] = x1[2 * j] + x2[2 * j + 1];
             z[1] = x1[2 * j + 1] + x2[2 * j];
         }
     } else {
-        let x = real_view_mut(x);
+        let x = real_mut(x);
         x.fill(T::Real::zero());
-        gemv_adjoint_real::<T::Real>(real_view(data), real_view(y), x);
+        gemv_adjoint_real::<T::Real>(real(data), real(y), x);
     }
 }
 
@@ -332,20 +317,6 @@ fn gemv_adjoint_complex_body<R: RealScalar, const F: bool>(
 #[cfg(target_arch = "x86_64")]
 fn avx2_fma() -> bool {
     std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
-}
-
-/// `s` as `&[f64]` when `R` is `f64`.
-fn as_f64<R: RealScalar>(s: &[R]) -> Option<&[f64]> {
-    let is = std::any::TypeId::of::<R>() == std::any::TypeId::of::<f64>();
-    // SAFETY: `R` is `f64` (checked), so the slice is one of f64.
-    is.then(|| unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), s.len()) })
-}
-
-/// `s` as `&mut [f64]` when `R` is `f64`.
-fn as_f64_mut<R: RealScalar>(s: &mut [R]) -> Option<&mut [f64]> {
-    let is = std::any::TypeId::of::<R>() == std::any::TypeId::of::<f64>();
-    // SAFETY: as in `as_f64`.
-    is.then(|| unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast(), s.len()) })
 }
 
 /// The Complex64 kernels with explicit AVX2 fused multiply-adds (the generic ones do not
