@@ -31,6 +31,7 @@
 //! ([`Communicator::exchange_overlapped`]); the rest follows once they have arrived. No data-sized
 //! temporaries, no metadata collectives per product.
 
+use crate::combine::{combine, combine_streamed, stream_min_bytes, Fixes};
 use crate::local::stencil::{Band, RowKind};
 use crate::reals::width;
 use distlops_core::operator::Space;
@@ -41,7 +42,7 @@ use std::sync::Mutex;
 /// The largest number of dimensions the engine handles (its index arithmetic lives on the stack).
 const MAX_NDIM: usize = 32;
 /// The largest number of `(slice, coefficient)` sources one output row may combine.
-const MAX_SOURCES: usize = 64;
+pub(crate) const MAX_SOURCES: usize = 64;
 
 /// One stencil of an operator: `outputs[out] += band (along axis) inputs[inp]`.
 #[derive(Debug, Clone)]
@@ -243,6 +244,9 @@ struct Plan<R> {
     fast: Vec<Range<usize>>,
     /// Per output, the merged sources of generic lines.
     templates: Vec<Template<R>>,
+    /// Whether the outputs are large enough to be written with streaming stores
+    /// ([`stream_min_bytes`]).
+    stream: bool,
     /// Rows (line axis distributed) or lines (earlier axis distributed) computed after the ghosts
     /// arrive: this many at the front and at the back of the local block.
     deferred: (usize, usize),
@@ -266,10 +270,17 @@ struct Template<R> {
     generic: Vec<Range<usize>>,
     /// The sources of the rows in the output's fast range.
     fast: Vec<Entry<R>>,
+    /// Indices in `fast` of the source of each input that lies furthest ahead in memory (the one
+    /// a streamed product reads from memory first, see [`combine_streamed`]).
+    leaders: Vec<usize>,
     /// The sources of each row before and after the fast range (empty lists when the line axis
     /// is the distributed one: those rows take the general path).
     head: Vec<Vec<Entry<R>>>,
     tail: Vec<Vec<Entry<R>>>,
+    /// When rows are one element (`inner <= 2`) and `head` and `tail` are given, the template of
+    /// each real of a junction: the rows after the fast range of one line, then those before it
+    /// of the next.
+    junction: Vec<Vec<Entry<R>>>,
     /// Whether `head` and `tail` are given.
     rows: bool,
 }
@@ -352,6 +363,7 @@ impl<R: RealScalar> Plan<R> {
         let (offset, n_local) = (layout.offset(rank), layout.count(rank));
         let shape = layout.local_shape(rank);
         let strides = c_strides(&shape, w);
+        let shape_len = shape.iter().product::<usize>() * w;
         let line_axis = terms.iter().map(|t| t.axis).max().unwrap_or(0);
         let inner = shape[line_axis + 1..].iter().product::<usize>() * w;
         let n_line = shape[line_axis];
@@ -378,6 +390,7 @@ impl<R: RealScalar> Plan<R> {
             n_local,
             fast: Vec::new(),
             templates: Vec::new(),
+            stream: noutputs * shape_len * std::mem::size_of::<R>() >= stream_min_bytes(),
             deferred: (0, 0),
             post: 0,
             pre: 0,
@@ -483,11 +496,28 @@ impl<R: RealScalar> Plan<R> {
         } else {
             (Vec::new(), Vec::new())
         };
+        let mut leaders: Vec<usize> = Vec::new();
+        for (i, &(inp, rel, _)) in fast.iter().enumerate() {
+            match leaders.iter_mut().find(|l| fast[**l].0 == inp) {
+                Some(l) if fast[*l].1 < rel => *l = i,
+                Some(_) => {}
+                None => leaders.push(i),
+            }
+        }
+        let junction = if rows && self.inner <= 2 {
+            let rows = tail.iter().chain(&head);
+            rows.flat_map(|e: &Vec<Entry<R>>| std::iter::repeat_n(e.clone(), self.inner))
+                .collect()
+        } else {
+            Vec::new()
+        };
         Template {
             generic,
             fast,
+            leaders,
             head,
             tail,
+            junction,
             rows,
         }
     }
@@ -693,7 +723,8 @@ impl<R: RealScalar> Plan<R> {
                 if !merged.is_empty() {
                     idx[inner_axis] = merged.start;
                     let base: usize = (0..la).map(|k| idx[k] * self.strides[k]).sum();
-                    self.generic_run(out, base, merged.len(), inputs, &mut *lists.1, y);
+                    let lists = (&mut *lists.0, &mut *lists.1);
+                    self.generic_run(out, base, merged.len(), inputs, lists, y);
                 }
             }
             // Next index of the other axes, C order.
@@ -712,8 +743,8 @@ impl<R: RealScalar> Plan<R> {
         }
     }
 
-    /// `n` reals of output `out` at offset `at` (the same offset in the inputs) from template
-    /// entries.
+    /// `n` reals of the output `y` at offset `at` (the same offset in the inputs) from template
+    /// entries, with the vector kernel.
     #[inline]
     fn put<'a>(
         &self,
@@ -724,52 +755,188 @@ impl<R: RealScalar> Plan<R> {
         srcs: &mut Sources<'a, R>,
         y: &mut [R],
     ) {
-        if n <= 2 {
-            // One element (two reals for complex types): directly, without the vector kernel.
-            for (k, yk) in y[at..at + n].iter_mut().enumerate() {
-                let mut acc = R::zero();
-                for &(inp, rel, c) in entries {
-                    acc += c * inputs[inp][at.wrapping_add_signed(rel) + k];
-                }
-                *yk = acc;
+        Self::put_into(entries, at, false, inputs, srcs, &mut y[at..at + n]);
+    }
+
+    /// The row of the output `y` at offset `at` from its template `entries`: directly when rows
+    /// are one element (`inner <= 2`), else with the vector kernel. (Which one depends on the
+    /// shape only, never on how the array is split, so every split gives the same bits.)
+    #[inline]
+    fn put_row<'a>(
+        &self,
+        entries: &[Entry<R>],
+        at: usize,
+        inputs: &[&'a [R]],
+        srcs: &mut Sources<'a, R>,
+        y: &mut [R],
+    ) {
+        let n = self.inner;
+        Self::put_into(entries, at, n <= 2, inputs, srcs, &mut y[at..at + n]);
+    }
+
+    /// The values of positions `at..at + out.len()` from template entries, into `out`: with
+    /// `scalar` (rows of one element, two reals for complex types) directly, else with the vector
+    /// kernel. Each value depends only on `scalar`, not on how many are computed at once.
+    #[inline]
+    fn put_into<'a>(
+        entries: &[Entry<R>],
+        at: usize,
+        scalar: bool,
+        inputs: &[&'a [R]],
+        srcs: &mut Sources<'a, R>,
+        out: &mut [R],
+    ) {
+        if scalar {
+            for (k, yk) in out.iter_mut().enumerate() {
+                *yk = Self::scalar_value(entries, at + k, inputs);
             }
             return;
         }
+        Self::fill(entries, at, out.len(), inputs, srcs);
+        combine(out, srcs.list());
+    }
+
+    /// The value at offset `at` from template `entries`, without the vector kernel (for rows of
+    /// one element).
+    #[inline(always)]
+    fn scalar_value(entries: &[Entry<R>], at: usize, inputs: &[&[R]]) -> R {
+        let mut acc = R::zero();
+        for &(inp, rel, c) in entries {
+            acc += c * inputs[inp][at.wrapping_add_signed(rel)];
+        }
+        acc
+    }
+
+    /// Lists the sources of template `entries` for `n` reals at offset `at`.
+    #[inline]
+    fn fill<'a>(
+        entries: &[Entry<R>],
+        at: usize,
+        n: usize,
+        inputs: &[&'a [R]],
+        srcs: &mut Sources<'a, R>,
+    ) {
         srcs.clear();
         for &(inp, rel, c) in entries {
             let from = at.wrapping_add_signed(rel);
             srcs.push_distinct(&inputs[inp][from..from + n], c);
         }
-        combine(&mut y[at..at + n], srcs.list());
+    }
+
+    /// The fast template of output `out` on `n` reals at offset `at` with streaming stores, the
+    /// positions of `fixes` (relative to `at`) from the row templates (see
+    /// [`combine_streamed`]).
+    #[allow(clippy::too_many_arguments)]
+    fn put_streamed<'a>(
+        &self,
+        out: usize,
+        at: usize,
+        n: usize,
+        fixes: &Fixes,
+        inputs: &[&'a [R]],
+        (scratch, srcs): (&mut Sources<'a, R>, &mut Sources<'a, R>),
+        y: &mut [R],
+    ) {
+        let (tpl, inner) = (&self.templates[out], self.inner);
+        Self::fill(&tpl.fast, at, n, inputs, srcs);
+        let y = &mut y[at..at + n];
+        // A fixed position is a row outside the fast range of a line (the last rows of one line,
+        // then the first rows of the next: a junction): its own template.
+        if inner <= 2 {
+            let mut fix = |pos: usize, offset: usize, vals: &mut [R]| {
+                for (i, v) in vals.iter_mut().enumerate() {
+                    *v = Self::scalar_value(&tpl.junction[offset + i], at + pos + i, inputs);
+                }
+            };
+            return combine_streamed(y, srcs.list(), &tpl.leaders, fixes, &mut fix);
+        }
+        // Rows of several reals: each with the vector kernel.
+        let mut fix = |pos: usize, offset: usize, vals: &mut [R]| {
+            let (mut p, mut q, mut vals) = (at + pos, offset, vals);
+            while !vals.is_empty() {
+                let (entries, row_end) = self.junction_row(out, q);
+                let (now, rest) = vals.split_at_mut((row_end - q).min(vals.len()));
+                Self::put_into(entries, p, false, inputs, scratch, now);
+                (p, q, vals) = (p + now.len(), q + now.len(), rest);
+            }
+        };
+        combine_streamed(y, srcs.list(), &tpl.leaders, fixes, &mut fix);
+    }
+
+    /// The template of the row at `q` reals into a junction of output `out` (the rows after its
+    /// fast range of one line, then those before it of the next), and where that row ends.
+    #[inline]
+    fn junction_row(&self, out: usize, q: usize) -> (&[Entry<R>], usize) {
+        let (tpl, f, inner) = (&self.templates[out], &self.fast[out], self.inner);
+        let tail_len = (self.n_line - f.end) * inner;
+        if q < tail_len {
+            let r = q / inner;
+            (&tpl.tail[r], (r + 1) * inner)
+        } else {
+            let r = (q - tail_len) / inner;
+            (&tpl.head[r], tail_len + (r + 1) * inner)
+        }
     }
 
     /// Output `out` on `count` consecutive generic lines starting at offset `base` (lines of a
-    /// non-distributed line axis, whole): the fast template over the whole run in one pass (the
-    /// rows where one line ends and the next begins come out wrong but read in bounds), then the
-    /// rows outside the fast range of each line from their own templates.
+    /// non-distributed line axis, whole): the fast template over the whole run in one pass, the
+    /// junctions between lines (the rows after the fast range of one line and before it in the
+    /// next, which that pass gets wrong) from their own templates, and the rows before the first
+    /// fast range and after the last. Streamed outputs compute the junctions inside the pass.
     fn generic_run<'a>(
         &self,
         out: usize,
         base: usize,
         count: usize,
         inputs: &[&'a [R]],
-        srcs: &mut Sources<'a, R>,
+        (scratch, srcs): (&mut Sources<'a, R>, &mut Sources<'a, R>),
         y: &mut [R],
     ) {
-        let (tpl, f, inner) = (&self.templates[out], &self.fast[out], self.inner);
-        if f.end > f.start {
-            let start = base + f.start * inner;
-            let end = base + (count - 1) * self.line_len + f.end * inner;
-            self.put(&tpl.fast, start, end - start, inputs, srcs, y);
+        let (tpl, f, inner, step) = (
+            &self.templates[out],
+            &self.fast[out],
+            self.inner,
+            self.line_len,
+        );
+        let start = base + f.start * inner;
+        let end = base + (count - 1) * step + f.end * inner;
+        let jl = step - (f.end - f.start) * inner;
+        let at0 = base + f.end * inner;
+        if self.stream && f.end > f.start {
+            let fixes = Fixes {
+                first: at0 - start,
+                len: jl,
+                period: step,
+                count: count - 1,
+            };
+            let lists = (scratch, &mut *srcs);
+            self.put_streamed(out, start, end - start, &fixes, inputs, lists, y);
+        } else {
+            if f.end > f.start {
+                self.put(&tpl.fast, start, end - start, inputs, srcs, y);
+            }
+            for l in 0..count - 1 {
+                let at = at0 + l * step;
+                if inner <= 2 {
+                    for (q, entries) in tpl.junction.iter().enumerate() {
+                        y[at + q] = Self::scalar_value(entries, at + q, inputs);
+                    }
+                    continue;
+                }
+                let mut q = 0;
+                while q < jl {
+                    let (entries, row_end) = self.junction_row(out, q);
+                    self.put_row(entries, at + q, inputs, srcs, y);
+                    q = row_end;
+                }
+            }
         }
-        for l in 0..count {
-            let line = base + l * self.line_len;
-            for (r, entries) in tpl.head.iter().enumerate() {
-                self.put(entries, line + r * inner, inner, inputs, srcs, y);
-            }
-            for (r, entries) in tpl.tail.iter().enumerate() {
-                self.put(entries, line + (f.end + r) * inner, inner, inputs, srcs, y);
-            }
+        for (r, entries) in tpl.head.iter().enumerate() {
+            self.put_row(entries, base + r * inner, inputs, srcs, y);
+        }
+        let last = base + (count - 1) * step;
+        for (r, entries) in tpl.tail.iter().enumerate() {
+            self.put_row(entries, last + (f.end + r) * inner, inputs, srcs, y);
         }
     }
 
@@ -841,29 +1008,21 @@ impl<R: RealScalar> Plan<R> {
         let fs = f.start.clamp(rows.start, rows.end);
         let fe = f.end.clamp(fs, rows.end);
         if fe > fs {
-            self.put(
-                &tpl.fast,
-                at.base + fs * inner,
-                (fe - fs) * inner,
-                inputs,
-                srcs,
-                y,
-            );
+            let (start, n) = (at.base + fs * inner, (fe - fs) * inner);
+            if self.stream {
+                let lists = (&mut *outer, &mut *srcs);
+                self.put_streamed(out, start, n, &Fixes::NONE, inputs, lists, y);
+            } else {
+                self.put(&tpl.fast, start, n, inputs, srcs, y);
+            }
         }
         if tpl.rows {
             for row in rows.start..fs {
-                self.put(
-                    &tpl.head[row],
-                    at.base + row * inner,
-                    inner,
-                    inputs,
-                    srcs,
-                    y,
-                );
+                self.put_row(&tpl.head[row], at.base + row * inner, inputs, srcs, y);
             }
             for row in fe..rows.end {
                 let entries = &tpl.tail[row - f.end];
-                self.put(entries, at.base + row * inner, inner, inputs, srcs, y);
+                self.put_row(entries, at.base + row * inner, inputs, srcs, y);
             }
         } else {
             for part in [rows.start..fs, fe..rows.end] {
@@ -996,83 +1155,6 @@ impl<'a, R: RealScalar> Sources<'a, R> {
     }
 }
 
-/// `y = sum_k c_k s_k` over slices of `y`'s length, in one pass: each chunk of `y` is accumulated
-/// in registers over all sources, then stored once. On x86-64 processors with AVX2 and FMA the
-/// same code runs compiled for 4-wide vectors with fused multiply-adds (chosen at run time; the
-/// results then differ from the separate multiply and add in the last bit only).
-#[inline(always)]
-fn combine<R: RealScalar>(y: &mut [R], srcs: &[(&[R], R)]) {
-    #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the processor supports AVX2 and FMA (checked just above).
-        return unsafe { combine_avx2_fma(y, srcs) };
-    }
-    combine_portable::<R, false>(y, srcs);
-}
-
-/// [`combine_portable`] with fused multiply-adds, compiled with AVX2 and FMA.
-///
-/// # Safety
-/// The processor must support AVX2 and FMA.
-#[cfg(target_arch = "x86_64")]
-#[target_feature(enable = "avx2,fma")]
-unsafe fn combine_avx2_fma<R: RealScalar>(y: &mut [R], srcs: &[(&[R], R)]) {
-    combine_portable::<R, true>(y, srcs);
-}
-
-/// [`combine`] for any processor; `FMA` selects fused multiply-adds (only where the processor has
-/// them: elsewhere `mul_add` is a slow library call).
-#[inline(always)]
-fn combine_portable<R: RealScalar, const FMA: bool>(y: &mut [R], srcs: &[(&[R], R)]) {
-    debug_assert!(srcs.iter().all(|(s, _)| s.len() == y.len()));
-    if srcs.is_empty() {
-        y.fill(R::zero());
-        return;
-    }
-    match y.len() {
-        0 => {}
-        1 => combine_chunks::<R, 1, FMA>(y, srcs),
-        2 | 3 => combine_chunks::<R, 2, FMA>(y, srcs),
-        4..=7 => combine_chunks::<R, 4, FMA>(y, srcs),
-        8..=15 => combine_chunks::<R, 8, FMA>(y, srcs),
-        _ => combine_chunks::<R, 16, FMA>(y, srcs),
-    }
-}
-
-/// [`combine`] in chunks of `C` reals (`C <= y.len()`, at least one source). A length that is not
-/// a multiple of `C` ends with a chunk overlapping the previous one: it recomputes the same values
-/// (`y` is not an input), so no element goes through a scalar tail.
-#[inline(always)]
-fn combine_chunks<R: RealScalar, const C: usize, const FMA: bool>(y: &mut [R], srcs: &[(&[R], R)]) {
-    let n = y.len();
-    debug_assert!(n >= C && !srcs.is_empty());
-    let ((s0, c0), rest) = (srcs[0], &srcs[1..]);
-    let mut j = 0;
-    loop {
-        let mut acc = [R::zero(); C];
-        let s: &[R; C] = s0[j..j + C].try_into().expect("chunk");
-        for l in 0..C {
-            acc[l] = c0 * s[l];
-        }
-        for &(s, c) in rest {
-            let s: &[R; C] = s[j..j + C].try_into().expect("chunk");
-            for l in 0..C {
-                acc[l] = if FMA {
-                    s[l].mul_add(c, acc[l])
-                } else {
-                    acc[l] + c * s[l]
-                };
-            }
-        }
-        let out: &mut [R; C] = (&mut y[j..j + C]).try_into().expect("chunk");
-        *out = acc;
-        if j + C == n {
-            break;
-        }
-        j = (j + C).min(n - C);
-    }
-}
-
 /// The scheme along `axis` of `layout`'s global shape, as a [`Band`].
 ///
 /// # Errors
@@ -1089,39 +1171,4 @@ pub(crate) fn band_along(
         return Err(Error::AxisOutOfRange { axis, ndim });
     }
     Band::new(what, axis, layout.global_shape()[axis], scheme)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// Both kernels (the portable one is not the one run on AVX2 machines) against a plain sum,
-    /// for every chunk width and tail; the data and coefficients are exact in binary, so the sums
-    /// are exact too.
-    #[test]
-    fn combine_matches_a_plain_sum() {
-        let coefs = [0.5, -2.0, 1.25, 3.0, -0.75];
-        for n in 0..40 {
-            for k in 0..coefs.len() {
-                let data: Vec<Vec<f64>> = (0..k)
-                    .map(|j| {
-                        (0..n)
-                            .map(|i| ((i * 7 + j * 13) % 11) as f64 - 5.0)
-                            .collect()
-                    })
-                    .collect();
-                let srcs: Vec<(&[f64], f64)> =
-                    data.iter().zip(coefs).map(|(s, c)| (&s[..], c)).collect();
-                let expected: Vec<f64> = (0..n)
-                    .map(|i| srcs.iter().map(|(s, c)| c * s[i]).sum())
-                    .collect();
-                let mut y = vec![f64::NAN; n];
-                combine_portable::<f64, false>(&mut y, &srcs);
-                assert_eq!(y, expected, "portable, n = {n}, {k} sources");
-                let mut y = vec![f64::NAN; n];
-                combine(&mut y, &srcs);
-                assert_eq!(y, expected, "dispatched, n = {n}, {k} sources");
-            }
-        }
-    }
 }

@@ -2,7 +2,9 @@
 //! adjoint against PyLops' serial operators (the library's local operators, which match PyLops
 //! exactly) applied to the gathered global array, and dot tests, for f64 and Complex64, 1-D to 3-D,
 //! along every axis, on layouts distributed along the first and the last axis with balanced
-//! counts and with thin and empty ranks (ghost slabs from several ranks).
+//! counts and with thin and empty ranks (ghost slabs from several ranks). Each operator is checked
+//! with streaming stores forced (the path of large outputs) and must give the same bits with
+//! ordinary stores.
 
 use super::util::{assert_close, global, TestScalar, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt, Space};
@@ -11,7 +13,10 @@ use distlops::core::{
     StackedDistributedArray,
 };
 use distlops::operators::local::{self, DerivativeKind, LocalOperator};
-use distlops::operators::{FirstDerivative, Gradient, Laplacian, SecondDerivative};
+use distlops::operators::{
+    set_stream_min_bytes, stream_min_bytes, FirstDerivative, Gradient, Laplacian, SecondDerivative,
+    DEFAULT_STREAM_MIN_BYTES,
+};
 use ndarray::{ArrayD, IxDyn};
 
 const KINDS: [DerivativeKind; 3] = [
@@ -90,11 +95,45 @@ fn gathered<T: TestScalar>(v: &DistVector<T>) -> Vec<ArrayD<T>> {
     }
 }
 
-/// Forward, adjoint and dot test of `op` (domain: arrays of `dims`; range: `nout` of them)
-/// against the serial references `fwd` and `adj`.
-fn check<T: TestScalar>(
+/// `build()` twice, on every rank: as configured (the tests' arrays are far below
+/// [`stream_min_bytes`], so with ordinary stores) and with streaming stores forced (threshold 0).
+fn both_paths<O>(comm: &Communicator, build: impl Fn() -> O) -> [O; 2] {
+    assert!(
+        stream_min_bytes() > 1 << 20,
+        "another test left streaming forced"
+    );
+    let ordinary = build();
+    // Every rank has built its ordinary operator before any forces streaming, and has built its
+    // streamed one before any restores the default.
+    comm.barrier();
+    set_stream_min_bytes(0);
+    let streamed = build();
+    comm.barrier();
+    set_stream_min_bytes(DEFAULT_STREAM_MIN_BYTES);
+    comm.barrier();
+    [ordinary, streamed]
+}
+
+/// Forward, adjoint and dot test of the operator `build()` makes, see [`check_ops`].
+fn check<T: TestScalar, O: LinearOperator<T>>(
     comm: &Communicator,
-    op: &dyn LinearOperator<T>,
+    build: impl Fn() -> O,
+    dims: &[usize],
+    nout: usize,
+    fwd: impl Fn(&ArrayD<T>) -> Vec<ArrayD<T>>,
+    adj: impl Fn(&[ArrayD<T>]) -> ArrayD<T>,
+    what: &str,
+) {
+    let [ordinary, streamed] = both_paths(comm, build);
+    check_ops(comm, [&ordinary, &streamed], dims, nout, fwd, adj, what);
+}
+
+/// Forward, adjoint and dot test of an operator (domain: arrays of `dims`; range: `nout` of
+/// them) built with streaming stores forced, against the serial references `fwd` and `adj`; the
+/// same operator built with ordinary stores must give the same bits.
+fn check_ops<T: TestScalar>(
+    comm: &Communicator,
+    [ordinary, op]: [&dyn LinearOperator<T>; 2],
     dims: &[usize],
     nout: usize,
     fwd: impl Fn(&ArrayD<T>) -> Vec<ArrayD<T>>,
@@ -117,6 +156,16 @@ fn check<T: TestScalar>(
     assert_close(&ahy[0], &adj(&yg), &format!("{what}: adjoint"));
     let d = dottest(op, &x, &y).unwrap();
     assert!(d.passes(T::TOL), "{what}: dot test {d:?}");
+    let ax_ordinary = gathered(&ordinary.apply(&x).unwrap());
+    assert!(
+        ax_ordinary == ax,
+        "{what}: ordinary and streaming stores differ (forward)"
+    );
+    let ahy_ordinary = gathered(&ordinary.apply_adjoint(&y).unwrap());
+    assert!(
+        ahy_ordinary == ahy,
+        "{what}: ordinary and streaming stores differ (adjoint)"
+    );
 }
 
 /// A label for a layout.
@@ -143,15 +192,17 @@ fn first_derivative<T: TestScalar>(comm: &Communicator) {
                              {edge}, {}",
                             describe(&layout)
                         );
-                        let op = FirstDerivative::<T>::with_layout(
-                            comm, &layout, axis, dx, kind, edge, order,
-                        )
-                        .unwrap();
+                        let build = || {
+                            FirstDerivative::<T>::with_layout(
+                                comm, &layout, axis, dx, kind, edge, order,
+                            )
+                            .unwrap()
+                        };
                         let serial =
                             local::FirstDerivative::new(dims, axis, dx, kind, edge, order).unwrap();
                         check(
                             comm,
-                            &op,
+                            build,
                             dims,
                             1,
                             |x| vec![local_apply(&serial, x, false)],
@@ -185,14 +236,15 @@ fn second_derivative<T: TestScalar>(comm: &Communicator) {
                             "SecondDerivative {dims:?} along {axis}, {kind:?} edge {edge}, {}",
                             describe(&layout)
                         );
-                        let op =
+                        let build = || {
                             SecondDerivative::<T>::with_layout(comm, &layout, axis, dx, kind, edge)
-                                .unwrap();
+                                .unwrap()
+                        };
                         let serial =
                             local::SecondDerivative::new(dims, axis, dx, kind, edge).unwrap();
                         check(
                             comm,
-                            &op,
+                            build,
                             dims,
                             1,
                             |x| vec![local_apply(&serial, x, false)],
@@ -233,10 +285,12 @@ fn laplacian<T: TestScalar>(comm: &Communicator) {
                          {sampling:?}, {kind:?} edge {edge}, {}",
                         describe(&layout)
                     );
-                    let op = Laplacian::<T>::with_layout(
-                        comm, &layout, axes, weights, sampling, kind, edge,
-                    )
-                    .unwrap();
+                    let build = || {
+                        Laplacian::<T>::with_layout(
+                            comm, &layout, axes, weights, sampling, kind, edge,
+                        )
+                        .unwrap()
+                    };
                     // PyLops: the weighted sum of serial second derivatives.
                     let terms: Vec<(f64, local::SecondDerivative)> = axes
                         .iter()
@@ -257,7 +311,7 @@ fn laplacian<T: TestScalar>(comm: &Communicator) {
                     };
                     check(
                         comm,
-                        &op,
+                        build,
                         dims,
                         1,
                         |x| vec![sum(x, false)],
@@ -282,8 +336,9 @@ fn gradient<T: TestScalar>(comm: &Communicator) {
                             "Gradient {dims:?} sampling {sampling:?}, {kind:?} edge {edge}, {}",
                             describe(&layout)
                         );
-                        let op = Gradient::<T>::with_layout(comm, &layout, sampling, kind, edge)
-                            .unwrap();
+                        let build = || {
+                            Gradient::<T>::with_layout(comm, &layout, sampling, kind, edge).unwrap()
+                        };
                         let dx = |k: usize| sampling[k.min(sampling.len() - 1)];
                         let ds: Vec<local::FirstDerivative> = (0..dims.len())
                             .map(|k| {
@@ -292,7 +347,7 @@ fn gradient<T: TestScalar>(comm: &Communicator) {
                             .collect();
                         check(
                             comm,
-                            &op,
+                            build,
                             dims,
                             dims.len(),
                             |x| ds.iter().map(|d| local_apply(d, x, false)).collect(),
@@ -360,14 +415,15 @@ pub fn thin_ranks_and_short_axes(comm: &Communicator) {
     let counts = [counts, &vec![0; p.saturating_sub(4)][..]].concat();
     let layout = Layout::with_counts(&dims, 1, &counts).unwrap();
     for (kind, order) in [(DerivativeKind::Centered, 5), (DerivativeKind::Forward, 3)] {
-        let op =
+        let [ordinary, streamed] = both_paths(comm, || {
             FirstDerivative::<Complex64>::with_layout(comm, &layout, 1, 1.0, kind, true, order)
-                .unwrap();
+                .unwrap()
+        });
         let serial = local::FirstDerivative::new(&dims, 1, 1.0, kind, true, order).unwrap();
         for _ in 0..3 {
-            check(
+            check_ops(
                 comm,
-                &op,
+                [&ordinary, &streamed],
                 &dims,
                 1,
                 |x| vec![local_apply(&serial, x, false)],
@@ -376,16 +432,18 @@ pub fn thin_ranks_and_short_axes(comm: &Communicator) {
             );
         }
     }
-    let op = Laplacian::<f64>::with_layout(
-        comm,
-        &layout,
-        &[0, 1, 2],
-        &[1.0, 2.0, 3.0],
-        &[1.0, 1.0, 1.0],
-        DerivativeKind::Centered,
-        true,
-    )
-    .unwrap();
+    let build = || {
+        Laplacian::<f64>::with_layout(
+            comm,
+            &layout,
+            &[0, 1, 2],
+            &[1.0, 2.0, 3.0],
+            &[1.0, 1.0, 1.0],
+            DerivativeKind::Centered,
+            true,
+        )
+        .unwrap()
+    };
     let ds: Vec<(f64, local::SecondDerivative)> = (0..3)
         .map(|a| {
             let d = local::SecondDerivative::new(&dims, a, 1.0, DerivativeKind::Centered, true);
@@ -399,7 +457,7 @@ pub fn thin_ranks_and_short_axes(comm: &Communicator) {
     };
     check(
         comm,
-        &op,
+        build,
         &dims,
         1,
         |x| vec![sum(x, false)],
@@ -426,22 +484,24 @@ pub fn thin_ranks_and_short_axes(comm: &Communicator) {
                 ));
                 continue;
             }
-            let op = FirstDerivative::<f64>::with_layout(
-                comm,
-                &layout,
-                0,
-                1.0,
-                DerivativeKind::Centered,
-                edge,
-                5,
-            )
-            .unwrap();
+            let build = || {
+                FirstDerivative::<f64>::with_layout(
+                    comm,
+                    &layout,
+                    0,
+                    1.0,
+                    DerivativeKind::Centered,
+                    edge,
+                    5,
+                )
+                .unwrap()
+            };
             let serial =
                 local::FirstDerivative::new(&dims, 0, 1.0, DerivativeKind::Centered, edge, 5)
                     .unwrap();
             check(
                 comm,
-                &op,
+                build,
                 &dims,
                 1,
                 |x| vec![local_apply(&serial, x, false)],
