@@ -7,23 +7,27 @@
 //!   axis: one ghost row per side), forward and adjoint;
 //!
 //! at 1 rank (`Communicator::serial()`) and 2 ranks (`Threads`, two threads of this process),
-//! next to STREAM's triad (`a[i] = b[i] + s * c[i]` on 10^7 `f64`, split over the same ranks).
-//! Built with `--features mpi`, it then relaunches itself as
-//! `$MPIEXEC --oversubscribe -n $BENCH_NP <self>` (default `mpirun`, 2 ranks) and times the same
-//! cases under MPI.
+//! next to STREAM's triad (`a[i] = b[i] + s * c[i]` on 10^7 `f64`, split over the same ranks, its
+//! arrays allocated as the operators' are). Built with `--features mpi`, it then relaunches itself
+//! as `$MPIEXEC --oversubscribe -n $BENCH_NP <self>` (default `mpirun`, 2 ranks) and times the
+//! same cases under MPI.
 //!
-//! Each case runs 3 untimed repetitions, then `BENCH_REPS` (default 31) timed ones, each between
-//! two barriers (so a repetition lasts until the slowest rank is done). Bandwidth counts every
-//! input element read once and every output element written once (16 bytes per element for these
-//! operators, 24 for the triad: STREAM's convention, no write-allocate traffic), in decimal GB/s.
-//! The ratio is of medians, to the triad at the same number of ranks. `BENCH_ONLY=Laplacian` or
+//! The machine is shared, and its bandwidth drifts by tens of percent within minutes, so the
+//! cases are interleaved with the triad: `BENCH_ROUNDS` rounds (default 11), each timing the
+//! triad and then every case `BENCH_REPS` times (default 5, after 3 untimed repetitions), each
+//! repetition between two barriers (so it lasts until the slowest rank is done). A case's ratio
+//! to the triad is computed per round, from the two medians of that round, and the table gives
+//! the median of those ratios; its times are the median and minimum over all rounds.
+//! Bandwidth counts every input element read once and every output element written once (16
+//! bytes per element for these operators, 24 for the triad: STREAM's convention, no
+//! write-allocate traffic), in decimal GB/s. `BENCH_ONLY=Laplacian` or
 //! `BENCH_ONLY=FirstDerivative` runs one case (and the triad).
 
 mod common;
 
 use common::{env_or, time};
 use distlops::core::operator::{LinearOperator, LinearOperatorExt};
-use distlops::core::{Communicator, DistVector, DistributedArray, Layout, Threads};
+use distlops::core::{alloc, Communicator, DistVector, DistributedArray, Layout, Threads};
 use distlops::ndarray::Dimension;
 use distlops::operators::{DerivativeKind, FirstDerivative, Laplacian};
 use std::hint::black_box;
@@ -35,11 +39,21 @@ const TRIAD_N: usize = 10_000_000;
 #[cfg(feature = "mpi")]
 const CHILD_VAR: &str = "DISTLOPS_BENCH_CHILD";
 
+/// One timed case: what it moves, and how to run it once.
+struct Case<'a> {
+    name: String,
+    bytes: usize,
+    run: Box<dyn FnMut() + 'a>,
+}
+
 /// One line of the results table.
 struct Row {
     name: String,
     bytes: usize,
+    /// Every timed repetition, sorted.
     times: Vec<Duration>,
+    /// Per round, bandwidth over the triad's of the same round.
+    ratios: Vec<f64>,
 }
 
 impl Row {
@@ -49,27 +63,31 @@ impl Row {
     fn gbs(&self) -> f64 {
         self.bytes as f64 / self.median().as_secs_f64() / 1e9
     }
+    fn ratio(&self) -> f64 {
+        let mut r = self.ratios.clone();
+        r.sort_by(f64::total_cmp);
+        r[r.len() / 2]
+    }
 }
 
-/// STREAM triad on this rank's share of [`TRIAD_N`] elements.
-fn triad(comm: &Communicator, reps: usize) -> Row {
+/// STREAM triad on this rank's share of [`TRIAD_N`] elements (allocated through
+/// [`alloc`], like the operators' arrays: large blocks are advised to use huge pages).
+fn triad<'a>(comm: &'a Communicator) -> Case<'a> {
     let n = TRIAD_N / comm.size() + usize::from(comm.rank() < TRIAD_N % comm.size());
-    let mut a = vec![0.0f64; n];
-    let b: Vec<f64> = (0..n).map(|i| 1.0 + (i % 7) as f64).collect();
-    let c: Vec<f64> = (0..n).map(|i| 0.5 - (i % 5) as f64 * 0.25).collect();
-    a.fill(1.0);
-    let times = time(comm, reps, || {
-        let s = black_box(3.0);
-        for ((ai, &bi), &ci) in a.iter_mut().zip(black_box(&b)).zip(black_box(&c)) {
-            *ai = bi + s * ci;
-        }
-        black_box(&mut a);
-        comm.barrier();
-    });
-    Row {
+    let mut a = alloc::vec_filled(n, 1.0f64);
+    let b = alloc::vec_from_iter(n, (0..n).map(|i| 1.0 + (i % 7) as f64));
+    let c = alloc::vec_from_iter(n, (0..n).map(|i| 0.5 - (i % 5) as f64 * 0.25));
+    Case {
         name: "STREAM triad, 1e7 f64".into(),
         bytes: 3 * 8 * TRIAD_N,
-        times,
+        run: Box::new(move || {
+            let s = black_box(3.0);
+            for ((ai, &bi), &ci) in a.iter_mut().zip(black_box(&b)).zip(black_box(&c)) {
+                *ai = bi + s * ci;
+            }
+            black_box(&mut a);
+            comm.barrier();
+        }),
     }
 }
 
@@ -91,57 +109,79 @@ fn at(v: &DistVector<f64>, idx: &[usize]) -> Option<f64> {
     (a.rank() == 0).then(|| a.local()[idx])
 }
 
-/// Forward and adjoint timings of `op` on `x` (and on `y = op x` for the adjoint).
-fn forward_adjoint(
-    comm: &Communicator,
-    reps: usize,
+/// The forward and adjoint cases of `op` on `x` (the adjoint on `op x`), each with its own
+/// output.
+fn forward_adjoint<'a>(
+    comm: &'a Communicator,
     name: &str,
-    op: &dyn LinearOperator<f64>,
-    x: &DistVector<f64>,
-) -> (Vec<Row>, DistVector<f64>) {
+    op: &'a dyn LinearOperator<f64>,
+    x: DistVector<f64>,
+) -> [Case<'a>; 2] {
     let bytes = 2 * 8 * op.domain().global_len();
-    let mut y = op.new_range_vector().expect("range vector");
-    let fwd = time(comm, reps, || {
-        op.matvec(black_box(x), &mut y).expect("matvec");
-        comm.barrier();
-    });
+    let mut fy = op.new_range_vector().expect("range vector");
     let mut xa = op.new_domain_vector().expect("domain vector");
-    let adj = time(comm, reps, || {
-        op.rmatvec(black_box(&y), &mut xa).expect("rmatvec");
-        comm.barrier();
-    });
-    let rows = vec![
-        Row {
+    let yin = op.apply(&x).expect("matvec");
+    [
+        Case {
             name: format!("{name} forward"),
             bytes,
-            times: fwd,
+            run: Box::new(move || {
+                op.matvec(black_box(&x), &mut fy).expect("matvec");
+                comm.barrier();
+            }),
         },
-        Row {
+        Case {
             name: format!("{name} adjoint"),
             bytes,
-            times: adj,
+            run: Box::new(move || {
+                op.rmatvec(black_box(&yin), &mut xa).expect("rmatvec");
+                comm.barrier();
+            }),
         },
-    ];
-    (rows, y)
+    ]
 }
 
-/// Every case on `comm` (those whose name contains `$BENCH_ONLY`, if set); the rows are
-/// meaningful on rank 0.
-fn cases(comm: &Communicator, reps: usize) -> Vec<Row> {
-    let mut rows = vec![triad(comm, reps)];
+/// Every case on `comm` (those whose name contains `$BENCH_ONLY`, if set), interleaved with the
+/// triad round by round; the rows are meaningful on rank 0.
+fn cases(comm: &Communicator, rounds: usize, reps: usize) -> Vec<Row> {
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
-
-    if "Laplacian".contains(&only) {
-        rows.extend(laplacian(comm, reps));
+    let lap = "Laplacian".contains(&only).then(|| laplacian(comm));
+    let d1 = "FirstDerivative"
+        .contains(&only)
+        .then(|| first_derivative(comm));
+    let mut list = vec![triad(comm)];
+    for (op, x, name) in lap.iter().chain(&d1) {
+        list.extend(forward_adjoint(comm, name, op.as_ref(), x.clone()));
     }
-    if "FirstDerivative".contains(&only) {
-        rows.extend(first_derivative(comm, reps));
+    let mut rows: Vec<Row> = list
+        .iter()
+        .map(|c| Row {
+            name: c.name.clone(),
+            bytes: c.bytes,
+            times: Vec::new(),
+            ratios: Vec::new(),
+        })
+        .collect();
+    for _ in 0..rounds {
+        let mut triad_gbs = 0.0;
+        for (k, (case, row)) in list.iter_mut().zip(rows.iter_mut()).enumerate() {
+            let times = time(comm, reps, &mut case.run);
+            let gbs = case.bytes as f64 / times[times.len() / 2].as_secs_f64();
+            if k == 0 {
+                triad_gbs = gbs;
+            }
+            row.ratios.push(gbs / triad_gbs);
+            row.times.extend(times);
+        }
+    }
+    for row in &mut rows {
+        row.times.sort();
     }
     rows
 }
 
-/// The Laplacian case.
-fn laplacian(comm: &Communicator, reps: usize) -> Vec<Row> {
+/// The Laplacian case: the operator, its input, a label; checks one value of its output.
+fn laplacian(comm: &Communicator) -> (Box<dyn LinearOperator<f64>>, DistVector<f64>, String) {
     let n = 160;
     let dims = [n, n, n];
     let lap = Laplacian::<f64>::new(
@@ -156,30 +196,29 @@ fn laplacian(comm: &Communicator, reps: usize) -> Vec<Row> {
     .expect("Laplacian");
     // x = i^2 + j^2 + k^2: the Laplacian is 6 inside.
     let x = field(comm, &dims, |i| i.iter().map(|&v| (v * v) as f64).sum());
-    let (rows, y) = forward_adjoint(comm, reps, "Laplacian 160^3 axes 0,1,2", &lap, &x);
-    if let Some(v) = at(&y, &[1, 80, 80]) {
+    if let Some(v) = at(&lap.apply(&x).expect("matvec"), &[1, 80, 80]) {
         assert_eq!(v, 6.0, "Laplacian of a quadratic");
     }
-    rows
+    (Box::new(lap), x, "Laplacian 160^3 axes 0,1,2".into())
 }
 
-/// The first-derivative case.
-fn first_derivative(comm: &Communicator, reps: usize) -> Vec<Row> {
+/// The first-derivative case, as [`laplacian`].
+fn first_derivative(
+    comm: &Communicator,
+) -> (Box<dyn LinearOperator<f64>>, DistVector<f64>, String) {
     let dims = [4000, 2000];
     let d = FirstDerivative::<f64>::new(comm, &dims, 0, 1.0, DerivativeKind::Centered, false, 3)
         .expect("FirstDerivative");
     let x = field(comm, &dims, |i| 3.0 * i[0] as f64 + i[1] as f64);
-    let (rows, y) = forward_adjoint(comm, reps, "FirstDerivative (4000,2000) ax0", &d, &x);
-    if let Some(v) = at(&y, &[1, 5]) {
+    if let Some(v) = at(&d.apply(&x).expect("matvec"), &[1, 5]) {
         assert_eq!(v, 3.0, "derivative of a linear function");
     }
-    rows
+    (Box::new(d), x, "FirstDerivative (4000,2000) ax0".into())
 }
 
-fn print_table(what: &str, np: usize, reps: usize, rows: &[Row]) {
-    let triad = rows[0].gbs();
+fn print_table(what: &str, np: usize, rounds: usize, reps: usize, rows: &[Row]) {
     println!();
-    println!("distlops derivatives: {what}, {np} rank(s), median of {reps} repetitions");
+    println!("distlops derivatives: {what}, {np} rank(s), {rounds} rounds of {reps} repetitions");
     println!(
         "{:<40} {:>9} {:>11} {:>11} {:>8} {:>8} {:>9}",
         "case", "data", "median", "min", "GB/s", "/ triad", "best GB/s"
@@ -194,12 +233,13 @@ fn print_table(what: &str, np: usize, reps: usize, rows: &[Row]) {
             r.median().as_secs_f64() * 1e3,
             r.times[0].as_secs_f64() * 1e3,
             r.gbs(),
-            100.0 * r.gbs() / triad,
+            100.0 * r.ratio(),
             best
         );
     }
     println!(
-        "GB/s = (elements read + elements written) x 8 B / median time; best GB/s uses the minimum"
+        "GB/s = (elements read + elements written) x 8 B / median time; / triad = median over \
+         rounds of the ratio to the triad of the same round; best GB/s uses the minimum"
     );
 }
 
@@ -208,10 +248,10 @@ fn child(np: usize) -> ! {
     let env = distlops::core::mpi::initialize().expect("MPI initialisation");
     let world = env.world();
     assert_eq!(world.size(), np, "launched for {np} ranks");
-    let reps: usize = env_or("BENCH_REPS", 31).max(1);
-    let rows = cases(&world, reps);
+    let (rounds, reps) = knobs();
+    let rows = cases(&world, rounds, reps);
     if world.rank() == 0 {
-        print_table("MPI", np, reps, &rows);
+        print_table("MPI", np, rounds, reps, &rows);
     }
     world.barrier();
     drop(world);
@@ -249,6 +289,14 @@ fn run_mpi() {
     assert!(status.success(), "derivatives: {mpiexec} failed: {status}");
 }
 
+/// `BENCH_ROUNDS` (default 11) and `BENCH_REPS` (default 5).
+fn knobs() -> (usize, usize) {
+    (
+        env_or("BENCH_ROUNDS", 11).max(1),
+        env_or("BENCH_REPS", 5).max(1),
+    )
+}
+
 fn main() {
     #[cfg(feature = "mpi")]
     if let Ok(np) = std::env::var(CHILD_VAR) {
@@ -258,11 +306,11 @@ fn main() {
     if std::env::args().any(|a| a == "--list") {
         return;
     }
-    let reps: usize = env_or("BENCH_REPS", 31).max(1);
-    let rows = cases(&Communicator::serial(), reps);
-    print_table("serial", 1, reps, &rows);
-    let mut all = Threads::run(2, |comm| cases(&comm, reps));
-    print_table("Threads", 2, reps, &all.swap_remove(0));
+    let (rounds, reps) = knobs();
+    let rows = cases(&Communicator::serial(), rounds, reps);
+    print_table("serial", 1, rounds, reps, &rows);
+    let mut all = Threads::run(2, |comm| cases(&comm, rounds, reps));
+    print_table("Threads", 2, rounds, reps, &all.swap_remove(0));
     #[cfg(feature = "mpi")]
     run_mpi();
 }
