@@ -24,7 +24,9 @@ use distlops_core::{Communicator, DistVector, Error, Layout, Result, Scalar};
 ///   ranks with no rows allowed) -> range a stack of `ndim` copies of it.
 /// * Communication: one exchange of ghost slabs (1 row per side, from several ranks when ranks
 ///   are empty) per product, overlapped with the interior: of `x` forward, of the distributed
-///   axis' component adjoint. No metadata collectives; buffers are allocated at construction.
+///   axis' component adjoint. No metadata collectives; buffers are allocated at construction;
+///   a product is one pass over memory (outputs of at least
+///   [`stream_min_bytes`](crate::stream_min_bytes) per rank written with streaming stores).
 /// * PyLops-MPI: `MPIGradient(dims, sampling, edge, kind)`, an `MPIStackedVStack` of
 ///   `MPIFirstDerivative` (axis 0) and `MPIBlockDiag`s of local `FirstDerivative`s; here one
 ///   fused operator, and 1-D arrays are allowed.

@@ -25,7 +25,8 @@ use distlops_core::{Communicator, Error, Layout, Result, Scalar};
 /// * Communication: one exchange of ghost slabs (up to 2 rows per side, from several ranks when
 ///   ranks are thinner than that) per product if an axis of `axes` is the distributed one,
 ///   overlapped with the interior; none otherwise. No metadata collectives; buffers are
-///   allocated at construction.
+///   allocated at construction; a product is one pass over memory (outputs of at least
+///   [`stream_min_bytes`](crate::stream_min_bytes) per rank written with streaming stores).
 /// * PyLops-MPI: `MPILaplacian(dims, axes, weights, sampling, edge, kind)`, a sum of
 ///   `MPISecondDerivative` (axis 0) and `MPIBlockDiag` of local `SecondDerivative`s (other axes);
 ///   here one fused operator, and 1-D arrays are allowed.

@@ -26,7 +26,8 @@ use distlops_core::{Communicator, Layout, Result, Scalar};
 /// * Communication: along the distributed axis, one exchange of ghost slabs (up to 2 rows per
 ///   side; from several ranks when ranks are thinner than that) per product, overlapped with the
 ///   interior; along any other axis, none. No metadata collectives; buffers are allocated at
-///   construction, and a product is one pass over memory.
+///   construction, and a product is one pass over memory (outputs of at least
+///   [`stream_min_bytes`](crate::stream_min_bytes) per rank written with streaming stores).
 /// * PyLops-MPI: `MPISecondDerivative(dims, sampling, kind, edge)`, which differentiates along
 ///   axis 0 only; here any `axis`.
 ///
