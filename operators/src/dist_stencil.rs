@@ -41,6 +41,8 @@ use std::sync::Mutex;
 
 /// The largest number of dimensions the engine handles (its index arithmetic lives on the stack).
 const MAX_NDIM: usize = 32;
+/// The most templates (combinations of line classes) of one output.
+const MAX_TEMPLATES: usize = 4096;
 /// The largest number of `(slice, coefficient)` sources one output row may combine.
 pub(crate) const MAX_SOURCES: usize = 64;
 
@@ -242,8 +244,8 @@ struct Plan<R> {
     n_local: usize,
     /// Per output, the rows of a line that the vectorised path computes.
     fast: Vec<Range<usize>>,
-    /// Per output, the merged sources of generic lines.
-    templates: Vec<Template<R>>,
+    /// Per output, the merged sources of the lines that read no ghost rows, by class.
+    templates: Vec<Templates<R>>,
     /// Whether the outputs are large enough to be written with streaming stores
     /// ([`stream_min_bytes`]).
     stream: bool,
@@ -261,13 +263,33 @@ struct Plan<R> {
 /// A source relative to a line: `(input, offset in reals from the line's row, coefficient)`.
 type Entry<R> = (usize, isize, R);
 
-/// The sources of one output on *generic* lines, merged once at construction: lines whose index
-/// along every axis before the line axis is in `generic`, where every term along those axes is
-/// interior and, along the distributed axis, reads local rows only. Almost every line is
-/// generic; the others take the general path ([`Plan::line_general`]).
+/// The templates of one output. Along every axis before the line axis, a local index is of class
+/// 0 where every term along that axis uses its interior taps, of its own class `k >= 1` where
+/// some term has an explicit (boundary) row, or of none where a term reads ghost rows. Lines of
+/// the same classes share a [`Template`]; lines with no class take the general path
+/// ([`Plan::line_general`]).
+struct Templates<R> {
+    /// Per axis before the line axis, per local index, its class.
+    class: Vec<Vec<Option<u16>>>,
+    /// The template of a line is `list[sum_b class_b * weight[b]]`.
+    weight: Vec<usize>,
+    list: Vec<Template<R>>,
+}
+
+impl<R> Templates<R> {
+    /// The template of the line whose indices along the axes before the line axis are `idx`.
+    #[inline]
+    fn of(&self, idx: &[usize]) -> Option<&Template<R>> {
+        let mut k = 0;
+        for ((class, w), &i) in self.class.iter().zip(&self.weight).zip(idx) {
+            k += usize::from(class[i]?) * w;
+        }
+        Some(&self.list[k])
+    }
+}
+
+/// The sources of one output on the lines of one class, merged once at construction.
 struct Template<R> {
-    /// Per axis before the line axis, the generic local indices.
-    generic: Vec<Range<usize>>,
     /// The sources of the rows in the output's fast range.
     fast: Vec<Entry<R>>,
     /// Indices in `fast` of the source of each input that lies furthest ahead in memory (the one
@@ -402,7 +424,7 @@ impl<R: RealScalar> Plan<R> {
             }),
         };
         plan.fast = (0..noutputs).map(|out| plan.fast_rows(out)).collect();
-        plan.templates = (0..noutputs).map(|out| plan.template(out)).collect();
+        plan.templates = (0..noutputs).map(|out| plan.templates(out)).collect();
         // Ghost widths of every input along the distributed axis.
         let widths: Vec<(usize, usize)> = (0..ninputs)
             .map(|inp| {
@@ -439,27 +461,94 @@ impl<R: RealScalar> Plan<R> {
         lo..hi.max(lo as isize).unsigned_abs()
     }
 
-    /// The [`Template`] of output `out` (needs [`fast`](Self::fast)).
-    fn template(&self, out: usize) -> Template<R> {
+    /// The [`Templates`] of output `out` (needs [`fast`](Self::fast)): the classes of every local
+    /// index along the axes before the line axis, and a template per combination (at most
+    /// [`MAX_TEMPLATES`]; beyond, boundary lines take the general path).
+    fn templates(&self, out: usize) -> Templates<R> {
+        let la = self.line_axis;
+        // Per axis, the class of each local index, and the local indices of the boundary classes.
+        let mut class: Vec<Vec<Option<u16>>> = Vec::with_capacity(la);
+        let mut bounds: Vec<Vec<usize>> = Vec::with_capacity(la);
+        for b in 0..la {
+            let off_b = if b == self.axis { self.offset } else { 0 };
+            let local = |col: usize| b != self.axis || (off_b..off_b + self.n_local).contains(&col);
+            let (mut cb, mut bb) = (Vec::with_capacity(self.shape[b]), Vec::new());
+            for i in 0..self.shape[b] {
+                let g = i + off_b;
+                let (mut interior, mut ghost) = (true, false);
+                for t in self.outer_terms[out].iter().filter(|t| t.axis == b) {
+                    interior &= matches!(t.band.row(g), RowKind::Interior);
+                    t.band.for_each_entry(g, |col, _| ghost |= !local(col));
+                }
+                cb.push(if ghost {
+                    None
+                } else if interior {
+                    Some(0)
+                } else {
+                    bb.push(i);
+                    u16::try_from(bb.len()).ok()
+                });
+            }
+            class.push(cb);
+            bounds.push(bb);
+        }
+        let count = bounds
+            .iter()
+            .try_fold(1usize, |n, bb| n.checked_mul(bb.len() + 1))
+            .filter(|&n| n <= MAX_TEMPLATES);
+        if count.is_none() {
+            // Too many combinations: boundary lines take the general path.
+            for c in class.iter_mut().flatten() {
+                if *c != Some(0) {
+                    *c = None;
+                }
+            }
+            bounds.iter_mut().for_each(Vec::clear);
+        }
+        let mut weight = vec![1; la];
+        for b in (0..la.saturating_sub(1)).rev() {
+            weight[b] = weight[b + 1] * (bounds[b + 1].len() + 1);
+        }
+        let n = count.unwrap_or(1);
+        let list = (0..n)
+            .map(|k| {
+                // The boundary local index of each axis in combination `k` (`None`: interior).
+                let combo: Vec<Option<usize>> = (0..la)
+                    .map(|b| (k / weight[b]) % (bounds[b].len() + 1))
+                    .enumerate()
+                    .map(|(b, c)| c.checked_sub(1).map(|c| bounds[b][c]))
+                    .collect();
+                self.template(out, &combo)
+            })
+            .collect();
+        Templates {
+            class,
+            weight,
+            list,
+        }
+    }
+
+    /// The [`Template`] of output `out` on lines whose index along each axis `b` before the line
+    /// axis is `combo[b]` (`None`: an index where every term along `b` is interior).
+    fn template(&self, out: usize, combo: &[Option<usize>]) -> Template<R> {
         let inner = self.inner as isize;
-        let mut generic: Vec<Range<usize>> =
-            self.shape[..self.line_axis].iter().map(|&n| 0..n).collect();
         let mut outer: Vec<Entry<R>> = Vec::new();
         for t in &self.outer_terms[out] {
             let b = t.axis;
-            let off_b = if b == self.axis { self.offset } else { 0 } as isize;
-            let int = t.band.interior();
-            let (mut lo, mut hi) = (int.start as isize - off_b, int.end as isize - off_b);
-            for &(o, c) in t.band.taps() {
-                add_entry(&mut outer, t.inp, o * self.strides[b] as isize, c);
-                if b == self.axis {
-                    lo = lo.max(-o);
-                    hi = hi.min(self.n_local as isize - o);
+            let stride = self.strides[b] as isize;
+            match combo[b] {
+                None => {
+                    for &(o, c) in t.band.taps() {
+                        add_entry(&mut outer, t.inp, o * stride, c);
+                    }
+                }
+                Some(i) => {
+                    let g = i + if b == self.axis { self.offset } else { 0 };
+                    t.band.for_each_entry(g, |col, c| {
+                        add_entry(&mut outer, t.inp, (col as isize - g as isize) * stride, c);
+                    });
                 }
             }
-            let r = &mut generic[b];
-            let lo = lo.max(r.start as isize).unsigned_abs();
-            *r = lo..hi.min(r.end as isize).max(lo as isize).unsigned_abs();
         }
         let mut fast = outer.clone();
         for t in &self.line_terms[out] {
@@ -512,7 +601,6 @@ impl<R: RealScalar> Plan<R> {
             Vec::new()
         };
         Template {
-            generic,
             fast,
             leaders,
             head,
@@ -698,33 +786,38 @@ impl<R: RealScalar> Plan<R> {
         }
         loop {
             for (out, y) in outputs.iter_mut().enumerate() {
-                let tpl = &self.templates[out];
-                // Generic lines along the fastest axis form one contiguous run.
-                let merged = if full_rows
-                    && tpl.rows
-                    && (0..inner_axis).all(|k| tpl.generic[k].contains(&idx[k]))
-                {
-                    let g = &tpl.generic[inner_axis];
-                    let start = g.start.clamp(run.start, run.end);
-                    start..g.end.clamp(start, run.end)
-                } else {
-                    run.end..run.end
-                };
-                for i in (run.start..merged.start).chain(merged.end..run.end) {
+                let tpls = &self.templates[out];
+                // Lines along the fastest axis with the same classes form runs; a run of
+                // template lines is one pass when whole lines are computed.
+                let class = &tpls.class[inner_axis];
+                let mut i = run.start;
+                while i < run.end {
+                    let c = class[i];
+                    let mut j = i + 1;
+                    while j < run.end && class[j] == c {
+                        j += 1;
+                    }
                     idx[inner_axis] = i;
                     let base: usize = (0..la).map(|k| idx[k] * self.strides[k]).sum();
-                    let at = Line {
-                        idx: &idx[..la],
-                        base,
-                        rows: rows.clone(),
-                    };
-                    self.line(out, &at, inputs, ghosts, (&mut *lists.0, &mut *lists.1), y);
-                }
-                if !merged.is_empty() {
-                    idx[inner_axis] = merged.start;
-                    let base: usize = (0..la).map(|k| idx[k] * self.strides[k]).sum();
-                    let lists = (&mut *lists.0, &mut *lists.1);
-                    self.generic_run(out, base, merged.len(), inputs, lists, y);
+                    match tpls.of(&idx[..la]) {
+                        Some(tpl) if full_rows && tpl.rows => {
+                            let lists = (&mut *lists.0, &mut *lists.1);
+                            self.generic_run((out, tpl), base, j - i, inputs, lists, y);
+                        }
+                        _ => {
+                            for l in i..j {
+                                idx[inner_axis] = l;
+                                let at = Line {
+                                    idx: &idx[..la],
+                                    base: base + (l - i) * self.strides[inner_axis],
+                                    rows: rows.clone(),
+                                };
+                                let lists = (&mut *lists.0, &mut *lists.1);
+                                self.line(out, &at, inputs, ghosts, lists, y);
+                            }
+                        }
+                    }
+                    i = j;
                 }
             }
             // Next index of the other axes, C order.
@@ -829,7 +922,7 @@ impl<R: RealScalar> Plan<R> {
     #[allow(clippy::too_many_arguments)]
     fn put_streamed<'a>(
         &self,
-        out: usize,
+        (out, tpl): (usize, &Template<R>),
         at: usize,
         n: usize,
         fixes: &Fixes,
@@ -837,7 +930,7 @@ impl<R: RealScalar> Plan<R> {
         (scratch, srcs): (&mut Sources<'a, R>, &mut Sources<'a, R>),
         y: &mut [R],
     ) {
-        let (tpl, inner) = (&self.templates[out], self.inner);
+        let inner = self.inner;
         Self::fill(&tpl.fast, at, n, inputs, srcs);
         let y = &mut y[at..at + n];
         // A fixed position is a row outside the fast range of a line (the last rows of one line,
@@ -854,7 +947,7 @@ impl<R: RealScalar> Plan<R> {
         let mut fix = |pos: usize, offset: usize, vals: &mut [R]| {
             let (mut p, mut q, mut vals) = (at + pos, offset, vals);
             while !vals.is_empty() {
-                let (entries, row_end) = self.junction_row(out, q);
+                let (entries, row_end) = self.junction_row(out, tpl, q);
                 let (now, rest) = vals.split_at_mut((row_end - q).min(vals.len()));
                 Self::put_into(entries, p, false, inputs, scratch, now);
                 (p, q, vals) = (p + now.len(), q + now.len(), rest);
@@ -863,11 +956,17 @@ impl<R: RealScalar> Plan<R> {
         combine_streamed(y, srcs.list(), &tpl.leaders, fixes, &mut fix);
     }
 
-    /// The template of the row at `q` reals into a junction of output `out` (the rows after its
-    /// fast range of one line, then those before it of the next), and where that row ends.
+    /// The template of the row at `q` reals into a junction of output `out` on lines of template
+    /// `tpl` (the rows after its fast range of one line, then those before it of the next), and
+    /// where that row ends.
     #[inline]
-    fn junction_row(&self, out: usize, q: usize) -> (&[Entry<R>], usize) {
-        let (tpl, f, inner) = (&self.templates[out], &self.fast[out], self.inner);
+    fn junction_row<'t>(
+        &self,
+        out: usize,
+        tpl: &'t Template<R>,
+        q: usize,
+    ) -> (&'t [Entry<R>], usize) {
+        let (f, inner) = (&self.fast[out], self.inner);
         let tail_len = (self.n_line - f.end) * inner;
         if q < tail_len {
             let r = q / inner;
@@ -883,21 +982,17 @@ impl<R: RealScalar> Plan<R> {
     /// junctions between lines (the rows after the fast range of one line and before it in the
     /// next, which that pass gets wrong) from their own templates, and the rows before the first
     /// fast range and after the last. Streamed outputs compute the junctions inside the pass.
+    #[allow(clippy::too_many_arguments)]
     fn generic_run<'a>(
         &self,
-        out: usize,
+        (out, tpl): (usize, &Template<R>),
         base: usize,
         count: usize,
         inputs: &[&'a [R]],
         (scratch, srcs): (&mut Sources<'a, R>, &mut Sources<'a, R>),
         y: &mut [R],
     ) {
-        let (tpl, f, inner, step) = (
-            &self.templates[out],
-            &self.fast[out],
-            self.inner,
-            self.line_len,
-        );
+        let (f, inner, step) = (&self.fast[out], self.inner, self.line_len);
         let start = base + f.start * inner;
         let end = base + (count - 1) * step + f.end * inner;
         let jl = step - (f.end - f.start) * inner;
@@ -910,7 +1005,7 @@ impl<R: RealScalar> Plan<R> {
                 count: count - 1,
             };
             let lists = (scratch, &mut *srcs);
-            self.put_streamed(out, start, end - start, &fixes, inputs, lists, y);
+            self.put_streamed((out, tpl), start, end - start, &fixes, inputs, lists, y);
         } else {
             if f.end > f.start {
                 self.put(&tpl.fast, start, end - start, inputs, srcs, y);
@@ -925,7 +1020,7 @@ impl<R: RealScalar> Plan<R> {
                 }
                 let mut q = 0;
                 while q < jl {
-                    let (entries, row_end) = self.junction_row(out, q);
+                    let (entries, row_end) = self.junction_row(out, tpl, q);
                     self.put_row(entries, at + q, inputs, srcs, y);
                     q = row_end;
                 }
@@ -984,8 +1079,8 @@ impl<R: RealScalar> Plan<R> {
     }
 
     /// Output `out` (the whole array `y`) on rows `at.rows` of the line `at.idx`, with two source
-    /// lists to fill: from the output's [`Template`] on generic lines, else (and for the rows of a
-    /// distributed line that are outside the fast range) by
+    /// lists to fill: from the [`Template`] of the line's classes, else (lines that read ghost
+    /// rows, and the rows of a distributed line that are outside the fast range) by
     /// [`line_general`](Self::line_general).
     #[inline]
     fn line<'a>(
@@ -997,11 +1092,10 @@ impl<R: RealScalar> Plan<R> {
         lists: (&mut Sources<'a, R>, &mut Sources<'a, R>),
         y: &mut [R],
     ) {
-        let tpl = &self.templates[out];
         let line = at.base..at.base + self.line_len;
-        if !at.idx.iter().zip(&tpl.generic).all(|(i, r)| r.contains(i)) {
+        let Some(tpl) = self.templates[out].of(at.idx) else {
             return self.line_general(out, at, inputs, ghosts, lists, &mut y[line]);
-        }
+        };
         let (outer, srcs) = lists;
         let (rows, inner) = (at.rows.clone(), self.inner);
         let f = &self.fast[out];
@@ -1011,7 +1105,7 @@ impl<R: RealScalar> Plan<R> {
             let (start, n) = (at.base + fs * inner, (fe - fs) * inner);
             if self.stream {
                 let lists = (&mut *outer, &mut *srcs);
-                self.put_streamed(out, start, n, &Fixes::NONE, inputs, lists, y);
+                self.put_streamed((out, tpl), start, n, &Fixes::NONE, inputs, lists, y);
             } else {
                 self.put(&tpl.fast, start, n, inputs, srcs, y);
             }
