@@ -238,6 +238,10 @@ struct Plan<R> {
     n_line: usize,
     inner: usize,
     line_len: usize,
+    /// Whether rows are one element of the global array (at most 2 reals): their boundary rows
+    /// are then summed directly rather than by the vector kernel (see `put_row`). A property of
+    /// the global shape, so every split computes a row the same way.
+    row_scalar: bool,
     /// The distributed axis, this rank's offset and extent along it.
     axis: usize,
     offset: usize,
@@ -299,7 +303,7 @@ struct Template<R> {
     /// is the distributed one: those rows take the general path).
     head: Vec<Vec<Entry<R>>>,
     tail: Vec<Vec<Entry<R>>>,
-    /// When rows are one element (`inner <= 2`) and `head` and `tail` are given, the template of
+    /// When rows are one element (`row_scalar`) and `head` and `tail` are given, the template of
     /// each real of a junction: the rows after the fast range of one line, then those before it
     /// of the next.
     junction: Vec<Vec<Entry<R>>>,
@@ -407,6 +411,7 @@ impl<R: RealScalar> Plan<R> {
             n_line,
             inner,
             line_len: n_line * inner,
+            row_scalar: global[line_axis + 1..].iter().product::<usize>() * w <= 2,
             axis,
             offset,
             n_local,
@@ -593,7 +598,7 @@ impl<R: RealScalar> Plan<R> {
                 None => leaders.push(i),
             }
         }
-        let junction = if rows && self.inner <= 2 {
+        let junction = if rows && self.row_scalar {
             let rows = tail.iter().chain(&head);
             rows.flat_map(|e: &Vec<Entry<R>>| std::iter::repeat_n(e.clone(), self.inner))
                 .collect()
@@ -852,8 +857,9 @@ impl<R: RealScalar> Plan<R> {
     }
 
     /// The row of the output `y` at offset `at` from its template `entries`: directly when rows
-    /// are one element (`inner <= 2`), else with the vector kernel. (Which one depends on the
-    /// shape only, never on how the array is split, so every split gives the same bits.)
+    /// are one element of the global array (`row_scalar`), else with the vector kernel. (Which
+    /// one depends on the global shape only, never on how the array is split, so every split
+    /// gives the same bits.)
     #[inline]
     fn put_row<'a>(
         &self,
@@ -864,7 +870,14 @@ impl<R: RealScalar> Plan<R> {
         y: &mut [R],
     ) {
         let n = self.inner;
-        Self::put_into(entries, at, n <= 2, inputs, srcs, &mut y[at..at + n]);
+        Self::put_into(
+            entries,
+            at,
+            self.row_scalar,
+            inputs,
+            srcs,
+            &mut y[at..at + n],
+        );
     }
 
     /// The values of positions `at..at + out.len()` from template entries, into `out`: with
@@ -930,12 +943,11 @@ impl<R: RealScalar> Plan<R> {
         (scratch, srcs): (&mut Sources<'a, R>, &mut Sources<'a, R>),
         y: &mut [R],
     ) {
-        let inner = self.inner;
         Self::fill(&tpl.fast, at, n, inputs, srcs);
         let y = &mut y[at..at + n];
         // A fixed position is a row outside the fast range of a line (the last rows of one line,
         // then the first rows of the next: a junction): its own template.
-        if inner <= 2 {
+        if self.row_scalar {
             let mut fix = |pos: usize, offset: usize, vals: &mut [R]| {
                 for (i, v) in vals.iter_mut().enumerate() {
                     *v = Self::scalar_value(&tpl.junction[offset + i], at + pos + i, inputs);
@@ -1012,7 +1024,7 @@ impl<R: RealScalar> Plan<R> {
             }
             for l in 0..count - 1 {
                 let at = at0 + l * step;
-                if inner <= 2 {
+                if self.row_scalar {
                     for (q, entries) in tpl.junction.iter().enumerate() {
                         y[at + q] = Self::scalar_value(entries, at + q, inputs);
                     }
@@ -1190,7 +1202,23 @@ impl<R: RealScalar> Plan<R> {
                     srcs.push(s, R::real_from_f64(c));
                 });
             }
-            combine(&mut y[row * inner..(row + 1) * inner], srcs.list());
+            let y = &mut y[row * inner..(row + 1) * inner];
+            let interior = self.line_terms[out]
+                .iter()
+                .all(|t| matches!(t.band.row(g), RowKind::Interior));
+            if self.row_scalar && !interior {
+                // A boundary row of one element: as the templates compute it (`put_row`), so
+                // that it has the same bits whichever path and split computes it.
+                for (k, yk) in y.iter_mut().enumerate() {
+                    let mut acc = R::zero();
+                    for &(s, c) in srcs.list() {
+                        acc += c * s[k];
+                    }
+                    *yk = acc;
+                }
+            } else {
+                combine(y, srcs.list());
+            }
         }
     }
 }

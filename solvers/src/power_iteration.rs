@@ -147,8 +147,8 @@ pub fn fill_seeded<T: Scalar>(v: &mut DistVector<T>, seed: u64) {
 /// ```
 ///
 /// * Reproducible: the start vector depends only on `seed` and the global index (see
-///   [`fill_seeded`]), so the result is the same at any number of ranks up to rounding (dot
-///   products sum in a rank-dependent order).
+///   [`fill_seeded`]), and the dot products are reproducible sums (`distlops_core::repro`), so
+///   the result depends on the number of ranks only through the operator's own products.
 /// * Communication per iteration: the product and **one** all-reduce of `[b^H A b, |A b|^2]`
 ///   through [`fused_vdots`](crate::fused_vdots) (PyLops-MPI does two).
 /// * Two vectors allocated once; plain and stacked domains alike.

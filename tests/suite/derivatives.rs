@@ -4,7 +4,7 @@
 //! along every axis, on layouts distributed along the first and the last axis with balanced
 //! counts and with thin and empty ranks (ghost slabs from several ranks). Each operator is checked
 //! with streaming stores forced (the path of large outputs) and must give the same bits with
-//! ordinary stores.
+//! ordinary stores; every split gives exactly the values of one rank.
 
 use super::util::{assert_close, global, TestScalar, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt, Space};
@@ -397,6 +397,92 @@ pub fn gradient_f64(comm: &Communicator) {
 
 pub fn gradient_complex(comm: &Communicator) {
     gradient::<Complex64>(comm);
+}
+
+/// Every split gives exactly the values of one rank: each operator on each layout (along the
+/// first and the last axis, balanced and with thin and empty ranks) against the same operator on
+/// this rank alone, forward and adjoint.
+fn same_values_on_every_split<T: TestScalar>(comm: &Communicator) {
+    let (p, serial) = (comm.size(), Communicator::serial());
+    let compare =
+        |op: &dyn LinearOperator<T>, one: &dyn LinearOperator<T>, dims: &[usize], what: &str| {
+            let xg = global::<T>(dims, 5);
+            let nout = gathered(&one.new_range_vector().unwrap()).len();
+            let yg: Vec<ArrayD<T>> = (0..nout).map(|k| global::<T>(dims, 9 + k as u64)).collect();
+            let ax = gathered(
+                &op.apply(&vector(comm, op.domain(), std::slice::from_ref(&xg)))
+                    .unwrap(),
+            );
+            let ax1 = gathered(
+                &one.apply(&vector(&serial, one.domain(), std::slice::from_ref(&xg)))
+                    .unwrap(),
+            );
+            assert!(ax == ax1, "{what}: forward differs from one rank's");
+            let ahy = gathered(&op.apply_adjoint(&vector(comm, op.range(), &yg)).unwrap());
+            let ahy1 = gathered(
+                &one.apply_adjoint(&vector(&serial, one.range(), &yg))
+                    .unwrap(),
+            );
+            assert!(ahy == ahy1, "{what}: adjoint differs from one rank's");
+        };
+    for dims in [UNEVEN_1D, UNEVEN_2D, UNEVEN_3D] {
+        let axes: Vec<usize> = (0..dims.len()).collect();
+        let weights: Vec<f64> = axes.iter().map(|&a| 1.0 + 0.5 * a as f64).collect();
+        let whole = Layout::scatter(dims, 0, 1).unwrap();
+        for layout in layouts(dims, p) {
+            for kind in KINDS {
+                for edge in [false, true] {
+                    let what = format!("{dims:?} {kind:?} edge {edge}, {}", describe(&layout));
+                    let lap = |c, l| {
+                        Laplacian::<T>::with_layout(c, l, &axes, &weights, &weights, kind, edge)
+                            .unwrap()
+                    };
+                    compare(
+                        &lap(comm, &layout),
+                        &lap(&serial, &whole),
+                        dims,
+                        &format!("Laplacian {what}"),
+                    );
+                    let grad =
+                        |c, l| Gradient::<T>::with_layout(c, l, &weights, kind, edge).unwrap();
+                    compare(
+                        &grad(comm, &layout),
+                        &grad(&serial, &whole),
+                        dims,
+                        &format!("Gradient {what}"),
+                    );
+                    for &axis in &axes {
+                        let d2 = |c, l| {
+                            SecondDerivative::<T>::with_layout(c, l, axis, 0.5, kind, edge).unwrap()
+                        };
+                        let what = format!("SecondDerivative along {axis}, {what}");
+                        compare(&d2(comm, &layout), &d2(&serial, &whole), dims, &what);
+                    }
+                }
+            }
+            for (kind, order) in [(DerivativeKind::Centered, 5), (DerivativeKind::Forward, 3)] {
+                for &axis in &axes {
+                    let d1 = |c, l| {
+                        FirstDerivative::<T>::with_layout(c, l, axis, 2.0, kind, true, order)
+                            .unwrap()
+                    };
+                    let what = format!(
+                        "FirstDerivative {dims:?} along {axis}, {kind:?} {order}, {}",
+                        describe(&layout)
+                    );
+                    compare(&d1(comm, &layout), &d1(&serial, &whole), dims, &what);
+                }
+            }
+        }
+    }
+}
+
+pub fn same_values_on_every_split_f64(comm: &Communicator) {
+    same_values_on_every_split::<f64>(comm);
+}
+
+pub fn same_values_on_every_split_complex(comm: &Communicator) {
+    same_values_on_every_split::<Complex64>(comm);
 }
 
 /// Very thin ranks: most ranks empty, the stencil reaching over several of them, along a middle

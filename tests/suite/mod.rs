@@ -210,6 +210,14 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         derivatives::gradient_complex,
     ),
     (
+        "derivatives::same_values_on_every_split_f64",
+        derivatives::same_values_on_every_split_f64,
+    ),
+    (
+        "derivatives::same_values_on_every_split_complex",
+        derivatives::same_values_on_every_split_complex,
+    ),
+    (
         "derivatives::thin_ranks_and_short_axes",
         derivatives::thin_ranks_and_short_axes,
     ),
