@@ -143,6 +143,32 @@ fn combine_portable<R: RealScalar, const FMA: bool>(y: &mut [R], srcs: &[(&[R], 
     }
 }
 
+/// `sum_k c_k s_k[j..j + C]` in registers: the first product, then one multiply-add per source
+/// (fused with `FMA`). At least one source, each with `j + C` reals or more.
+#[inline(always)]
+fn chunk_sum<R: RealScalar, const C: usize, const FMA: bool>(
+    srcs: &[(&[R], R)],
+    j: usize,
+) -> [R; C] {
+    let ((s0, c0), rest) = (srcs[0], &srcs[1..]);
+    let mut acc = [R::zero(); C];
+    let s: &[R; C] = s0[j..j + C].try_into().expect("chunk");
+    for l in 0..C {
+        acc[l] = c0 * s[l];
+    }
+    for &(s, c) in rest {
+        let s: &[R; C] = s[j..j + C].try_into().expect("chunk");
+        for l in 0..C {
+            acc[l] = if FMA {
+                s[l].mul_add(c, acc[l])
+            } else {
+                acc[l] + c * s[l]
+            };
+        }
+    }
+    acc
+}
+
 /// [`combine`] in chunks of `C` reals (`C <= y.len()`, at least one source). A length that is not
 /// a multiple of `C` ends with a chunk overlapping the previous one: it recomputes the same values
 /// (`y` is not an input), so no element goes through a scalar tail.
@@ -150,26 +176,10 @@ fn combine_portable<R: RealScalar, const FMA: bool>(y: &mut [R], srcs: &[(&[R], 
 fn combine_chunks<R: RealScalar, const C: usize, const FMA: bool>(y: &mut [R], srcs: &[(&[R], R)]) {
     let n = y.len();
     debug_assert!(n >= C && !srcs.is_empty());
-    let ((s0, c0), rest) = (srcs[0], &srcs[1..]);
     let mut j = 0;
     loop {
-        let mut acc = [R::zero(); C];
-        let s: &[R; C] = s0[j..j + C].try_into().expect("chunk");
-        for l in 0..C {
-            acc[l] = c0 * s[l];
-        }
-        for &(s, c) in rest {
-            let s: &[R; C] = s[j..j + C].try_into().expect("chunk");
-            for l in 0..C {
-                acc[l] = if FMA {
-                    s[l].mul_add(c, acc[l])
-                } else {
-                    acc[l] + c * s[l]
-                };
-            }
-        }
         let out: &mut [R; C] = (&mut y[j..j + C]).try_into().expect("chunk");
-        *out = acc;
+        *out = chunk_sum::<R, C, FMA>(srcs, j);
         if j + C == n {
             break;
         }
@@ -261,7 +271,6 @@ unsafe fn combine_streamed_avx2_fma<R: RealScalar>(
     };
     let body_end = head + (n - head) / C * C;
     ordinary(y, 0..head, srcs, fixes, &mut k, fix);
-    let ((s0, c0), rest) = (srcs[0], &srcs[1..]);
     let out = y.as_mut_ptr();
     for j in (head..body_end).step_by(C) {
         for &i in leaders {
@@ -272,17 +281,7 @@ unsafe fn combine_streamed_avx2_fma<R: RealScalar>(
                 _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(PREFETCH_AHEAD + line));
             }
         }
-        let mut acc = [R::zero(); C];
-        let x: &[R; C] = s0[j..j + C].try_into().expect("chunk");
-        for l in 0..C {
-            acc[l] = c0 * x[l];
-        }
-        for &(s, c) in rest {
-            let x: &[R; C] = s[j..j + C].try_into().expect("chunk");
-            for l in 0..C {
-                acc[l] = x[l].mul_add(c, acc[l]);
-            }
-        }
+        let mut acc = chunk_sum::<R, C, true>(srcs, j);
         if fixes.next_start(k) < j + C {
             // Rare: the chunk holds fixed positions (a copy, so that `acc` stays in registers
             // in the common case).

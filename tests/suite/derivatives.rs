@@ -554,34 +554,23 @@ pub fn thin_ranks_and_short_axes(comm: &Communicator) {
     for n in [1, 2, 3, 4] {
         let dims = [n, 5];
         let layout = Layout::scatter(&dims, 0, p).unwrap();
+        let make = |edge| {
+            FirstDerivative::<f64>::with_layout(
+                comm,
+                &layout,
+                0,
+                1.0,
+                DerivativeKind::Centered,
+                edge,
+                5,
+            )
+        };
         for edge in [false, true] {
             if edge && n < 3 {
-                assert!(matches!(
-                    FirstDerivative::<f64>::with_layout(
-                        comm,
-                        &layout,
-                        0,
-                        1.0,
-                        DerivativeKind::Centered,
-                        edge,
-                        5
-                    ),
-                    Err(Error::InvalidArgument(_))
-                ));
+                assert!(matches!(make(edge), Err(Error::InvalidArgument(_))));
                 continue;
             }
-            let build = || {
-                FirstDerivative::<f64>::with_layout(
-                    comm,
-                    &layout,
-                    0,
-                    1.0,
-                    DerivativeKind::Centered,
-                    edge,
-                    5,
-                )
-                .unwrap()
-            };
+            let build = || make(edge).unwrap();
             let serial =
                 local::FirstDerivative::new(&dims, 0, 1.0, DerivativeKind::Centered, edge, 5)
                     .unwrap();
