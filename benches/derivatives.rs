@@ -7,17 +7,20 @@
 //!   axis: one ghost row per side), forward and adjoint;
 //!
 //! at 1 rank (`Communicator::serial()`) and 2 ranks (`Threads`, two threads of this process),
-//! next to STREAM's triad (`a[i] = b[i] + s * c[i]` on 10^7 `f64`, split over the same ranks, its
-//! arrays allocated as the operators' are). Built with `--features mpi`, it then relaunches itself
+//! next to STREAM's triad (`a[i] = b[i] + s * c[i]` on 10^7 `f64`, split over the same ranks),
+//! twice: on ordinary pages, as STREAM allocates its arrays, and on huge pages, as the operators'
+//! arrays are (`distlops_core::alloc`), which is 5-10% faster here. Built with `--features mpi`, it
+//! then relaunches itself
 //! as `$MPIEXEC --oversubscribe -n $BENCH_NP <self>` (default `mpirun`, 2 ranks) and times the
 //! same cases under MPI.
 //!
 //! The machine is shared, and its bandwidth drifts by tens of percent within minutes, so the
 //! cases are interleaved with the triad: `BENCH_ROUNDS` rounds (default 11), each timing the
 //! triad and then every case `BENCH_REPS` times (default 5, after 3 untimed repetitions), each
-//! repetition between two barriers (so it lasts until the slowest rank is done). A case's ratio
-//! to the triad is computed per round, from the two medians of that round, and the table gives
-//! the median of those ratios; its times are the median and minimum over all rounds.
+//! repetition between two barriers (so it lasts until the slowest rank is done). A case's ratios
+//! to the triads are computed per round, from the medians of that round, and the table gives the
+//! median of those ratios (`/ triad`: STREAM's; `/ HP`: on huge pages); its times are the median
+//! and minimum over all rounds.
 //! Bandwidth counts every input element read once and every output element written once (16
 //! bytes per element for these operators, 24 for the triad: STREAM's convention, no
 //! write-allocate traffic), in decimal GB/s. `BENCH_ONLY=Laplacian` or
@@ -52,8 +55,8 @@ struct Row {
     bytes: usize,
     /// Every timed repetition, sorted.
     times: Vec<Duration>,
-    /// Per round, bandwidth over the triad's of the same round.
-    ratios: Vec<f64>,
+    /// Per round, bandwidth over the triads' of the same round (STREAM's, on huge pages).
+    ratios: [Vec<f64>; 2],
 }
 
 impl Row {
@@ -63,22 +66,34 @@ impl Row {
     fn gbs(&self) -> f64 {
         self.bytes as f64 / self.median().as_secs_f64() / 1e9
     }
-    fn ratio(&self) -> f64 {
-        let mut r = self.ratios.clone();
+    fn ratio(&self, k: usize) -> f64 {
+        let mut r = self.ratios[k].clone();
         r.sort_by(f64::total_cmp);
         r[r.len() / 2]
     }
 }
 
-/// STREAM triad on this rank's share of [`TRIAD_N`] elements (allocated through
-/// [`alloc`], like the operators' arrays: large blocks are advised to use huge pages).
-fn triad<'a>(comm: &'a Communicator) -> Case<'a> {
+/// STREAM triad on this rank's share of [`TRIAD_N`] elements, on ordinary pages as STREAM's
+/// arrays are, or (`huge`) allocated through [`alloc`] like the operators' arrays (large blocks
+/// advised to use huge pages).
+fn triad(comm: &Communicator, huge: bool) -> Case<'_> {
     let n = TRIAD_N / comm.size() + usize::from(comm.rank() < TRIAD_N % comm.size());
-    let mut a = alloc::vec_filled(n, 1.0f64);
-    let b = alloc::vec_from_iter(n, (0..n).map(|i| 1.0 + (i % 7) as f64));
-    let c = alloc::vec_from_iter(n, (0..n).map(|i| 0.5 - (i % 5) as f64 * 0.25));
+    let fill = |f: fn(usize) -> f64| -> Vec<f64> {
+        if huge {
+            alloc::vec_from_iter(n, (0..n).map(f))
+        } else {
+            (0..n).map(f).collect()
+        }
+    };
+    let mut a = fill(|_| 1.0);
+    let b = fill(|i| 1.0 + (i % 7) as f64);
+    let c = fill(|i| 0.5 - (i % 5) as f64 * 0.25);
     Case {
-        name: "STREAM triad, 1e7 f64".into(),
+        name: if huge {
+            "triad on huge pages (HP)".into()
+        } else {
+            "STREAM triad, 1e7 f64".into()
+        },
         bytes: 3 * 8 * TRIAD_N,
         run: Box::new(move || {
             let s = black_box(3.0);
@@ -149,7 +164,7 @@ fn cases(comm: &Communicator, rounds: usize, reps: usize) -> Vec<Row> {
     let d1 = "FirstDerivative"
         .contains(&only)
         .then(|| first_derivative(comm));
-    let mut list = vec![triad(comm)];
+    let mut list = vec![triad(comm, false), triad(comm, true)];
     for (op, x, name) in lap.iter().chain(&d1) {
         list.extend(forward_adjoint(comm, name, op.as_ref(), x.clone()));
     }
@@ -159,19 +174,24 @@ fn cases(comm: &Communicator, rounds: usize, reps: usize) -> Vec<Row> {
             name: c.name.clone(),
             bytes: c.bytes,
             times: Vec::new(),
-            ratios: Vec::new(),
+            ratios: [Vec::new(), Vec::new()],
         })
         .collect();
     for _ in 0..rounds {
-        let mut triad_gbs = 0.0;
-        for (k, (case, row)) in list.iter_mut().zip(rows.iter_mut()).enumerate() {
-            let times = time(comm, reps, &mut case.run);
-            let gbs = case.bytes as f64 / times[times.len() / 2].as_secs_f64();
-            if k == 0 {
-                triad_gbs = gbs;
+        let gbs: Vec<f64> = list
+            .iter_mut()
+            .zip(rows.iter_mut())
+            .map(|(case, row)| {
+                let times = time(comm, reps, &mut case.run);
+                let median = times[times.len() / 2];
+                row.times.extend(times);
+                case.bytes as f64 / median.as_secs_f64()
+            })
+            .collect();
+        for (row, g) in rows.iter_mut().zip(&gbs) {
+            for (ratios, triad) in row.ratios.iter_mut().zip(&gbs[..2]) {
+                ratios.push(g / triad);
             }
-            row.ratios.push(gbs / triad_gbs);
-            row.times.extend(times);
         }
     }
     for row in &mut rows {
@@ -220,26 +240,28 @@ fn print_table(what: &str, np: usize, rounds: usize, reps: usize, rows: &[Row]) 
     println!();
     println!("distlops derivatives: {what}, {np} rank(s), {rounds} rounds of {reps} repetitions");
     println!(
-        "{:<40} {:>9} {:>11} {:>11} {:>8} {:>8} {:>9}",
-        "case", "data", "median", "min", "GB/s", "/ triad", "best GB/s"
+        "{:<40} {:>9} {:>11} {:>11} {:>8} {:>8} {:>6} {:>9}",
+        "case", "data", "median", "min", "GB/s", "/ triad", "/ HP", "best GB/s"
     );
-    println!("{}", "-".repeat(102));
+    println!("{}", "-".repeat(109));
     for r in rows {
         let best = r.bytes as f64 / r.times[0].as_secs_f64() / 1e9;
         println!(
-            "{:<40} {:>6.1} MB {:>8.3} ms {:>8.3} ms {:>8.2} {:>7.0}% {:>9.2}",
+            "{:<40} {:>6.1} MB {:>8.3} ms {:>8.3} ms {:>8.2} {:>7.0}% {:>5.0}% {:>9.2}",
             r.name,
             r.bytes as f64 / 1e6,
             r.median().as_secs_f64() * 1e3,
             r.times[0].as_secs_f64() * 1e3,
             r.gbs(),
-            100.0 * r.ratio(),
+            100.0 * r.ratio(0),
+            100.0 * r.ratio(1),
             best
         );
     }
     println!(
-        "GB/s = (elements read + elements written) x 8 B / median time; / triad = median over \
-         rounds of the ratio to the triad of the same round; best GB/s uses the minimum"
+        "GB/s = (elements read + elements written) x 8 B / median time; / triad and / HP = median \
+         over rounds of the ratio to STREAM's triad and to the triad on huge pages of the same \
+         round; best GB/s uses the minimum"
     );
 }
 

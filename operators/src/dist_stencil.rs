@@ -17,13 +17,21 @@
 //! along earlier axes, a shifted row of the same line for terms along the line axis), computed in
 //! one pass with register accumulators ([`combine`]; AVX2 and FMA when the processor has them).
 //!
-//! * On *generic* lines (every term along an earlier axis is interior there and reads local rows)
-//!   the sources are those of a [`Template`] merged at construction: `(input, offset, coefficient)`
-//!   with repeated sources, such as the centre of a Laplacian, added up. Consecutive generic lines
-//!   are adjacent in memory, so a run of them is one pass of [`combine`]; the rows where the
-//!   line-axis stencil is not interior are then overwritten from their own templates.
-//! * Other lines (boundary rows of an earlier axis, rows next to ghost slabs) list their sources
-//!   from the bands ([`Plan::line_general`]).
+//! * Lines that read no ghost rows take a [`Template`] merged at construction: `(input, offset,
+//!   coefficient)` with repeated sources, such as the centre of a Laplacian, added up. Along each
+//!   axis before the line axis a local index has a class (interior, or one per boundary row of
+//!   some term there), and lines of the same classes share a template ([`Templates`]).
+//!   Consecutive lines of one template are adjacent in memory, so a run of them is one pass of
+//!   [`combine`]; the rows where the line-axis stencil is not interior (the *junctions* between
+//!   lines) come from their own templates.
+//! * Lines next to ghost slabs list their sources from the bands ([`Plan::line_general`]).
+//! * Outputs of at least [`stream_min_bytes`] per rank are written with streaming stores and the
+//!   input rows arriving from memory are prefetched ([`combine_streamed`]); the junctions are then
+//!   computed inside the pass, before their lines are stored.
+//!
+//! Every output value is computed with the same operations whichever path, split or store kind
+//! computes it (boundary rows of one element of the global array are summed directly, everything
+//! else by the vector kernel), so the results are the same bits on any number of ranks.
 //!
 //! Ghost slabs (the rows of neighbouring ranks that the stencils along the distributed axis reach,
 //! possibly from several ranks when ranks are thinner than the stencil) are received into buffers
