@@ -10,7 +10,6 @@
 
 use distlops_core::RealScalar;
 use std::ops::Range;
-
 use std::sync::atomic::{AtomicUsize, Ordering};
 
 /// The default of [`stream_min_bytes`]: 8 MiB.
@@ -107,11 +106,30 @@ impl Fixes {
 #[inline(always)]
 pub(crate) fn combine<R: RealScalar>(y: &mut [R], srcs: &[(&[R], R)]) {
     #[cfg(target_arch = "x86_64")]
-    if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
-        // SAFETY: the processor supports AVX2 and FMA (checked just above).
+    if fused() {
+        // SAFETY: the processor supports AVX2 and FMA (`fused`).
         return unsafe { combine_avx2_fma(y, srcs) };
     }
     combine_portable::<R, false>(y, srcs);
+}
+
+/// Whether this processor runs the fused kernels (x86-64 with AVX2 and FMA): [`combine`] and
+/// [`combine_streamed`] decide alike, which is what makes their values the same bits.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+fn fused() -> bool {
+    std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma")
+}
+
+/// `sum_k c_k x_k` over `(c_k, x_k)` in order, from zero, each product then an addition (not
+/// fused): how the stencils sum a boundary row of one element, whichever path computes it.
+#[inline(always)]
+pub(crate) fn direct_sum<R: RealScalar>(terms: impl IntoIterator<Item = (R, R)>) -> R {
+    let mut acc = R::zero();
+    for (c, x) in terms {
+        acc += c * x;
+    }
+    acc
 }
 
 /// [`combine_portable`] with fused multiply-adds, compiled with AVX2 and FMA.
@@ -190,8 +208,8 @@ fn combine_chunks<R: RealScalar, const C: usize, const FMA: bool>(y: &mut [R], s
 /// [`combine`] for an output too large for the caches, with some positions computed otherwise:
 /// `y = sum_k c_k s_k` except on the ranges of `fixes`, where `fix(pos, offset, out)` writes the
 /// values of positions `pos..pos + out.len()` into `out` (they lie in one fixed range, from
-/// `offset` reals after its start). The sources `srcs[i]` for `i` in
-/// `leaders` (those read for the first time, from memory) are prefetched ahead of use.
+/// `offset` reals after its start). The sources `srcs[i]` for `i` in `leaders` (those read for the
+/// first time, from memory) are prefetched ahead of use.
 ///
 /// On x86-64 processors with AVX2 and FMA, whole 64-byte lines of `y` are written with
 /// streaming stores, followed by a store fence (so the values are visible to other threads that
@@ -206,11 +224,8 @@ pub(crate) fn combine_streamed<R: RealScalar>(
 ) {
     debug_assert!(srcs.iter().all(|(s, _)| s.len() == y.len()));
     #[cfg(target_arch = "x86_64")]
-    if !srcs.is_empty()
-        && std::arch::is_x86_feature_detected!("avx2")
-        && std::arch::is_x86_feature_detected!("fma")
-    {
-        // SAFETY: the processor supports AVX2 and FMA (checked just above); there is a source.
+    if !srcs.is_empty() && fused() {
+        // SAFETY: the processor supports AVX2 and FMA (`fused`); there is a source.
         return unsafe { combine_streamed_avx2_fma(y, srcs, leaders, fixes, fix) };
     }
     let _ = leaders;

@@ -39,7 +39,7 @@
 //! ([`Communicator::exchange_overlapped`]); the rest follows once they have arrived. No data-sized
 //! temporaries, no metadata collectives per product.
 
-use crate::combine::{combine, combine_streamed, stream_min_bytes, Fixes};
+use crate::combine::{combine, combine_streamed, direct_sum, stream_min_bytes, Fixes};
 use crate::local::stencil::{Band, RowKind};
 use crate::reals::width;
 use distlops_core::operator::Space;
@@ -911,14 +911,14 @@ impl<R: RealScalar> Plan<R> {
     }
 
     /// The value at offset `at` from template `entries`, without the vector kernel (for rows of
-    /// one element).
+    /// one element, see [`direct_sum`]).
     #[inline(always)]
     fn scalar_value(entries: &[Entry<R>], at: usize, inputs: &[&[R]]) -> R {
-        let mut acc = R::zero();
-        for &(inp, rel, c) in entries {
-            acc += c * inputs[inp][at.wrapping_add_signed(rel)];
-        }
-        acc
+        direct_sum(
+            entries
+                .iter()
+                .map(|&(inp, rel, c)| (c, inputs[inp][at.wrapping_add_signed(rel)])),
+        )
     }
 
     /// Lists the sources of template `entries` for `n` reals at offset `at`.
@@ -1218,11 +1218,7 @@ impl<R: RealScalar> Plan<R> {
                 // A boundary row of one element: as the templates compute it (`put_row`), so
                 // that it has the same bits whichever path and split computes it.
                 for (k, yk) in y.iter_mut().enumerate() {
-                    let mut acc = R::zero();
-                    for &(s, c) in srcs.list() {
-                        acc += c * s[k];
-                    }
-                    *yk = acc;
+                    *yk = direct_sum(srcs.list().iter().map(|&(s, c)| (c, s[k])));
                 }
             } else {
                 combine(y, srcs.list());
