@@ -18,6 +18,7 @@
 //! [`POOL_BLOCKS`] dropped blocks, so memory that the program no longer uses stays resident only
 //! until newer blocks replace it or [`release_pool`] is called.
 
+use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use ndarray::{ArrayD, IxDyn};
 use std::alloc::Layout;
@@ -154,14 +155,31 @@ pub fn vec_with_capacity<T>(n: usize) -> Vec<T> {
 
 /// `n` zeros: a pooled block filled with zeros, or zeroed memory (for a large block: fresh pages
 /// the kernel zeroes on first touch), advised as [`vec_with_capacity`].
+///
+/// # Panics
+/// If the memory cannot be had (as `Vec` does); [`try_vec_zeroed`] returns an error instead.
 pub fn vec_zeroed<T: Scalar>(n: usize) -> Vec<T> {
+    try_vec_zeroed(n).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`vec_zeroed`], with an error instead of a panic or an abort when `n` elements do not fit in
+/// the address space or the allocator has no memory for them.
+///
+/// # Errors
+/// [`Error::Allocation`].
+pub fn try_vec_zeroed<T: Scalar>(n: usize) -> Result<Vec<T>> {
     if let Some(mut v) = pooled_vec(n) {
         v.resize(n, T::zero());
-        return v;
+        return Ok(v);
     }
-    let layout = Layout::array::<T>(n).expect("the block fits in the address space");
+    let layout = Layout::array::<T>(n).map_err(|_| {
+        Error::Allocation(format!(
+            "{n} elements of {} bytes do not fit in the address space",
+            std::mem::size_of::<T>()
+        ))
+    })?;
     if layout.size() == 0 {
-        return vec![T::zero(); n];
+        return Ok(vec![T::zero(); n]);
     }
     // SAFETY: the layout has a non-zero size. Every `Scalar` (f32, f64 and their complex pairs,
     // a sealed set) is zero when all its bits are zero, so the zeroed block holds `n` initialised
@@ -170,20 +188,40 @@ pub fn vec_zeroed<T: Scalar>(n: usize) -> Vec<T> {
     let v = unsafe {
         let ptr = std::alloc::alloc_zeroed(layout);
         if ptr.is_null() {
-            std::alloc::handle_alloc_error(layout);
+            return Err(Error::Allocation(format!(
+                "the allocator has no {} bytes for a block of {n} elements",
+                layout.size()
+            )));
         }
         Vec::from_raw_parts(ptr.cast::<T>(), n, n)
     };
     if layout.size() >= HUGE_PAGE_THRESHOLD {
         sys::advise_huge_pages(v.as_ptr().cast_mut().cast(), layout.size());
     }
-    v
+    Ok(v)
 }
 
 /// An array of zeros of `shape`, allocated as [`vec_zeroed`].
+///
+/// # Panics
+/// As [`vec_zeroed`].
 pub fn array_zeros<T: Scalar>(shape: &[usize]) -> ArrayD<T> {
-    let n = shape.iter().product();
-    ArrayD::from_shape_vec(IxDyn(shape), vec_zeroed(n)).expect("the length is the shape's")
+    try_array_zeros(shape).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`array_zeros`] with an error for a shape whose size overflows or that cannot be allocated.
+///
+/// # Errors
+/// [`Error::Allocation`].
+pub fn try_array_zeros<T: Scalar>(shape: &[usize]) -> Result<ArrayD<T>> {
+    let n = shape
+        .iter()
+        .try_fold(1usize, |a, &b| a.checked_mul(b))
+        .ok_or_else(|| Error::Allocation(format!("the size of shape {shape:?} overflows")))?;
+    Ok(
+        ArrayD::from_shape_vec(IxDyn(shape), try_vec_zeroed(n)?)
+            .expect("the length is the shape's"),
+    )
 }
 
 /// `n` copies of `value` in a [`vec_with_capacity`] vector.

@@ -50,6 +50,12 @@ pub enum Error {
         /// What that rank reported (as far as it could be transmitted).
         message: String,
     },
+    /// Memory for a block cannot be had (its size overflows, or the allocator or device has none).
+    #[error("allocation failed: {0}")]
+    Allocation(String),
+    /// A device is missing, or its driver or libraries reported an error (engine `Cuda`).
+    #[error("device: {0}")]
+    Device(String),
     /// MPI could not be initialised or is used wrongly.
     #[error("MPI: {0}")]
     Mpi(String),

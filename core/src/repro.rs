@@ -284,6 +284,46 @@ impl SumTree {
         self.straddling[p].1 + node.index % FANOUT
     }
 
+    /// The maximal nodes inside this rank's block, in order: the nodes whose values
+    /// [`fill_slots`](Self::fill_slots) writes. Each is given by its level (0: one term, 1: a leaf
+    /// of up to [`FANOUT`] terms, `k`: up to `FANOUT` children of level `k - 1`) and its terms'
+    /// positions relative to the block's start. An engine that keeps its data elsewhere (a
+    /// device) evaluates exactly these nodes, with [`node_value`]'s arithmetic, and hands the
+    /// values to [`fill_slots_from`](Self::fill_slots_from).
+    pub fn block_nodes(&self) -> Vec<BlockNode> {
+        let mut out = Vec::new();
+        self.for_each_maximal(|node, range| {
+            out.push(BlockNode {
+                level: node.level,
+                range,
+            })
+        });
+        out
+    }
+
+    /// Calls `f` with every maximal node inside this rank's block and its local term range.
+    fn for_each_maximal(&self, mut f: impl FnMut(Node, Range<usize>)) {
+        let (first, end) = (self.block.start, self.block.end);
+        let mut pos = first;
+        while pos < end {
+            // The largest node that starts at `pos` and ends inside the block.
+            let mut level = 0;
+            while level < self.root
+                && pos % span(level + 1) == 0
+                && (pos + span(level + 1)).min(self.len) <= end
+            {
+                level += 1;
+            }
+            let stop = (pos + span(level)).min(self.len);
+            let node = Node {
+                level,
+                index: pos / span(level),
+            };
+            f(node, pos - first..stop - first);
+            pos = stop;
+        }
+    }
+
     /// Writes this rank's part of the slot buffer: the value of every maximal node inside this
     /// rank's block into its slot, zero everywhere else.
     ///
@@ -298,25 +338,31 @@ impl SumTree {
     pub fn fill_slots<V: Scalar>(&self, leaf: impl Fn(Range<usize>) -> V, slots: &mut [V]) {
         assert_eq!(slots.len(), self.slots(), "fill_slots: wrong buffer length");
         slots.fill(V::zero());
-        let (first, end) = (self.block.start, self.block.end);
-        let mut pos = first;
-        while pos < end {
-            // The largest node that starts at `pos` and ends inside the block.
-            let mut level = 0;
-            while level < self.root
-                && pos % span(level + 1) == 0
-                && (pos + span(level + 1)).min(self.len) <= end
-            {
-                level += 1;
-            }
-            let stop = (pos + span(level)).min(self.len);
-            let value = node_value(level, pos - first..stop - first, &leaf);
-            slots[self.slot_of(Node {
-                level,
-                index: pos / span(level),
-            })] = value;
-            pos = stop;
-        }
+        self.for_each_maximal(|node, range| {
+            slots[self.slot_of(node)] = node_value(node.level, range, &leaf);
+        });
+    }
+
+    /// [`fill_slots`](Self::fill_slots) from the values of the [`block_nodes`](Self::block_nodes),
+    /// computed elsewhere (in their order).
+    ///
+    /// # Panics
+    /// If `slots.len() != self.slots()` or there is not one value per block node.
+    pub fn fill_slots_from<V: Scalar>(&self, values: &[V], slots: &mut [V]) {
+        assert_eq!(
+            slots.len(),
+            self.slots(),
+            "fill_slots_from: wrong buffer length"
+        );
+        slots.fill(V::zero());
+        let mut values = values.iter();
+        self.for_each_maximal(|node, _| {
+            slots[self.slot_of(node)] = *values.next().expect("one value per block node");
+        });
+        assert!(
+            values.next().is_none(),
+            "fill_slots_from: more values than block nodes"
+        );
     }
 
     /// The sum, from the slot buffer after the all-reduce (or straight after
@@ -360,8 +406,13 @@ impl SumTree {
 }
 
 /// The value of the node at `level` whose terms are at `range` of this rank's block, from its
-/// contiguous data: leaves straight from `leaf`, higher nodes from their children's values.
-fn node_value<V: Scalar>(level: u32, range: Range<usize>, leaf: &impl Fn(Range<usize>) -> V) -> V {
+/// contiguous data: leaves (levels 0 and 1) straight from `leaf`, higher nodes from their
+/// children's values summed with [`kernels::sum`].
+pub fn node_value<V: Scalar>(
+    level: u32,
+    range: Range<usize>,
+    leaf: &impl Fn(Range<usize>) -> V,
+) -> V {
     if level <= 1 {
         return leaf(range);
     }
@@ -380,6 +431,16 @@ fn node_value<V: Scalar>(level: u32, range: Range<usize>, leaf: &impl Fn(Range<u
         pos = stop;
     }
     kernels::sum(&values[..count])
+}
+
+/// A maximal node of the canonical tree inside one rank's block (see
+/// [`SumTree::block_nodes`]).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct BlockNode {
+    /// The node's level: 0 for a single term, 1 for a leaf, `k` for `FANOUT^k` terms.
+    pub level: u32,
+    /// Its terms, as positions relative to the start of the rank's block.
+    pub range: Range<usize>,
 }
 
 /// Several reproducible sums that share one all-reduce: each [`push`](Self::push) computes this
@@ -427,6 +488,20 @@ impl<V: Scalar> ReproSums<V> {
     /// Adds one sum: computes this rank's slots now with `leaf` (see
     /// [`SumTree::fill_slots`]). Returns the sum's index in the totals.
     pub fn push(&mut self, tree: SumTree, leaf: impl Fn(Range<usize>) -> V) -> usize {
+        self.add(tree, |tree, slots| tree.fill_slots(leaf, slots))
+    }
+
+    /// Adds one sum whose [`block nodes`](SumTree::block_nodes) were evaluated elsewhere (by a
+    /// device engine), in their order. Returns the sum's index in the totals.
+    ///
+    /// # Panics
+    /// If there is not one value per block node.
+    pub fn push_values(&mut self, tree: SumTree, values: &[V]) -> usize {
+        self.add(tree, |tree, slots| tree.fill_slots_from(values, slots))
+    }
+
+    /// Appends `tree`'s slots to the right buffer and fills them with `fill`.
+    fn add(&mut self, tree: SumTree, fill: impl FnOnce(&SumTree, &mut [V])) -> usize {
         let buf = if tree.is_distributed() {
             &mut self.reduced
         } else {
@@ -434,7 +509,7 @@ impl<V: Scalar> ReproSums<V> {
         };
         let at = buf.len();
         buf.resize(at + tree.slots(), V::zero());
-        tree.fill_slots(leaf, &mut buf[at..]);
+        fill(&tree, &mut buf[at..]);
         self.trees.push((tree, at));
         self.trees.len() - 1
     }

@@ -96,6 +96,9 @@ pub trait Scalar:
     type Real: RealScalar;
     /// `true` for the complex types.
     const IS_COMPLEX: bool;
+    /// A short name of the type (`"f32"`, `"f64"`, `"c32"`, `"c64"`): the suffix of the device
+    /// kernels for it, and how messages name it.
+    const SUFFIX: &'static str;
     /// The complex conjugate (the identity for real types).
     fn conj(self) -> Self;
     /// The squared modulus `|x|^2`.
@@ -119,10 +122,11 @@ pub trait Scalar:
 }
 
 macro_rules! real_scalar {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $suffix:literal),*) => {$(
         impl Scalar for $t {
             type Real = $t;
             const IS_COMPLEX: bool = false;
+            const SUFFIX: &'static str = $suffix;
             #[inline(always)]
             fn conj(self) -> Self { self }
             #[inline(always)]
@@ -144,13 +148,14 @@ macro_rules! real_scalar {
         }
     )*};
 }
-real_scalar!(f32, f64);
+real_scalar!(f32 => "f32", f64 => "f64");
 
 macro_rules! complex_scalar {
-    ($($t:ty),*) => {$(
+    ($($t:ty => $suffix:literal),*) => {$(
         impl Scalar for Complex<$t> {
             type Real = $t;
             const IS_COMPLEX: bool = true;
+            const SUFFIX: &'static str = $suffix;
             #[inline(always)]
             fn conj(self) -> Self { Complex::conj(&self) }
             #[inline(always)]
@@ -166,7 +171,7 @@ macro_rules! complex_scalar {
         }
     )*};
 }
-complex_scalar!(f32, f64);
+complex_scalar!(f32 => "c32", f64 => "c64");
 
 /// A real scalar type together with its complex counterpart, for mixed real/complex arithmetic.
 pub trait HasComplex: RealScalar {

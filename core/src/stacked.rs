@@ -2,7 +2,7 @@
 //! `StackedDistributedArray`), nestable, for systems such as `[A; eps L] x = [d; 0]`.
 
 use crate::array::{DistributedArray, NormOrd};
-use crate::engine::Host;
+use crate::engine::{Engine, Host};
 use crate::error::{Error, Result};
 use crate::scalar::{RealScalar, Scalar};
 use crate::vector::Vector;
@@ -299,7 +299,7 @@ impl<T: Scalar> Vector<T> for DistVector<T> {
     }
 }
 
-impl<T: Scalar> Vector<T> for DistributedArray<T, Host> {
+impl<T: Scalar, E: Engine> Vector<T> for DistributedArray<T, E> {
     fn dot(&self, other: &Self) -> Result<T> {
         DistributedArray::dot(self, other)
     }

@@ -3,7 +3,7 @@
 //! rank's block, and replicated arrays stay equal because every rank does the same work.
 
 use super::DistributedArray;
-use crate::engine::Host;
+use crate::engine::{BinaryOp, Engine, Host};
 use crate::error::Result;
 use crate::kernels;
 use crate::scalar::{HasComplex, Scalar};
@@ -60,13 +60,15 @@ impl<T: Scalar> DistributedArray<T, Host> {
         kernels::zip_apply(self.local_slice_mut(), other.local_slice(), f);
         Ok(())
     }
+}
 
+impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// `self += other` (PyLops-MPI's `iadd`).
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) if the layouts or masks differ.
     pub fn iadd(&mut self, other: &Self) -> Result<()> {
-        self.zip_apply(other, |a, b| a + b)
+        self.binary_assign(BinaryOp::Add, other)
     }
 
     /// `self -= other`.
@@ -74,7 +76,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// # Errors
     /// As [`iadd`](Self::iadd).
     pub fn isub(&mut self, other: &Self) -> Result<()> {
-        self.zip_apply(other, |a, b| a - b)
+        self.binary_assign(BinaryOp::Sub, other)
     }
 
     /// `self *= other` elementwise.
@@ -82,7 +84,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// # Errors
     /// As [`iadd`](Self::iadd).
     pub fn imul(&mut self, other: &Self) -> Result<()> {
-        self.zip_apply(other, |a, b| a * b)
+        self.binary_assign(BinaryOp::Mul, other)
     }
 
     /// `self /= other` elementwise.
@@ -90,7 +92,17 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// # Errors
     /// As [`iadd`](Self::iadd).
     pub fn idiv(&mut self, other: &Self) -> Result<()> {
-        self.zip_apply(other, |a, b| a / b)
+        self.binary_assign(BinaryOp::Div, other)
+    }
+
+    /// `self = self op other` elementwise.
+    ///
+    /// # Errors
+    /// As [`iadd`](Self::iadd).
+    pub fn binary_assign(&mut self, op: BinaryOp, other: &Self) -> Result<()> {
+        self.check_same_layout(other)?;
+        E::binary_assign(op, &mut self.local, &other.local);
+        Ok(())
     }
 
     /// `out = self + other`, into an existing array (no allocation).
@@ -98,14 +110,17 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// # Errors
     /// As [`iadd`](Self::iadd), for either pair.
     pub fn add_into(&self, other: &Self, out: &mut Self) -> Result<()> {
+        self.binary_into(BinaryOp::Add, other, out)
+    }
+
+    /// `out = self op other`, into an existing array (no allocation).
+    ///
+    /// # Errors
+    /// As [`iadd`](Self::iadd), for either pair.
+    pub fn binary_into(&self, op: BinaryOp, other: &Self, out: &mut Self) -> Result<()> {
         self.check_same_layout(other)?;
         self.check_same_layout(out)?;
-        kernels::zip_map_into(
-            self.local_slice(),
-            other.local_slice(),
-            out.local_slice_mut(),
-            |a, b| a + b,
-        );
+        E::binary(op, &self.local, &other.local, &mut out.local);
         Ok(())
     }
 
@@ -115,7 +130,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// As [`iadd`](Self::iadd).
     pub fn axpy(&mut self, alpha: T, x: &Self) -> Result<()> {
         self.check_same_layout(x)?;
-        kernels::axpy(alpha, x.local_slice(), self.local_slice_mut());
+        E::axpy(alpha, &x.local, &mut self.local);
         Ok(())
     }
 
@@ -125,13 +140,13 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// As [`iadd`](Self::iadd).
     pub fn axpby(&mut self, alpha: T, x: &Self, beta: T) -> Result<()> {
         self.check_same_layout(x)?;
-        kernels::axpby(alpha, x.local_slice(), beta, self.local_slice_mut());
+        E::axpby(alpha, &x.local, beta, &mut self.local);
         Ok(())
     }
 
     /// `self *= alpha`.
     pub fn scale(&mut self, alpha: T) {
-        kernels::scale(alpha, self.local_slice_mut());
+        E::scale(&mut self.local, alpha);
     }
 
     /// Copies `x`'s values into `self`.
@@ -140,7 +155,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// As [`iadd`](Self::iadd).
     pub fn copy_from(&mut self, x: &Self) -> Result<()> {
         self.check_same_layout(x)?;
-        self.local_slice_mut().copy_from_slice(x.local_slice());
+        E::copy(&x.local, &mut self.local);
         Ok(())
     }
 }

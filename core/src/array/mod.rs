@@ -96,31 +96,31 @@ impl<T: Scalar, E: Engine> Drop for DistributedArray<T, E> {
     }
 }
 
-impl<T: Scalar> std::fmt::Debug for DistributedArray<T, Host> {
+impl<T: Scalar, E: Engine> std::fmt::Debug for DistributedArray<T, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
-            "<DistributedArray with global shape={:?}, local shape={:?}, axis={}, partition={}, dtype={}, processes={:?}>",
+            "<DistributedArray with global shape={:?}, local shape={:?}, axis={}, partition={}, dtype={}, engine={}, processes={:?}>",
             self.layout.global_shape(),
-            self.local.shape(),
+            E::shape(&self.local),
             self.layout.axis(),
             self.layout.partition(),
             std::any::type_name::<T>(),
+            E::NAME,
             (0..self.comm.size()).collect::<Vec<_>>()
         )
     }
 }
 
-impl<T: Scalar> DistributedArray<T, Host> {
+impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// Wraps a local block whose shape already matches `layout` on this rank (internal: no checks).
     pub(crate) fn from_parts(
         comm: Communicator,
         layout: Layout,
-        local: ArrayD<T>,
+        local: E::Storage<T>,
         mask: Option<Mask>,
     ) -> Self {
-        debug_assert_eq!(local.shape(), &layout.local_shape(comm.rank())[..]);
-        debug_assert!(local.is_standard_layout());
+        debug_assert_eq!(E::shape(&local), &layout.local_shape(comm.rank())[..]);
         DistributedArray {
             local,
             layout,
@@ -130,14 +130,290 @@ impl<T: Scalar> DistributedArray<T, Host> {
         }
     }
 
-    /// An array of zeros with the given layout.
+    /// An array of zeros with the given layout, on `engine` (`&Host` for main memory, a `Cuda`
+    /// device).
     ///
     /// # Errors
-    /// [`Error::CommSizeMismatch`] if the layout was made for another number of ranks.
-    pub fn zeros(comm: &Communicator, layout: &Layout) -> Result<Self> {
+    /// [`Error::CommSizeMismatch`] if the layout was made for another number of ranks;
+    /// [`Error::Allocation`] (agreed over the ranks: every rank returns it) if a block cannot be
+    /// allocated.
+    pub fn zeros_on(engine: &E, comm: &Communicator, layout: &Layout) -> Result<Self> {
         layout.check_comm(comm)?;
-        let local = crate::alloc::array_zeros(&layout.local_shape(comm.rank()));
+        let local = engine.zeros(&layout.local_shape(comm.rank()));
+        let local = comm.agree_value(local)?;
         Ok(Self::from_parts(comm.clone(), layout.clone(), local, None))
+    }
+
+    /// The engine this rank's block lives on.
+    pub fn engine(&self) -> E {
+        E::of(&self.local)
+    }
+
+    /// A copy of this array on another engine (`x.to_engine(&cuda)` uploads, `x.to_engine(&Host)`
+    /// downloads), with the same layout and mask. No communication beyond agreeing that every
+    /// rank could allocate.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] on every rank if a block cannot be allocated.
+    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<DistributedArray<T, F>> {
+        let local = match E::host_view(&self.local) {
+            Some(view) => engine.upload(view),
+            None => engine.upload(E::download(&self.local).view()),
+        };
+        let local = self.comm.agree_value(local)?;
+        Ok(DistributedArray::from_parts(
+            self.comm.clone(),
+            self.layout.clone(),
+            local,
+            self.mask.clone(),
+        ))
+    }
+
+    /// A copy of this array in main memory (see [`to_engine`](Self::to_engine)).
+    ///
+    /// # Errors
+    /// As [`to_engine`](Self::to_engine).
+    pub fn to_host(&self) -> Result<DistributedArray<T, Host>> {
+        self.to_engine(&Host)
+    }
+
+    /// This rank's block on the host: a view for host arrays, a download for device arrays.
+    fn host_block(&self) -> ndarray::CowArray<'_, T, IxDyn> {
+        match E::host_view(&self.local) {
+            Some(view) => view.into(),
+            None => E::download(&self.local).into(),
+        }
+    }
+    /// Attaches a colour list (one colour per rank, identical on every rank): reductions and
+    /// masked gathers then run inside each colour group. Collective (splits the communicator).
+    ///
+    /// # Errors
+    /// [`Error::InvalidMask`] on every rank if the list does not have one colour per rank, differs
+    /// between ranks, or has a colour above `i32::MAX`.
+    pub fn with_mask(mut self, colours: &[usize]) -> Result<Self> {
+        self.mask = Some(make_mask(&self.comm, colours)?);
+        Ok(self)
+    }
+
+    /// Drops the colour groups.
+    pub fn without_mask(mut self) -> Self {
+        self.mask = None;
+        self
+    }
+
+    /// The layout.
+    pub fn layout(&self) -> &Layout {
+        &self.layout
+    }
+
+    /// The communicator.
+    pub fn comm(&self) -> &Communicator {
+        &self.comm
+    }
+
+    /// The colour groups, if any.
+    pub fn mask(&self) -> Option<&Mask> {
+        self.mask.as_ref()
+    }
+
+    /// The communicator that reductions use: the colour group if there is a mask.
+    pub fn reduce_comm(&self) -> &Communicator {
+        self.mask.as_ref().map_or(&self.comm, |m| &m.group)
+    }
+
+    /// This rank.
+    pub fn rank(&self) -> usize {
+        self.comm.rank()
+    }
+
+    /// The global shape.
+    pub fn global_shape(&self) -> &[usize] {
+        self.layout.global_shape()
+    }
+
+    /// The shape of this rank's block.
+    pub fn local_shape(&self) -> &[usize] {
+        E::shape(&self.local)
+    }
+
+    /// The distributed axis.
+    pub fn axis(&self) -> usize {
+        self.layout.axis()
+    }
+
+    /// The partition.
+    pub fn partition(&self) -> Partition {
+        self.layout.partition()
+    }
+
+    /// The number of dimensions.
+    pub fn ndim(&self) -> usize {
+        self.layout.ndim()
+    }
+
+    /// The total number of elements of the global array.
+    pub fn global_len(&self) -> usize {
+        self.layout.global_len()
+    }
+
+    /// Sets every element to `value` (no communication: the value is the same on every rank).
+    pub fn fill(&mut self, value: T) {
+        E::fill(&mut self.local, value);
+    }
+
+    /// The whole global array on every rank (PyLops-MPI's `asarray`). Replicated arrays return their
+    /// local copy without communication; Scatter arrays are all-gathered.
+    pub fn asarray(&self) -> ArrayD<T> {
+        let block = self.host_block();
+        if self.layout.partition().is_replicated() {
+            return block.into_owned();
+        }
+        let lens = self.layout.local_lens();
+        let mut buf = vec![T::zero(); lens.iter().sum()];
+        self.comm.all_gather_varcount_into(
+            block.as_slice().expect("blocks are C-contiguous"),
+            &mut buf,
+            &lens,
+        );
+        assemble(
+            &self.layout,
+            &(0..self.comm.size()).collect::<Vec<_>>(),
+            buf,
+        )
+    }
+
+    /// The part of the global array held by this rank's colour group, on every member of the group
+    /// (PyLops-MPI's `asarray(masked=True)`): the members' blocks concatenated along the axis.
+    /// Without a mask this is [`asarray`](Self::asarray).
+    pub fn asarray_masked(&self) -> ArrayD<T> {
+        let Some(mask) = &self.mask else {
+            return self.asarray();
+        };
+        let block = self.host_block();
+        if self.layout.partition().is_replicated() {
+            return block.into_owned();
+        }
+        let members = mask.members(self.rank());
+        let lens: Vec<usize> = members.iter().map(|&r| self.layout.local_len(r)).collect();
+        let mut buf = vec![T::zero(); lens.iter().sum()];
+        mask.group.all_gather_varcount_into(
+            block.as_slice().expect("blocks are C-contiguous"),
+            &mut buf,
+            &lens,
+        );
+        assemble(&self.layout, &members, buf)
+    }
+
+    /// The whole global array on `root` only (`None` elsewhere): a gather, which needs memory for
+    /// the global array on one rank instead of on all.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `root` is not a rank.
+    pub fn gather(&self, root: usize) -> Result<Option<ArrayD<T>>> {
+        if root >= self.comm.size() {
+            return Err(Error::InvalidArgument(format!(
+                "root {root} is not a rank of a communicator of size {}",
+                self.comm.size()
+            )));
+        }
+        let block = self.host_block();
+        if self.layout.partition().is_replicated() {
+            return Ok((self.rank() == root).then(|| block.into_owned()));
+        }
+        let lens = self.layout.local_lens();
+        let is_root = self.rank() == root;
+        let mut buf = if is_root {
+            vec![T::zero(); lens.iter().sum()]
+        } else {
+            Vec::new()
+        };
+        self.comm.gather_varcount_into(
+            block.as_slice().expect("blocks are C-contiguous"),
+            is_root.then_some(&mut buf[..]),
+            &lens,
+            root,
+        );
+        Ok(is_root.then(|| {
+            assemble(
+                &self.layout,
+                &(0..self.comm.size()).collect::<Vec<_>>(),
+                buf,
+            )
+        }))
+    }
+
+    /// A copy with every element conjugated (a copy for real types).
+    pub fn conj(&self) -> Self {
+        let mut out = self.clone();
+        E::conj(&mut out.local);
+        out
+    }
+
+    /// A deep copy (the same as `clone`), keeping the mask.
+    pub fn copy(&self) -> Self {
+        self.clone()
+    }
+
+    /// Zeros with the same layout and mask (PyLops-MPI's version drops the mask; this one keeps it).
+    ///
+    /// # Panics
+    /// If the engine has no memory for the block (as `Vec` does).
+    pub fn zeros_like(&self) -> Self {
+        let local = self
+            .engine()
+            .zeros(E::shape(&self.local))
+            .unwrap_or_else(|e| panic!("zeros_like: {e}"));
+        Self::from_parts(
+            self.comm.clone(),
+            self.layout.clone(),
+            local,
+            self.mask.clone(),
+        )
+    }
+
+    /// The same as [`zeros_like`](Self::zeros_like) (see [`empty`](Self::empty)).
+    pub fn empty_like(&self) -> Self {
+        self.zeros_like()
+    }
+
+    /// Checks that `other` has the same layout and mask.
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`] (identically on every rank, since layouts are).
+    pub fn check_same_layout<U: Scalar, F: Engine>(
+        &self,
+        other: &DistributedArray<U, F>,
+    ) -> Result<()> {
+        if self.layout != other.layout {
+            return Err(Error::LayoutMismatch(format!(
+                "{}-partitioned {:?} on axis {} with counts {:?} vs {}-partitioned {:?} on axis {} with counts {:?}",
+                self.layout.partition(),
+                self.layout.global_shape(),
+                self.layout.axis(),
+                self.layout.counts(),
+                other.layout.partition(),
+                other.layout.global_shape(),
+                other.layout.axis(),
+                other.layout.counts()
+            )));
+        }
+        if self.mask != other.mask {
+            return Err(Error::LayoutMismatch(
+                "the arrays have different masks".into(),
+            ));
+        }
+        Ok(())
+    }
+}
+
+impl<T: Scalar> DistributedArray<T, Host> {
+    /// An array of zeros with the given layout, in main memory.
+    ///
+    /// # Errors
+    /// [`Error::CommSizeMismatch`] if the layout was made for another number of ranks;
+    /// [`Error::Allocation`] on every rank if a block cannot be allocated.
+    pub fn zeros(comm: &Communicator, layout: &Layout) -> Result<Self> {
+        Self::zeros_on(&Host, comm, layout)
     }
 
     /// An array filled with `value`.
@@ -248,78 +524,6 @@ impl<T: Scalar> DistributedArray<T, Host> {
         ))
     }
 
-    /// Attaches a colour list (one colour per rank, identical on every rank): reductions and
-    /// masked gathers then run inside each colour group. Collective (splits the communicator).
-    ///
-    /// # Errors
-    /// [`Error::InvalidMask`] on every rank if the list does not have one colour per rank, differs
-    /// between ranks, or has a colour above `i32::MAX`.
-    pub fn with_mask(mut self, colours: &[usize]) -> Result<Self> {
-        self.mask = Some(make_mask(&self.comm, colours)?);
-        Ok(self)
-    }
-
-    /// Drops the colour groups.
-    pub fn without_mask(mut self) -> Self {
-        self.mask = None;
-        self
-    }
-
-    /// The layout.
-    pub fn layout(&self) -> &Layout {
-        &self.layout
-    }
-
-    /// The communicator.
-    pub fn comm(&self) -> &Communicator {
-        &self.comm
-    }
-
-    /// The colour groups, if any.
-    pub fn mask(&self) -> Option<&Mask> {
-        self.mask.as_ref()
-    }
-
-    /// The communicator that reductions use: the colour group if there is a mask.
-    pub fn reduce_comm(&self) -> &Communicator {
-        self.mask.as_ref().map_or(&self.comm, |m| &m.group)
-    }
-
-    /// This rank.
-    pub fn rank(&self) -> usize {
-        self.comm.rank()
-    }
-
-    /// The global shape.
-    pub fn global_shape(&self) -> &[usize] {
-        self.layout.global_shape()
-    }
-
-    /// The shape of this rank's block.
-    pub fn local_shape(&self) -> &[usize] {
-        self.local.shape()
-    }
-
-    /// The distributed axis.
-    pub fn axis(&self) -> usize {
-        self.layout.axis()
-    }
-
-    /// The partition.
-    pub fn partition(&self) -> Partition {
-        self.layout.partition()
-    }
-
-    /// The number of dimensions.
-    pub fn ndim(&self) -> usize {
-        self.layout.ndim()
-    }
-
-    /// The total number of elements of the global array.
-    pub fn global_len(&self) -> usize {
-        self.layout.global_len()
-    }
-
     /// This rank's block.
     pub fn local(&self) -> ArrayViewD<'_, T> {
         self.local.view()
@@ -419,11 +623,6 @@ impl<T: Scalar> DistributedArray<T, Host> {
         Ok(())
     }
 
-    /// Sets every element to `value` (no communication: the value is the same on every rank).
-    pub fn fill(&mut self, value: T) {
-        self.local.fill(value);
-    }
-
     /// Makes every replica of a Broadcast or UnsafeBroadcast array equal to rank 0's (one
     /// broadcast). Does nothing for Scatter.
     pub fn broadcast_from_root(&mut self) {
@@ -431,134 +630,6 @@ impl<T: Scalar> DistributedArray<T, Host> {
             let comm = self.comm.clone();
             comm.broadcast_into(self.local_slice_mut(), 0);
         }
-    }
-
-    /// The whole global array on every rank (PyLops-MPI's `asarray`). Replicated arrays return their
-    /// local copy without communication; Scatter arrays are all-gathered.
-    pub fn asarray(&self) -> ArrayD<T> {
-        if self.layout.partition().is_replicated() {
-            return self.local.clone();
-        }
-        let lens = self.layout.local_lens();
-        let mut buf = vec![T::zero(); lens.iter().sum()];
-        self.comm
-            .all_gather_varcount_into(self.local_slice(), &mut buf, &lens);
-        assemble(
-            &self.layout,
-            &(0..self.comm.size()).collect::<Vec<_>>(),
-            buf,
-        )
-    }
-
-    /// The part of the global array held by this rank's colour group, on every member of the group
-    /// (PyLops-MPI's `asarray(masked=True)`): the members' blocks concatenated along the axis.
-    /// Without a mask this is [`asarray`](Self::asarray).
-    pub fn asarray_masked(&self) -> ArrayD<T> {
-        let Some(mask) = &self.mask else {
-            return self.asarray();
-        };
-        if self.layout.partition().is_replicated() {
-            return self.local.clone();
-        }
-        let members = mask.members(self.rank());
-        let lens: Vec<usize> = members.iter().map(|&r| self.layout.local_len(r)).collect();
-        let mut buf = vec![T::zero(); lens.iter().sum()];
-        mask.group
-            .all_gather_varcount_into(self.local_slice(), &mut buf, &lens);
-        assemble(&self.layout, &members, buf)
-    }
-
-    /// The whole global array on `root` only (`None` elsewhere): a gather, which needs memory for
-    /// the global array on one rank instead of on all.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] if `root` is not a rank.
-    pub fn gather(&self, root: usize) -> Result<Option<ArrayD<T>>> {
-        if root >= self.comm.size() {
-            return Err(Error::InvalidArgument(format!(
-                "root {root} is not a rank of a communicator of size {}",
-                self.comm.size()
-            )));
-        }
-        if self.layout.partition().is_replicated() {
-            return Ok((self.rank() == root).then(|| self.local.clone()));
-        }
-        let lens = self.layout.local_lens();
-        let is_root = self.rank() == root;
-        let mut buf = if is_root {
-            vec![T::zero(); lens.iter().sum()]
-        } else {
-            Vec::new()
-        };
-        self.comm.gather_varcount_into(
-            self.local_slice(),
-            is_root.then_some(&mut buf[..]),
-            &lens,
-            root,
-        );
-        Ok(is_root.then(|| {
-            assemble(
-                &self.layout,
-                &(0..self.comm.size()).collect::<Vec<_>>(),
-                buf,
-            )
-        }))
-    }
-
-    /// A copy with every element conjugated (a copy for real types).
-    pub fn conj(&self) -> Self {
-        let mut out = self.clone();
-        if T::IS_COMPLEX {
-            out.local.mapv_inplace(|v| v.conj());
-        }
-        out
-    }
-
-    /// A deep copy (the same as `clone`), keeping the mask.
-    pub fn copy(&self) -> Self {
-        self.clone()
-    }
-
-    /// Zeros with the same layout and mask (PyLops-MPI's version drops the mask; this one keeps it).
-    pub fn zeros_like(&self) -> Self {
-        let local = crate::alloc::array_zeros(self.local.shape());
-        Self::from_parts(
-            self.comm.clone(),
-            self.layout.clone(),
-            local,
-            self.mask.clone(),
-        )
-    }
-
-    /// The same as [`zeros_like`](Self::zeros_like) (see [`empty`](Self::empty)).
-    pub fn empty_like(&self) -> Self {
-        self.zeros_like()
-    }
-
-    /// Checks that `other` has the same layout and mask.
-    ///
-    /// # Errors
-    /// [`Error::LayoutMismatch`] (identically on every rank, since layouts are).
-    pub fn check_same_layout<U: Scalar>(&self, other: &DistributedArray<U, Host>) -> Result<()> {
-        if self.layout != other.layout {
-            return Err(Error::LayoutMismatch(format!(
-                "{}-partitioned {:?} on axis {} with counts {:?} vs {}-partitioned {:?} on axis {} with counts {:?}",
-                self.layout.partition(),
-                self.layout.global_shape(),
-                self.layout.axis(),
-                self.layout.counts(),
-                other.layout.partition(),
-                other.layout.global_shape(),
-                other.layout.axis(),
-                other.layout.counts()
-            )));
-        }
-        if self.mask != other.mask {
-            return Err(Error::LayoutMismatch(
-                "the arrays have different masks".into(),
-            ));
-        }
-        Ok(())
     }
 }
 

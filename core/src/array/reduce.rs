@@ -10,16 +10,14 @@
 
 use super::DistributedArray;
 use crate::comm::ReduceOp;
-use crate::engine::Host;
+use crate::engine::{Engine, Host, NormTerm, OrderFree};
 use crate::error::{Error, Result};
-use crate::kernels;
 use crate::layout::Layout;
 use crate::partition::Partition;
-use crate::repro::{ReproSums, SumTree};
+use crate::repro::{BlockNode, ReproSums, SumTree};
 use crate::scalar::{RealScalar, Scalar};
 use ndarray::{ArrayD, Axis, IxDyn};
 use num_traits::{Float, One, Zero};
-use std::ops::Range;
 
 /// The order of a vector norm (numpy's `ord`).
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -63,29 +61,16 @@ impl NormOrd {
         }
     }
 
-    /// The partial of one slice for the orders that do not depend on the order of the terms
-    /// (0, inf, -inf); `None` for the sums (1, 2, p), which go through [`repro`](crate::repro).
-    fn order_free_partial<T: Scalar>(self, x: &[T]) -> Option<T::Real> {
+    /// The terms of a sum-based order (1, 2, p), or the kind of an order-free one (0, inf,
+    /// -inf), which keeps per-rank partials.
+    fn kind(self) -> std::result::Result<NormTerm, OrderFree> {
         match self {
-            NormOrd::Zero => Some(<T::Real as RealScalar>::real_from_f64(
-                kernels::count_nonzero(x) as f64,
-            )),
-            NormOrd::Inf => Some(kernels::max_abs(x)),
-            NormOrd::NegInf => Some(kernels::min_abs(x)),
-            NormOrd::One | NormOrd::Two | NormOrd::P(_) => None,
-        }
-    }
-
-    /// The sum of the terms of a sum-based order (1, 2, p) over `x[r]`, in the fixed pattern of
-    /// the canonical tree's leaves.
-    fn leaf<T: Scalar>(self, x: &[T], r: Range<usize>) -> T::Real {
-        match self {
-            NormOrd::One => kernels::sum_abs(&x[r]),
-            NormOrd::Two => kernels::sum_abs2(&x[r]),
-            NormOrd::P(p) => kernels::sum_abs_pow(&x[r], <T::Real as RealScalar>::real_from_f64(p)),
-            NormOrd::Zero | NormOrd::Inf | NormOrd::NegInf => {
-                unreachable!("counts, max and min take per-rank partials")
-            }
+            NormOrd::Zero => Err(OrderFree::CountNonzero),
+            NormOrd::Inf => Err(OrderFree::MaxAbs),
+            NormOrd::NegInf => Err(OrderFree::MinAbs),
+            NormOrd::One => Ok(NormTerm::Abs),
+            NormOrd::Two => Ok(NormTerm::Abs2),
+            NormOrd::P(p) => Ok(NormTerm::AbsPow(p)),
         }
     }
 
@@ -139,7 +124,7 @@ impl NormOrd {
     }
 }
 
-impl<T: Scalar> DistributedArray<T, Host> {
+impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// `sum_i x_i y_i` over the global array (no conjugation): a reproducible sum (see
     /// [`repro`](crate::repro#which-arrays-are-reproducible) for which layouts give the same bits
     /// for any split), one all-reduce in the colour group. Replicated arrays need no
@@ -149,8 +134,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// [`Error::LayoutMismatch`] if the layouts or masks differ.
     pub fn dot(&self, other: &Self) -> Result<T> {
         self.check_same_layout(other)?;
-        let (x, y) = (self.local_slice(), other.local_slice());
-        Ok(self.repro_sum(|r| kernels::dot(&x[r.clone()], &y[r])))
+        Ok(self.repro_sum(|nodes| E::dot_nodes(false, &self.local, &other.local, nodes)))
     }
 
     /// `sum_i conj(x_i) y_i` over the global array, as [`dot`](Self::dot).
@@ -159,8 +143,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// As [`dot`](Self::dot).
     pub fn vdot(&self, other: &Self) -> Result<T> {
         self.check_same_layout(other)?;
-        let (x, y) = (self.local_slice(), other.local_slice());
-        Ok(self.repro_sum(|r| kernels::vdot(&x[r.clone()], &y[r])))
+        Ok(self.repro_sum(|nodes| E::dot_nodes(true, &self.local, &other.local, nodes)))
     }
 
     /// Computes this rank's share of `vdot(self, other)` (one pass over the local blocks) and adds
@@ -172,8 +155,9 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// [`Error::LayoutMismatch`] if the layouts or masks differ (nothing is pushed).
     pub fn push_vdot(&self, other: &Self, sums: &mut ReproSums<T>) -> Result<()> {
         self.check_same_layout(other)?;
-        let (x, y) = (self.local_slice(), other.local_slice());
-        sums.push(self.sum_tree(), |r| kernels::vdot(&x[r.clone()], &y[r]));
+        let tree = self.sum_tree();
+        let values = E::dot_nodes(true, &self.local, &other.local, &tree.block_nodes());
+        sums.push_values(tree, &values);
         Ok(())
     }
 
@@ -183,14 +167,14 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// replicated arrays. See [`repro`](crate::repro#which-arrays-are-reproducible).
     pub fn sum_tree(&self) -> SumTree {
         if self.partition().is_replicated() {
-            return SumTree::local(self.local_slice().len());
+            return SumTree::local(self.layout.local_len(self.rank()));
         }
         match &self.mask {
             None => {
                 let axis_len = self.global_shape()[self.axis()];
                 let unit = self.global_len().checked_div(axis_len).unwrap_or(0);
                 let tree = SumTree::from_counts(self.layout.counts(), unit, self.rank());
-                debug_assert_eq!(tree.block().len(), self.local_slice().len());
+                debug_assert_eq!(tree.block().len(), self.layout.local_len(self.rank()));
                 tree
             }
             Some(mask) => {
@@ -204,15 +188,16 @@ impl<T: Scalar> DistributedArray<T, Host> {
         }
     }
 
-    /// One reproducible sum over this array's tree (see [`SumTree::fill_slots`] for `leaf`):
-    /// [`ReproSums`] for a single sum, without its bookkeeping.
-    fn repro_sum<V: Scalar>(&self, leaf: impl Fn(Range<usize>) -> V) -> V {
+    /// One reproducible sum over this array's tree, whose block nodes `values` evaluates (see
+    /// [`SumTree::block_nodes`]): [`ReproSums`] for a single sum, without its bookkeeping.
+    fn repro_sum<V: Scalar>(&self, values: impl FnOnce(&[BlockNode]) -> Vec<V>) -> V {
         let tree = self.sum_tree();
-        if !tree.is_distributed() {
-            return tree.sum_local(leaf);
-        }
+        let values = values(&tree.block_nodes());
         let mut slots = vec![V::zero(); tree.slots()];
-        tree.fill_slots(leaf, &mut slots);
+        tree.fill_slots_from(&values, &mut slots);
+        if !tree.is_distributed() {
+            return tree.finish(&mut slots);
+        }
         self.reduce_comm()
             .all_reduce_in_place(&mut slots, ReduceOp::Sum);
         tree.finish(&mut slots)
@@ -221,8 +206,8 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// The Euclidean norm of the whole array: a reproducible sum of `|x_i|^2` (as
     /// [`dot`](Self::dot)), one all-reduce.
     pub fn norm2(&self) -> T::Real {
-        let x = self.local_slice();
-        self.repro_sum(|r| kernels::sum_abs2(&x[r])).sqrt()
+        self.repro_sum(|nodes| E::norm_nodes(NormTerm::Abs2, &self.local, nodes))
+            .sqrt()
     }
 
     /// The norm of the whole array, flattened (PyLops-MPI's `norm(ord)` with `axis=None`). One
@@ -234,15 +219,22 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// [`Error::InvalidArgument`] for `NormOrd::P(NaN)`.
     pub fn norm(&self, ord: NormOrd) -> Result<T::Real> {
         let ord = ord.normalized()?;
-        let x = self.local_slice();
-        let total = match ord.order_free_partial(x) {
-            Some(partial) if self.partition().is_replicated() => partial,
-            Some(partial) => self.reduce_comm().all_reduce(partial, ord.reduce_op()),
-            None => self.repro_sum(|r| ord.leaf(x, r)),
+        let total = match ord.kind() {
+            Err(kind) => {
+                let partial = E::order_free(kind, &self.local);
+                if self.partition().is_replicated() {
+                    partial
+                } else {
+                    self.reduce_comm().all_reduce(partial, ord.reduce_op())
+                }
+            }
+            Ok(term) => self.repro_sum(|nodes| E::norm_nodes(term, &self.local, nodes)),
         };
         Ok(ord.finish(total))
     }
+}
 
+impl<T: Scalar> DistributedArray<T, Host> {
     /// The norm along one axis (numpy's `norm(x, ord, axis)`), as a distributed array of the global
     /// shape without `axis`:
     ///

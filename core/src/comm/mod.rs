@@ -444,6 +444,16 @@ impl Communicator {
     /// This is how checks that depend on rank-local data (a local array's shape, say) still fail on
     /// every rank instead of leaving the others waiting. One small all-reduce.
     pub fn agree(&self, local: Result<()>) -> Result<()> {
+        self.agree_value(local)
+    }
+
+    /// [`agree`](Self::agree) for an outcome that carries a value: this rank's value if every
+    /// rank succeeded, an error on every rank otherwise (this rank's value is then dropped).
+    /// One small all-reduce (none on one rank).
+    ///
+    /// # Errors
+    /// This rank's error, or [`Error::FailedOnOtherRank`].
+    pub fn agree_value<V>(&self, local: Result<V>) -> Result<V> {
         if self.size() == 1 {
             return local;
         }
@@ -454,7 +464,7 @@ impl Communicator {
         };
         let first = self.all_reduce(failed, ReduceOp::Min);
         if first == usize::MAX {
-            return Ok(());
+            return local;
         }
         let mut msg = match &local {
             Err(e) if self.rank() == first => encode_message(&e.to_string()),
@@ -463,7 +473,7 @@ impl Communicator {
         self.broadcast_into(&mut msg, first);
         match local {
             Err(e) => Err(e),
-            Ok(()) => Err(Error::FailedOnOtherRank {
+            Ok(_) => Err(Error::FailedOnOtherRank {
                 rank: first,
                 message: decode_message(&msg),
             }),
