@@ -13,6 +13,8 @@
 pub mod alloc;
 pub mod array;
 pub mod comm;
+#[cfg(any(feature = "emulator", feature = "cuda"))]
+pub mod cuda;
 pub mod engine;
 pub mod error;
 pub mod kernels;
@@ -32,6 +34,8 @@ pub mod mpi {
 
 pub use array::{DistributedArray, Mask, NormOrd};
 pub use comm::{Communicator, ReduceOp, Threads};
+#[cfg(any(feature = "emulator", feature = "cuda"))]
+pub use cuda::Cuda;
 pub use engine::{Engine, Host};
 pub use error::{Error, Result};
 pub use layout::{balanced_counts, Layout};

@@ -1,0 +1,67 @@
+// common.cuh: what every kernel file of distlops shares. NVRTC compiles it in front of each
+// kernel file (kernel files include nothing themselves); the emulator compiles the same text with
+// the host C++ compiler after its own header, emu.h.
+//
+// Bits: kernels must give the same bits as the host engine. NVRTC runs with --fmad=false and the
+// emulator with -ffp-contract=off, so `a * b + c` is two rounded operations everywhere, as in
+// Rust; where a fused multiply-add is meant, kernels call fma() explicitly. Complex arithmetic
+// follows num-complex's formulas term for term.
+
+typedef long long dl_index;
+
+/// Complex<f32> and Complex<f64>, laid out as num-complex's `Complex<T>` (re, then im).
+struct c32 {
+    float re, im;
+};
+struct c64 {
+    double re, im;
+};
+
+template <typename C> struct dl_real_of;
+template <> struct dl_real_of<float> { typedef float type; };
+template <> struct dl_real_of<double> { typedef double type; };
+template <> struct dl_real_of<c32> { typedef float type; };
+template <> struct dl_real_of<c64> { typedef double type; };
+
+#define DL_COMPLEX_OPS(C, R)                                                                      \
+    __device__ __forceinline__ C operator+(C a, C b) { return C{a.re + b.re, a.im + b.im}; }      \
+    __device__ __forceinline__ C operator-(C a, C b) { return C{a.re - b.re, a.im - b.im}; }      \
+    __device__ __forceinline__ C operator-(C a) { return C{-a.re, -a.im}; }                       \
+    __device__ __forceinline__ C operator*(C a, C b) {                                            \
+        return C{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re};                           \
+    }                                                                                             \
+    __device__ __forceinline__ C operator/(C a, C b) {                                            \
+        R n = b.re * b.re + b.im * b.im;                                                          \
+        R re = a.re * b.re + a.im * b.im;                                                         \
+        R im = a.im * b.re - a.re * b.im;                                                         \
+        return C{re / n, im / n};                                                                 \
+    }                                                                                             \
+    __device__ __forceinline__ C dl_conj(C a) { return C{a.re, -a.im}; }                          \
+    __device__ __forceinline__ R dl_abs2(C a) { return a.re * a.re + a.im * a.im; }               \
+    __device__ __forceinline__ R dl_abs(C a) { return hypot(a.re, a.im); }                        \
+    __device__ __forceinline__ bool dl_is_zero(C a) { return a.re == R(0) && a.im == R(0); }      \
+    template <> __device__ __forceinline__ C dl_zero<C>() { return C{R(0), R(0)}; }
+
+template <typename T> __device__ __forceinline__ T dl_zero() { return T(0); }
+DL_COMPLEX_OPS(c32, float)
+DL_COMPLEX_OPS(c64, double)
+
+__device__ __forceinline__ float dl_conj(float a) { return a; }
+__device__ __forceinline__ double dl_conj(double a) { return a; }
+__device__ __forceinline__ float dl_abs2(float a) { return a * a; }
+__device__ __forceinline__ double dl_abs2(double a) { return a * a; }
+__device__ __forceinline__ float dl_abs(float a) { return fabsf(a); }
+__device__ __forceinline__ double dl_abs(double a) { return fabs(a); }
+__device__ __forceinline__ bool dl_is_zero(float a) { return a == 0.0f; }
+__device__ __forceinline__ bool dl_is_zero(double a) { return a == 0.0; }
+
+/// The global index of this thread along x, and the stride of a grid-stride loop.
+__device__ __forceinline__ dl_index dl_global_thread() {
+    return (dl_index)blockIdx.x * (dl_index)blockDim.x + (dl_index)threadIdx.x;
+}
+__device__ __forceinline__ dl_index dl_grid_threads() {
+    return (dl_index)gridDim.x * (dl_index)blockDim.x;
+}
+
+/// Instantiates `MACRO(suffix, type)` for the four scalar types.
+#define DL_FOR_EACH_SCALAR(MACRO) MACRO(f32, float) MACRO(f64, double) MACRO(c32, c32) MACRO(c64, c64)

@@ -1,0 +1,374 @@
+//! The emulated device (feature `emulator`): a [`DeviceApi`] in host memory that runs the
+//! project's unchanged kernel files, compiled by the host C++ compiler (see `core/emu/emu.h`).
+//!
+//! It is stricter than a GPU where a GPU would be silent:
+//! * **Streams are deferred**: enqueued work runs only when the stream is synchronised (or memory
+//!   is freed), so a host read that forgets to synchronise always sees stale memory.
+//! * **Fresh memory is poisoned** with `0xFF` bytes (NaN for floats), so a kernel that reads
+//!   memory nobody wrote gives NaN, not a lucky zero.
+//! * **Every allocation has red zones** of [`RED_ZONE`] bytes on both sides, checked after every
+//!   launch and at free: a kernel writing one element out of bounds is an error naming it.
+//! * **Every copy is bounds-checked** against the live allocations.
+//!
+//! One launch runs at a time in a process (the C++ runtime serialises them), so several
+//! emulated devices (one per `Threads` rank) share the CPU without sharing `__shared__` memory.
+
+use super::seam::{DeviceApi, DevicePtr, KernelArg, Launch, Stream};
+use crate::error::{Error, Result};
+use std::alloc::Layout;
+use std::collections::BTreeMap;
+use std::ffi::{c_char, c_int, c_uint, c_void, CString};
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
+
+/// Bytes of guard memory on each side of every allocation.
+pub(crate) const RED_ZONE: usize = 256;
+/// The byte written into the red zones.
+const GUARD: u8 = 0xA5;
+/// The byte fresh allocations are filled with (all-ones: NaN for f32 and f64).
+const POISON: u8 = 0xFF;
+
+extern "C" {
+    fn dl_emu_launch(
+        name: *const c_char,
+        grid: *const c_uint,
+        block: *const c_uint,
+        shared_bytes: c_uint,
+        params: *mut *mut c_void,
+        err: *mut c_char,
+        err_len: usize,
+    ) -> c_int;
+    fn dl_emu_launch_count(name: *const c_char) -> u64;
+}
+
+/// How often the kernel `name` was launched in this process, on any emulated device.
+pub fn launch_count(name: &str) -> u64 {
+    let name = CString::new(name).expect("kernel names have no NUL");
+    // SAFETY: `name` is a valid NUL-terminated string for the duration of the call; the function
+    // only reads it.
+    unsafe { dl_emu_launch_count(name.as_ptr()) }
+}
+
+/// One allocation: the raw block (red zone, user bytes, red zone) and the user size.
+#[derive(Debug)]
+struct Allocation {
+    base: *mut u8,
+    bytes: usize,
+}
+
+/// Enqueued work.
+#[derive(Debug)]
+enum Job {
+    HtoD {
+        dst: DevicePtr,
+        data: Vec<u8>,
+    },
+    DtoH {
+        dst: usize,
+        src: DevicePtr,
+        bytes: usize,
+    },
+    DtoD {
+        dst: DevicePtr,
+        src: DevicePtr,
+        bytes: usize,
+    },
+    Memset {
+        dst: DevicePtr,
+        value: u8,
+        bytes: usize,
+    },
+    Launch {
+        launch: Launch,
+        args: Vec<KernelArg>,
+    },
+}
+
+#[derive(Debug, Default)]
+struct State {
+    allocations: BTreeMap<DevicePtr, Allocation>,
+    queue: Vec<Job>,
+    /// The first error of work that ran, reported at the next synchronisation.
+    error: Option<String>,
+}
+
+// SAFETY: the raw pointers in `State` point to memory this device owns exclusively (allocated in
+// `alloc`, freed in `free`), and the `DtoH` destinations are host buffers the callers of
+// `copy_dtoh` promised to keep alive until synchronisation; every access goes through the mutex.
+unsafe impl Send for State {}
+
+/// An emulated device.
+#[derive(Debug)]
+pub(crate) struct EmulatedDevice {
+    id: usize,
+    state: Mutex<State>,
+}
+
+static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
+
+impl EmulatedDevice {
+    /// A new emulated device with empty memory.
+    pub(crate) fn new() -> Self {
+        EmulatedDevice {
+            id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            state: Mutex::new(State::default()),
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+impl State {
+    /// Checks that `[ptr, ptr + bytes)` lies inside one live allocation.
+    fn check_range(&self, ptr: DevicePtr, bytes: usize, what: &str) -> Result<()> {
+        let inside = self
+            .allocations
+            .range(..=ptr)
+            .next_back()
+            .is_some_and(|(&start, a)| ptr + bytes as u64 <= start + a.bytes as u64);
+        if inside {
+            Ok(())
+        } else {
+            Err(Error::Device(format!(
+                "{what}: {bytes} bytes at {ptr:#x} are not inside a live device allocation"
+            )))
+        }
+    }
+
+    /// Checks every allocation's red zones.
+    fn check_guards(&self) -> std::result::Result<(), String> {
+        for (&start, a) in &self.allocations {
+            // SAFETY: `base` points to a live block of RED_ZONE + bytes + RED_ZONE bytes that
+            // this device allocated; nothing else frees it while the state is locked.
+            let (front, back) = unsafe {
+                (
+                    std::slice::from_raw_parts(a.base, RED_ZONE),
+                    std::slice::from_raw_parts(a.base.add(RED_ZONE + a.bytes), RED_ZONE),
+                )
+            };
+            if front.iter().chain(back).any(|&b| b != GUARD) {
+                return Err(format!(
+                    "memory just outside the device allocation of {} bytes at {start:#x} was \
+                     written (out-of-bounds access)",
+                    a.bytes
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// Runs every enqueued job in order; keeps the first error.
+    fn drain(&mut self) {
+        for job in std::mem::take(&mut self.queue) {
+            if self.error.is_some() {
+                continue;
+            }
+            if let Err(e) = self.run(job) {
+                self.error = Some(e);
+            }
+        }
+    }
+
+    fn run(&mut self, job: Job) -> std::result::Result<(), String> {
+        match job {
+            // SAFETY (all copies): the ranges were checked against live allocations when the job
+            // was enqueued, and allocations are only freed after draining; `DtoH` destinations
+            // are valid by the contract of `copy_dtoh`.
+            Job::HtoD { dst, data } => unsafe {
+                std::ptr::copy_nonoverlapping(data.as_ptr(), dst as *mut u8, data.len());
+            },
+            Job::DtoH { dst, src, bytes } => unsafe {
+                std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, bytes);
+            },
+            Job::DtoD { dst, src, bytes } => unsafe {
+                std::ptr::copy_nonoverlapping(src as *const u8, dst as *mut u8, bytes);
+            },
+            Job::Memset { dst, value, bytes } => unsafe {
+                std::ptr::write_bytes(dst as *mut u8, value, bytes);
+            },
+            Job::Launch { launch, mut args } => {
+                let name = CString::new(launch.kernel.clone()).expect("kernel names have no NUL");
+                let mut params: Vec<*mut c_void> = args.iter_mut().map(KernelArg::param).collect();
+                let mut err = [0 as c_char; 256];
+                // SAFETY: `name`, the grid and block arrays and `params` (pointers into `args`,
+                // alive for the call) are valid for the call; the caller of `launch` guaranteed
+                // that the arguments match the kernel and its pointers are large enough.
+                let rc = unsafe {
+                    dl_emu_launch(
+                        name.as_ptr(),
+                        launch.grid.as_ptr(),
+                        launch.block.as_ptr(),
+                        launch.shared,
+                        params.as_mut_ptr(),
+                        err.as_mut_ptr(),
+                        err.len(),
+                    )
+                };
+                if rc != 0 {
+                    // SAFETY: the runtime wrote a NUL-terminated message into `err`.
+                    let msg = unsafe { std::ffi::CStr::from_ptr(err.as_ptr()) };
+                    return Err(format!(
+                        "launch of {}: {}",
+                        launch.kernel,
+                        msg.to_string_lossy()
+                    ));
+                }
+                self.check_guards()
+                    .map_err(|e| format!("kernel {}: {e}", launch.kernel))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl DeviceApi for EmulatedDevice {
+    fn describe(&self) -> String {
+        format!("emulated device {}", self.id)
+    }
+
+    fn is_emulated(&self) -> bool {
+        true
+    }
+
+    fn stream(&self) -> Stream {
+        Stream(0)
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<DevicePtr> {
+        let total = bytes
+            .checked_add(2 * RED_ZONE)
+            .filter(|_| bytes > 0)
+            .ok_or_else(|| Error::Allocation(format!("a device block of {bytes} bytes")))?;
+        let layout = Layout::from_size_align(total, RED_ZONE)
+            .map_err(|_| Error::Allocation(format!("a device block of {bytes} bytes")))?;
+        // SAFETY: the layout has a non-zero size.
+        let base = unsafe { std::alloc::alloc(layout) };
+        if base.is_null() {
+            return Err(Error::Allocation(format!(
+                "the emulated device has no {bytes} bytes"
+            )));
+        }
+        // SAFETY: `base` is a fresh block of `total` bytes.
+        unsafe {
+            std::ptr::write_bytes(base, GUARD, RED_ZONE);
+            std::ptr::write_bytes(base.add(RED_ZONE), POISON, bytes);
+            std::ptr::write_bytes(base.add(RED_ZONE + bytes), GUARD, RED_ZONE);
+        }
+        let ptr = base as u64 + RED_ZONE as u64;
+        self.state()
+            .allocations
+            .insert(ptr, Allocation { base, bytes });
+        Ok(ptr)
+    }
+
+    unsafe fn free(&self, ptr: DevicePtr) {
+        let mut state = self.state();
+        state.drain();
+        if let Err(e) = state.check_guards() {
+            state.error.get_or_insert(e);
+        }
+        let a = state
+            .allocations
+            .remove(&ptr)
+            .expect("free of an address this device did not allocate");
+        let layout = Layout::from_size_align(a.bytes + 2 * RED_ZONE, RED_ZONE)
+            .expect("the layout of the allocation");
+        // SAFETY: `a.base` was allocated in `alloc` with this layout and is freed once (it was
+        // just removed from the map).
+        unsafe { std::alloc::dealloc(a.base, layout) };
+    }
+
+    unsafe fn copy_htod(
+        &self,
+        _s: Stream,
+        dst: DevicePtr,
+        src: *const u8,
+        bytes: usize,
+    ) -> Result<()> {
+        let mut state = self.state();
+        state.check_range(dst, bytes, "copy to the device")?;
+        // SAFETY: the caller guarantees `src` is readable for `bytes`; it is copied now, as CUDA
+        // does for pageable memory.
+        let data = unsafe { std::slice::from_raw_parts(src, bytes) }.to_vec();
+        state.queue.push(Job::HtoD { dst, data });
+        Ok(())
+    }
+
+    unsafe fn copy_dtoh(
+        &self,
+        _s: Stream,
+        dst: *mut u8,
+        src: DevicePtr,
+        bytes: usize,
+    ) -> Result<()> {
+        let mut state = self.state();
+        state.check_range(src, bytes, "copy from the device")?;
+        state.queue.push(Job::DtoH {
+            dst: dst as usize,
+            src,
+            bytes,
+        });
+        Ok(())
+    }
+
+    unsafe fn copy_dtod(
+        &self,
+        _s: Stream,
+        dst: DevicePtr,
+        src: DevicePtr,
+        bytes: usize,
+    ) -> Result<()> {
+        let mut state = self.state();
+        state.check_range(src, bytes, "device copy source")?;
+        state.check_range(dst, bytes, "device copy destination")?;
+        state.queue.push(Job::DtoD { dst, src, bytes });
+        Ok(())
+    }
+
+    unsafe fn memset(&self, _s: Stream, dst: DevicePtr, value: u8, bytes: usize) -> Result<()> {
+        let mut state = self.state();
+        state.check_range(dst, bytes, "memset")?;
+        state.queue.push(Job::Memset { dst, value, bytes });
+        Ok(())
+    }
+
+    unsafe fn launch(&self, _s: Stream, launch: &Launch, args: &[KernelArg]) -> Result<()> {
+        let mut state = self.state();
+        for a in args {
+            if let KernelArg::Ptr(p) = *a {
+                if p != 0 {
+                    state.check_range(p, 0, &format!("argument of {}", launch.kernel))?;
+                }
+            }
+        }
+        state.queue.push(Job::Launch {
+            launch: launch.clone(),
+            args: args.to_vec(),
+        });
+        Ok(())
+    }
+
+    fn synchronize(&self, _s: Stream) -> Result<()> {
+        let mut state = self.state();
+        state.drain();
+        match state.error.take() {
+            Some(e) => Err(Error::Device(format!("{}: {e}", self.describe()))),
+            None => Ok(()),
+        }
+    }
+}
+
+impl Drop for EmulatedDevice {
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        for a in std::mem::take(&mut state.allocations).into_values() {
+            let layout = Layout::from_size_align(a.bytes + 2 * RED_ZONE, RED_ZONE)
+                .expect("the layout of the allocation");
+            // SAFETY: every remaining allocation was made in `alloc` with this layout and is
+            // freed once here; no block can outlive its device (blocks hold an `Arc` to it).
+            unsafe { std::alloc::dealloc(a.base, layout) };
+        }
+    }
+}

@@ -1,0 +1,96 @@
+//! The `Cuda` engine on the emulated device against the `Host` engine: the same operations give
+//! the same bits, on 1 to 4 `Threads` ranks with uneven blocks.
+#![cfg(feature = "emulator")]
+
+use distlops_core::{
+    Complex32, Complex64, Cuda, DistributedArray, Layout, NormOrd, Scalar, Threads,
+};
+use ndarray::{ArrayD, IxDyn};
+
+/// Test values: real and imaginary parts from two incommensurate sequences.
+trait Gen: Scalar {
+    fn gen(re: f64, im: f64) -> Self;
+}
+impl Gen for f32 {
+    fn gen(re: f64, im: f64) -> Self {
+        (3.0 * re + im) as f32
+    }
+}
+impl Gen for f64 {
+    fn gen(re: f64, im: f64) -> Self {
+        3.0 * re + im
+    }
+}
+impl Gen for Complex64 {
+    fn gen(re: f64, im: f64) -> Self {
+        Complex64::new(re, im)
+    }
+}
+impl Gen for Complex32 {
+    fn gen(re: f64, im: f64) -> Self {
+        Complex32::new(re as f32, im as f32)
+    }
+}
+
+fn values<T: Gen>(n: usize, seed: f64) -> ArrayD<T> {
+    ArrayD::from_shape_fn(IxDyn(&[n]), |i| {
+        let k = i[0] as f64;
+        T::gen((seed + 0.731 * k).sin(), (seed * 1.3 + 0.377 * k).cos())
+    })
+}
+
+fn check<T: Gen>(n: usize, nranks: usize) {
+    let a = values::<T>(n, 0.3);
+    let b = values::<T>(n, 1.7);
+    Threads::run(nranks, |comm| {
+        let cuda = Cuda::emulated();
+        let layout = Layout::scatter(&[n], 0, comm.size()).unwrap();
+        let x = DistributedArray::to_dist(&comm, a.view(), &layout).unwrap();
+        let y = DistributedArray::to_dist(&comm, b.view(), &layout).unwrap();
+        let dx = x.to_engine(&cuda).unwrap();
+        let mut dy = y.to_engine(&cuda).unwrap();
+        assert_eq!(
+            dx.dot(&dy).unwrap(),
+            x.dot(&y).unwrap(),
+            "dot n={n} P={nranks}"
+        );
+        assert_eq!(dx.vdot(&dy).unwrap(), x.vdot(&y).unwrap(), "vdot");
+        assert_eq!(dx.norm2(), x.norm2(), "norm2");
+        assert_eq!(
+            dx.norm(NormOrd::Inf).unwrap(),
+            x.norm(NormOrd::Inf).unwrap(),
+            "norm inf"
+        );
+        let alpha = T::from_f64(0.7);
+        let mut hy = y.clone();
+        hy.axpy(alpha, &x).unwrap();
+        dy.axpy(alpha, &dx).unwrap();
+        assert_eq!(dy.asarray(), hy.asarray(), "axpy");
+        hy.axpby(alpha, &x, T::from_f64(-1.3)).unwrap();
+        dy.axpby(alpha, &dx, T::from_f64(-1.3)).unwrap();
+        assert_eq!(dy.asarray(), hy.asarray(), "axpby");
+        hy.imul(&x).unwrap();
+        dy.imul(&dx).unwrap();
+        assert_eq!(dy.asarray(), hy.asarray(), "imul");
+        hy.idiv(&x).unwrap();
+        dy.idiv(&dx).unwrap();
+        assert_eq!(dy.asarray(), hy.asarray(), "idiv");
+        hy.scale(T::from_f64(2.5));
+        dy.scale(T::from_f64(2.5));
+        assert_eq!(dy.conj().asarray(), hy.conj().asarray(), "scale, conj");
+        let z = dy.zeros_like();
+        assert!(z.asarray().iter().all(|v| *v == T::zero()));
+    });
+}
+
+#[test]
+fn emulated_engine_gives_the_host_bits() {
+    for n in [0, 1, 63, 64, 65, 1000, 4097, 70_001] {
+        for p in 1..=4 {
+            check::<f64>(n, p);
+            check::<f32>(n, p);
+            check::<Complex64>(n, p);
+            check::<Complex32>(n, p);
+        }
+    }
+}
