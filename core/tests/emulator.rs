@@ -78,8 +78,10 @@ fn check<T: Gen>(n: usize, nranks: usize) {
         hy.scale(T::from_f64(2.5));
         dy.scale(T::from_f64(2.5));
         assert_eq!(dy.conj().asarray(), hy.conj().asarray(), "scale, conj");
-        let z = dy.zeros_like();
+        let mut z = dy.zeros_like();
         assert!(z.asarray().iter().all(|v| *v == T::zero()));
+        z.fill(alpha);
+        assert!(z.asarray().iter().all(|v| *v == alpha));
     });
 }
 
@@ -93,4 +95,6 @@ fn emulated_engine_gives_the_host_bits() {
             check::<Complex32>(n, p);
         }
     }
+    let missed = distlops_core::cuda::kernels_never_launched();
+    assert!(missed.is_empty(), "kernels never launched: {missed:?}");
 }

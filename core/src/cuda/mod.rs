@@ -22,12 +22,28 @@
 //! | `norm(inf)` | a block reduction in shared memory |
 //! | `norm` of orders 0, 1, -inf and p | the block is downloaded and reduced on the host (slow path) |
 
+#[cfg(feature = "cuda")]
+mod driver;
+#[cfg(feature = "emulator")]
 mod emulated;
 mod seam;
+mod sources;
 mod tree;
 
 #[cfg(feature = "emulator")]
 pub use emulated::launch_count;
+
+/// The entry points of the kernel manifest (`core/kernels/kernels.txt`) that no emulated device
+/// of this process has launched: a test suite that runs on the emulator calls this last and
+/// fails on a kernel it never exercised.
+#[cfg(feature = "emulator")]
+pub fn kernels_never_launched() -> Vec<String> {
+    sources::entries()
+        .into_iter()
+        .filter(|e| launch_count(&e.name) == 0)
+        .map(|e| e.name)
+        .collect()
+}
 
 use crate::engine::{BinaryOp, Engine, NormTerm, OrderFree, Sealed};
 use crate::error::{Error, Result};
@@ -96,12 +112,27 @@ impl Cuda {
                     .into(),
             ));
         }
-        let _ = comm;
-        Err(Error::Device(
-            "no CUDA device: distlops was built without feature `cuda` (or set \
-             DISTLOPS_DEVICE=emulated with feature `emulator` for the emulated device)"
-                .into(),
-        ))
+        #[cfg(feature = "cuda")]
+        return Cuda::device(comm.rank() % driver::DriverDevice::count()?.max(1));
+        #[cfg(not(feature = "cuda"))]
+        return Err(Error::Device(format!(
+            "no CUDA device for rank {}: distlops was built without feature `cuda` (set \
+             DISTLOPS_DEVICE=emulated with feature `emulator` for the emulated device)",
+            comm.rank()
+        )));
+    }
+
+    /// The real CUDA device `ordinal` (feature `cuda`): its primary context, a stream, and the
+    /// project's kernels compiled by NVRTC for its compute capability.
+    ///
+    /// # Errors
+    /// [`Error::Device`] if there is no driver or no such device, or NVRTC is missing
+    /// (`libnvrtc.so`) or fails.
+    #[cfg(feature = "cuda")]
+    pub fn device(ordinal: usize) -> Result<Cuda> {
+        Ok(Cuda {
+            api: Arc::new(driver::DriverDevice::open(ordinal)?),
+        })
     }
 
     /// What this device is (`"emulated device 2"`).

@@ -1,0 +1,60 @@
+//! The kernel sources, compiled into the library: one home (`core/kernels/`), read here with
+//! `include_str!` for NVRTC, and by the build script for the emulator.
+
+include!("../../kernels/manifest.rs");
+
+/// The manifest of entry points (`kernels.txt`).
+pub(crate) const MANIFEST: &str = include_str!("../../kernels/kernels.txt");
+
+/// What every kernel file is compiled after.
+pub(crate) const COMMON: &str = include_str!("../../kernels/common.cuh");
+
+/// Every kernel file, by name.
+pub(crate) const FILES: &[(&str, &str)] = &[
+    (
+        "elementwise.cu",
+        include_str!("../../kernels/elementwise.cu"),
+    ),
+    ("reduce.cu", include_str!("../../kernels/reduce.cu")),
+];
+
+/// The entry points of the manifest.
+pub(crate) fn entries() -> Vec<KernelEntry> {
+    parse_manifest(MANIFEST).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// The text NVRTC compiles for one kernel file: the common prelude, then the file.
+#[cfg_attr(not(feature = "cuda"), allow(dead_code))]
+pub(crate) fn program(file: &str) -> String {
+    let (_, text) = FILES
+        .iter()
+        .find(|(name, _)| *name == file)
+        .unwrap_or_else(|| panic!("{file} is in kernels.txt but not in FILES"));
+    format!("{COMMON}\n{text}")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_manifest_and_the_compiled_in_files_agree() {
+        let entries = entries();
+        for (file, _) in FILES {
+            assert!(
+                entries.iter().any(|e| e.file == *file),
+                "{file} defines no manifest entry"
+            );
+        }
+        for e in &entries {
+            assert!(
+                FILES.iter().any(|(f, _)| *f == e.file),
+                "{} is not compiled in",
+                e.file
+            );
+            let text = program(&e.file);
+            let base = e.name.rsplit_once('_').expect("<base>_<suffix>").0;
+            assert!(text.contains(base), "{} does not mention {base}", e.file);
+        }
+    }
+}
