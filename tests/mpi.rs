@@ -12,7 +12,6 @@ mod common;
 mod suite;
 
 use distlops::core::{Communicator, ReduceOp};
-use std::time::{Duration, Instant};
 
 /// Bytes per message in the chunking reruns: three f64, or one and a half Complex64.
 const SMALL_CHUNK: usize = 24;
@@ -39,154 +38,11 @@ fn above_2gib(comm: &Communicator) {
     }
 }
 
-fn child(np: usize) -> ! {
-    let args = common::Args::parse();
-    let env = distlops::core::mpi::initialize().expect("MPI initialisation");
-    let world = env.world();
-    assert_eq!(
-        world.size(),
-        np,
-        "launched for {np} ranks but MPI reports {} (a launcher from another MPI?)",
-        world.size()
-    );
-    let rank = world.rank();
-    if let Ok(r) = std::env::var("DISTLOPS_TEST_PANIC_RANK") {
-        // The abort check: one rank panics while the others wait in a collective.
-        if rank.to_string() == r {
-            panic!("deliberate panic on rank {rank}");
-        }
-        world.barrier();
-        unreachable!("the job should have been aborted");
-    }
-    let chunked = env.world_with_max_message_bytes(SMALL_CHUNK);
-    let mut runs: Vec<(String, distlops::core::Communicator, common::TestFn)> = Vec::new();
-    if args.ignored {
-        runs.push((
-            "mpi::messages_above_2_gib".into(),
-            world.clone(),
-            above_2gib,
-        ));
-    } else {
-        for (name, f) in suite::TESTS.iter().filter(|(n, _)| args.selects(n)) {
-            runs.push((name.to_string(), world.clone(), *f));
-        }
-        for (name, f) in suite::TESTS
-            .iter()
-            .filter(|(n, _)| n.starts_with("comm::") && args.selects(n))
-        {
-            runs.push((
-                format!("{name} [chunks of {SMALL_CHUNK} B]"),
-                chunked.clone(),
-                *f,
-            ));
-        }
-    }
-    for (name, comm, f) in &runs {
-        let t = Instant::now();
-        f(comm);
-        world.barrier();
-        if rank == 0 {
-            println!(
-                "test {name} [mpi np={np}] ... ok ({:.2}s)",
-                t.elapsed().as_secs_f64()
-            );
-        }
-    }
-    if rank == 0 {
-        println!("{} tests passed at np={np}", runs.len());
-    }
-    drop(runs);
-    drop(chunked);
-    drop(world);
-    drop(env);
-    std::process::exit(0);
-}
-
-fn mpirun(np: usize, extra_args: &[String]) -> std::process::Command {
-    let mpiexec = std::env::var("MPIEXEC").unwrap_or_else(|_| "mpirun".to_string());
-    let exe = std::env::current_exe().expect("path of this test binary");
-    let mut cmd = std::process::Command::new(mpiexec);
-    cmd.args(["--oversubscribe", "-n", &np.to_string()])
-        .arg(exe)
-        .args(extra_args)
-        .env("MPI_TEST_CHILD", np.to_string())
-        .env("OMPI_ALLOW_RUN_AS_ROOT", "1")
-        .env("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1")
-        .env("OMPI_MCA_rmaps_base_oversubscribe", "1");
-    cmd
-}
-
-/// A panic on one of three ranks must end the job with a failure within seconds.
-fn panic_aborts_the_job() -> bool {
-    let mut cmd = mpirun(3, &[]);
-    cmd.env("DISTLOPS_TEST_PANIC_RANK", "1")
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null());
-    let t = Instant::now();
-    let mut child = cmd.spawn().expect("cannot start mpirun");
-    loop {
-        if let Some(status) = child.try_wait().expect("waiting for mpirun") {
-            return !status.success() && t.elapsed() < Duration::from_secs(30);
-        }
-        if t.elapsed() > Duration::from_secs(30) {
-            let _ = child.kill();
-            let _ = child.wait();
-            return false;
-        }
-        std::thread::sleep(Duration::from_millis(20));
-    }
-}
-
 fn main() {
-    if let Ok(np) = std::env::var("MPI_TEST_CHILD") {
-        child(np.parse().expect("MPI_TEST_CHILD is a rank count"));
-    }
-    let args = common::Args::parse();
-    const ABORT_TEST: &str = "mpi::panic_on_one_rank_aborts_the_job";
-    if args.list {
-        common::list(suite::TESTS, &args);
-        if args.selects(ABORT_TEST) {
-            println!("{ABORT_TEST}: test");
-        }
-        return;
-    }
-    let start = Instant::now();
-    let selected = if args.ignored {
-        1
-    } else {
-        suite::TESTS.iter().filter(|(n, _)| args.selects(n)).count()
-    };
-    let nps = common::rank_counts("MPI_TEST_NP", if args.ignored { "2" } else { "1,2,3,4" });
-    let timeout = Duration::from_secs(
-        std::env::var("MPI_TEST_TIMEOUT")
-            .ok()
-            .and_then(|s| s.parse().ok())
-            .unwrap_or(600),
-    );
-    println!("\nrunning {selected} tests under mpirun at np = {nps:?}");
-    let (mut passed, mut failed) = (0, 0);
-    let forwarded: Vec<String> = std::env::args().skip(1).collect();
-    for np in nps {
-        if common::run_with_timeout(mpirun(np, &forwarded), timeout) {
-            passed += selected;
-        } else {
-            println!("mpirun -n {np}: FAILED");
-            failed += 1;
-        }
-    }
-    if args.selects(ABORT_TEST) {
-        if panic_aborts_the_job() {
-            println!("test {ABORT_TEST} ... ok");
-            passed += 1;
-        } else {
-            println!("test {ABORT_TEST} ... FAILED (the job did not fail within 30 s)");
-            failed += 1;
-        }
-    }
-    common::summary(
-        passed,
-        failed,
-        suite::TESTS.len() - selected.min(suite::TESTS.len()),
-        start,
-    )
+    common::mpi_run::run_mpi(&common::mpi_run::MpiSuite {
+        tests: suite::TESTS,
+        chunked: Some(("comm::", SMALL_CHUNK)),
+        ignored: Some(("mpi::messages_above_2_gib", above_2gib)),
+        abort_check: true,
+    })
 }

@@ -7,6 +7,9 @@
 
 #![allow(dead_code)]
 
+#[cfg(feature = "mpi")]
+pub mod mpi_run;
+
 use distlops::core::Communicator;
 use std::time::{Duration, Instant};
 
@@ -171,5 +174,18 @@ pub fn run_with_timeout(mut cmd: std::process::Command, timeout: Duration) -> bo
             return false;
         }
         std::thread::sleep(Duration::from_millis(20));
+    }
+}
+
+/// Ends a GPU test binary with one `skipped:` line when this machine has no device for the
+/// `Cuda` engine (no driver, and `DISTLOPS_DEVICE=emulated` not set): never a silent pass.
+#[cfg(feature = "emulator")]
+pub fn cuda_or_skip() {
+    if std::env::args().any(|a| a == "--list") {
+        return;
+    }
+    if let Err(e) = distlops::core::Cuda::for_rank(&Communicator::serial()) {
+        println!("skipped: no CUDA driver ({e})");
+        std::process::exit(0);
     }
 }

@@ -12,6 +12,7 @@ pub mod array;
 pub mod building_blocks;
 pub mod check;
 pub mod derivatives;
+pub mod engines;
 pub mod errors;
 pub mod ghost;
 pub mod halo;
@@ -233,4 +234,8 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("halo::errors_on_every_rank", halo::errors_on_every_rank),
     ("halo::stencils_f64", halo::stencils_f64),
     ("halo::stencils_complex", halo::stencils_complex),
+    (
+        "engines::vector_ops_all_dtypes[host]",
+        engines::vector_ops_all_dtypes::<distlops::core::Host>,
+    ),
 ];

@@ -38,11 +38,15 @@ pub use emulated::launch_count;
 /// fails on a kernel it never exercised.
 #[cfg(feature = "emulator")]
 pub fn kernels_never_launched() -> Vec<String> {
-    sources::entries()
+    kernel_names()
         .into_iter()
-        .filter(|e| launch_count(&e.name) == 0)
-        .map(|e| e.name)
+        .filter(|name| launch_count(name) == 0)
         .collect()
+}
+
+/// Every entry point of the kernel manifest, in its order.
+pub fn kernel_names() -> Vec<String> {
+    sources::entries().into_iter().map(|e| e.name).collect()
 }
 
 use crate::engine::{BinaryOp, Engine, NormTerm, OrderFree, Sealed};

@@ -1,0 +1,197 @@
+//! Test bodies written once for every engine: each runs an operation on arrays of engine `E`
+//! and on the same arrays on the `Host`, and requires the same bits. The Host instantiation runs
+//! in the ordinary suites; the `Cuda` one in `tests/gpu_threads.rs` and `tests/gpu_mpi.rs` (on the
+//! emulated device in CI, on real devices with `scripts/test-gpu.sh`).
+
+use super::check::{dist, layout_cases};
+use super::util::{global, TestScalar};
+use distlops::core::{
+    Communicator, Complex32, Complex64, DistributedArray, Engine, Host, Layout, NormOrd,
+};
+
+/// An engine the suite can instantiate: how a rank gets its engine value.
+pub trait TestEngine: Engine {
+    /// This rank's engine (its device, for `Cuda`).
+    fn for_rank(comm: &Communicator) -> Self;
+}
+
+impl TestEngine for Host {
+    fn for_rank(_comm: &Communicator) -> Self {
+        Host
+    }
+}
+
+#[cfg(feature = "emulator")]
+impl TestEngine for distlops::core::Cuda {
+    fn for_rank(comm: &Communicator) -> Self {
+        distlops::core::Cuda::for_rank(comm).expect("the device of this rank")
+    }
+}
+
+/// The same array on `engine`.
+fn on<T: TestScalar, E: Engine>(x: &DistributedArray<T>, engine: &E) -> DistributedArray<T, E> {
+    x.to_engine(engine).expect("copy to the engine")
+}
+
+/// Whether two host arrays hold the same bits (NaN equal to NaN of the same payload).
+fn same_bits<T: TestScalar>(a: &ndarray::ArrayD<T>, b: &ndarray::ArrayD<T>) -> bool {
+    a.shape() == b.shape()
+        && a.iter().zip(b).all(|(x, y)| {
+            let (x, y) = (x.re().to_f64(), y.re().to_f64());
+            x.to_bits() == y.to_bits()
+        })
+        && a.iter()
+            .zip(b)
+            .all(|(x, y)| x.im().to_f64().to_bits() == y.im().to_f64().to_bits())
+}
+
+use distlops::core::RealScalar;
+
+/// Element-wise updates and reductions of one dtype on every layout case of a few shapes.
+fn vector_ops<T: TestScalar, E: TestEngine>(comm: &Communicator) {
+    let engine = E::for_rank(comm);
+    let p = comm.size();
+    for shape in [
+        vec![0],
+        vec![1],
+        vec![131],
+        vec![4099],
+        vec![37, 5],
+        vec![9, 7, 11],
+    ] {
+        let a = global::<T>(&shape, 11);
+        let b = global::<T>(&shape, 12);
+        for (case, layout) in layout_cases(&shape, p) {
+            let (x, y) = (dist(comm, &a, &layout), dist(comm, &b, &layout));
+            let (dx, mut dy) = (on(&x, &engine), on(&y, &engine));
+            let what = |op: &str| format!("{op} on {} ({case}, {})", E::NAME, T::SUFFIX);
+            assert_eq!(dx.dot(&dy).unwrap(), x.dot(&y).unwrap(), "{}", what("dot"));
+            assert_eq!(
+                dx.vdot(&dy).unwrap(),
+                x.vdot(&y).unwrap(),
+                "{}",
+                what("vdot")
+            );
+            for ord in [
+                NormOrd::Two,
+                NormOrd::One,
+                NormOrd::Inf,
+                NormOrd::NegInf,
+                NormOrd::Zero,
+                NormOrd::P(3.0),
+            ] {
+                let (d, h) = (dx.norm(ord).unwrap(), x.norm(ord).unwrap());
+                assert!(
+                    d.to_f64().to_bits() == h.to_f64().to_bits(),
+                    "{}: {d} vs {h}",
+                    what(&format!("norm {ord:?}"))
+                );
+            }
+            let mut hy = y.clone();
+            let (alpha, beta) = (T::make(0.7, -0.2), T::make(-1.3, 0.4));
+            hy.axpy(alpha, &x).unwrap();
+            dy.axpy(alpha, &dx).unwrap();
+            assert!(same_bits(&dy.asarray(), &hy.asarray()), "{}", what("axpy"));
+            hy.axpby(alpha, &x, beta).unwrap();
+            dy.axpby(alpha, &dx, beta).unwrap();
+            assert!(same_bits(&dy.asarray(), &hy.asarray()), "{}", what("axpby"));
+            hy.imul(&x).unwrap();
+            dy.imul(&dx).unwrap();
+            hy.isub(&x).unwrap();
+            dy.isub(&dx).unwrap();
+            hy.idiv(&x).unwrap();
+            dy.idiv(&dx).unwrap();
+            hy.iadd(&x).unwrap();
+            dy.iadd(&dx).unwrap();
+            assert!(
+                same_bits(&dy.asarray(), &hy.asarray()),
+                "{}",
+                what("imul/isub/idiv/iadd")
+            );
+            hy.scale(beta);
+            dy.scale(beta);
+            assert!(
+                same_bits(&dy.conj().asarray(), &hy.conj().asarray()),
+                "{}",
+                what("scale, conj")
+            );
+            let mut dz = dy.zeros_like();
+            assert!(
+                dz.asarray().iter().all(|v| *v == T::zero()),
+                "{}",
+                what("zeros_like")
+            );
+            dz.copy_from(&dx).unwrap();
+            assert!(same_bits(&dz.asarray(), &a), "{}", what("copy_from"));
+            dz.fill(alpha);
+            assert!(dz.asarray().iter().all(|v| *v == alpha), "{}", what("fill"));
+            let back = dy.to_host().unwrap();
+            assert!(
+                same_bits(&back.asarray(), &hy.asarray()),
+                "{}",
+                what("to_host")
+            );
+            // Both are collective: every rank calls them, the root gets the array.
+            let (gathered, expected) = (dy.gather(0).unwrap(), hy.asarray());
+            if let Some(g) = gathered {
+                assert!(same_bits(&g, &expected), "{}", what("gather"));
+            }
+        }
+    }
+}
+
+/// A layout mismatch between engine arrays is an error on every rank, as on the host.
+fn mismatch_is_an_error<E: TestEngine>(comm: &Communicator) {
+    let engine = E::for_rank(comm);
+    let p = comm.size();
+    let a =
+        DistributedArray::<f64, E>::zeros_on(&engine, comm, &Layout::scatter(&[10], 0, p).unwrap())
+            .unwrap();
+    let mut b =
+        DistributedArray::<f64, E>::zeros_on(&engine, comm, &Layout::scatter(&[11], 0, p).unwrap())
+            .unwrap();
+    assert!(a.dot(&b).is_err());
+    assert!(b.axpy(1.0, &a).is_err());
+    assert!(b.copy_from(&a).is_err());
+}
+
+/// Every dtype.
+pub fn vector_ops_all_dtypes<E: TestEngine>(comm: &Communicator) {
+    vector_ops::<f64, E>(comm);
+    vector_ops::<Complex64, E>(comm);
+    vector_ops::<f32, E>(comm);
+    vector_ops::<Complex32, E>(comm);
+    mismatch_is_an_error::<E>(comm);
+}
+
+/// Every kernel of the manifest ran on some rank (the emulator counts launches): run last, so a
+/// kernel that no test exercises fails the GPU suite.
+#[cfg(feature = "emulator")]
+pub fn every_kernel_was_launched(comm: &Communicator) {
+    use distlops::core::cuda::{kernel_names, launch_count};
+    let names = kernel_names();
+    let mine: Vec<u64> = names.iter().map(|n| launch_count(n)).collect();
+    let mut all = vec![0u64; mine.len()];
+    comm.all_reduce_into(&mine, &mut all, distlops::core::ReduceOp::Sum);
+    let never: Vec<&String> = names
+        .iter()
+        .zip(&all)
+        .filter(|(_, &c)| c == 0)
+        .map(|(n, _)| n)
+        .collect();
+    assert!(never.is_empty(), "kernels no test launched: {never:?}");
+}
+
+/// The engine tests on `Cuda`, for `tests/gpu_threads.rs` and `tests/gpu_mpi.rs`.
+#[cfg(feature = "emulator")]
+#[allow(clippy::type_complexity)]
+pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
+    (
+        "engines::vector_ops_all_dtypes[cuda]",
+        vector_ops_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
+        "engines::every_kernel_was_launched[cuda]",
+        every_kernel_was_launched,
+    ),
+];
