@@ -1,0 +1,242 @@
+//! The real device (feature `cuda`): the seam's calls as CUDA driver calls through cudarc
+//! (dynamic loading, so a build needs no CUDA). No logic of its own beyond opening the device and
+//! compiling the kernel files with NVRTC; the emulator runs everything else above the seam.
+//!
+//! Not run on this project's CI machines (they have no GPU): it is compiled, linted and
+//! documented there, and its kernels are compiled by NVRTC; see the README's GPU section.
+
+use super::seam::{DeviceApi, DevicePtr, KernelArg, Launch, Stream};
+use super::sources;
+use crate::error::{Error, Result};
+use cudarc::driver::{result, sys};
+use std::collections::HashMap;
+use std::ffi::{c_void, CString};
+
+/// A CUDA device with its primary context, one stream, and the project's kernels loaded.
+#[derive(Debug)]
+pub(crate) struct DriverDevice {
+    ordinal: i32,
+    dev: sys::CUdevice,
+    name: String,
+    ctx: sys::CUcontext,
+    stream: sys::CUstream,
+    functions: HashMap<String, sys::CUfunction>,
+}
+
+// SAFETY: the driver's handles (context, stream, functions) may be used from any thread once the
+// context is made current on it, which every method does first.
+unsafe impl Send for DriverDevice {}
+// SAFETY: as above; the driver API is thread-safe for these calls.
+unsafe impl Sync for DriverDevice {}
+
+/// A driver error as a distlops error.
+fn device_error(what: &str, e: result::DriverError) -> Error {
+    Error::Device(format!("{what}: {e:?}"))
+}
+
+impl DriverDevice {
+    /// The number of CUDA devices, or an error when there is no driver.
+    pub(crate) fn count() -> Result<usize> {
+        // SAFETY: only probes whether the driver library can be loaded.
+        if !unsafe { sys::is_culib_present() } {
+            return Err(Error::Device(
+                "no CUDA driver: libcuda.so could not be loaded".into(),
+            ));
+        }
+        result::init().map_err(|e| device_error("cuInit", e))?;
+        let n = result::device::get_count().map_err(|e| device_error("cuDeviceGetCount", e))?;
+        Ok(usize::try_from(n).unwrap_or(0))
+    }
+
+    /// Opens device `ordinal`: retains its primary context, creates a stream, and compiles and
+    /// loads every kernel file for its compute capability.
+    pub(crate) fn open(ordinal: usize) -> Result<Self> {
+        let count = Self::count()?;
+        if ordinal >= count {
+            return Err(Error::Device(format!(
+                "device {ordinal} asked for, {count} present"
+            )));
+        }
+        let ordinal = i32::try_from(ordinal).expect("a small ordinal");
+        let dev = result::device::get(ordinal).map_err(|e| device_error("cuDeviceGet", e))?;
+        let name = result::device::get_name(dev).map_err(|e| device_error("cuDeviceGetName", e))?;
+        // SAFETY: `dev` is a valid device handle from cuDeviceGet.
+        let ctx = unsafe { result::primary_ctx::retain(dev) }
+            .map_err(|e| device_error("cuDevicePrimaryCtxRetain", e))?;
+        // SAFETY: `ctx` is the primary context just retained.
+        unsafe { result::ctx::set_current(ctx) }.map_err(|e| device_error("cuCtxSetCurrent", e))?;
+        let attr = |a| {
+            // SAFETY: `dev` is valid and `a` a device attribute.
+            unsafe { result::device::get_attribute(dev, a) }
+                .map_err(|e| device_error("cuDeviceGetAttribute", e))
+        };
+        let major = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR)?;
+        let minor = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
+        let stream = result::stream::create(result::stream::StreamKind::NonBlocking)
+            .map_err(|e| device_error("cuStreamCreate", e))?;
+        let arch = format!("--gpu-architecture=compute_{major}{minor}");
+        let mut functions = HashMap::new();
+        let entries = sources::entries();
+        for (file, _) in sources::FILES {
+            let ptx = distlops_gpu_sys::nvrtc::compile_ptx(
+                &sources::program(file),
+                file,
+                &[&arch, "--fmad=false", "--std=c++17"],
+            )
+            .map_err(|e| Error::Device(format!("NVRTC compiling {file}: {e}")))?;
+            let image = CString::new(ptx).map_err(|_| Error::Device("PTX with a NUL".into()))?;
+            // SAFETY: `image` is a NUL-terminated PTX image; the context is current.
+            let module = unsafe { result::module::load_data(image.as_ptr().cast()) }
+                .map_err(|e| device_error("cuModuleLoadData", e))?;
+            for entry in entries.iter().filter(|e| e.file == *file) {
+                let cname = CString::new(entry.name.clone()).expect("no NUL in kernel names");
+                // SAFETY: `module` was just loaded and is never unloaded while the device lives.
+                let f = unsafe { result::module::get_function(module, cname) }
+                    .map_err(|e| device_error(&format!("cuModuleGetFunction {}", entry.name), e))?;
+                functions.insert(entry.name.clone(), f);
+            }
+        }
+        Ok(DriverDevice {
+            ordinal,
+            dev,
+            name,
+            ctx,
+            stream,
+            functions,
+        })
+    }
+
+    /// Makes this device's context current on the calling thread.
+    fn current(&self) -> Result<()> {
+        // SAFETY: `ctx` is the primary context retained in `open`, alive as long as `self`.
+        unsafe { result::ctx::set_current(self.ctx) }
+            .map_err(|e| device_error("cuCtxSetCurrent", e))
+    }
+}
+
+impl DeviceApi for DriverDevice {
+    fn describe(&self) -> String {
+        format!("{} (device {})", self.name, self.ordinal)
+    }
+
+    fn is_emulated(&self) -> bool {
+        false
+    }
+
+    fn stream(&self) -> Stream {
+        Stream(0)
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<DevicePtr> {
+        self.current()?;
+        // SAFETY: the context is current; the memory is returned to the caller, who frees it.
+        unsafe { result::malloc_sync(bytes) }
+            .map_err(|e| Error::Allocation(format!("cuMemAlloc of {bytes} bytes: {e:?}")))
+    }
+
+    unsafe fn free(&self, ptr: DevicePtr) {
+        if self.current().is_ok() {
+            // SAFETY: `ptr` came from `alloc` (the caller's contract); cuMemFree waits for the
+            // device's work first. An error here (a lost device) has nobody to report to.
+            let _ = unsafe { result::free_sync(ptr) };
+        }
+    }
+
+    unsafe fn copy_htod(
+        &self,
+        _s: Stream,
+        dst: DevicePtr,
+        src: *const u8,
+        bytes: usize,
+    ) -> Result<()> {
+        self.current()?;
+        // SAFETY: the caller's contract: `src` readable for `bytes`, `dst` large enough.
+        let src = unsafe { std::slice::from_raw_parts(src, bytes) };
+        // SAFETY: as above; pageable host memory is staged before the call returns.
+        unsafe { result::memcpy_htod_async(dst, src, self.stream) }
+            .map_err(|e| device_error("cuMemcpyHtoDAsync", e))
+    }
+
+    unsafe fn copy_dtoh(
+        &self,
+        _s: Stream,
+        dst: *mut u8,
+        src: DevicePtr,
+        bytes: usize,
+    ) -> Result<()> {
+        self.current()?;
+        // SAFETY: the caller's contract: `dst` writable for `bytes` until the stream is
+        // synchronised, `src` holds them.
+        let dst = unsafe { std::slice::from_raw_parts_mut(dst, bytes) };
+        // SAFETY: as above.
+        unsafe { result::memcpy_dtoh_async(dst, src, self.stream) }
+            .map_err(|e| device_error("cuMemcpyDtoHAsync", e))
+    }
+
+    unsafe fn copy_dtod(
+        &self,
+        _s: Stream,
+        dst: DevicePtr,
+        src: DevicePtr,
+        bytes: usize,
+    ) -> Result<()> {
+        self.current()?;
+        // SAFETY: the caller's contract: both live allocations of `bytes`, not overlapping.
+        unsafe { result::memcpy_dtod_async(dst, src, bytes, self.stream) }
+            .map_err(|e| device_error("cuMemcpyDtoDAsync", e))
+    }
+
+    unsafe fn memset(&self, _s: Stream, dst: DevicePtr, value: u8, bytes: usize) -> Result<()> {
+        self.current()?;
+        // SAFETY: the caller's contract: `dst` is a live allocation of `bytes`.
+        unsafe { result::memset_d8_async(dst, value, bytes, self.stream) }
+            .map_err(|e| device_error("cuMemsetD8Async", e))
+    }
+
+    unsafe fn launch(&self, _s: Stream, launch: &Launch, args: &[KernelArg]) -> Result<()> {
+        self.current()?;
+        let f = *self
+            .functions
+            .get(&launch.kernel)
+            .ok_or_else(|| Error::Device(format!("no kernel named {} is loaded", launch.kernel)))?;
+        let mut args = args.to_vec();
+        let mut params: Vec<*mut c_void> = args.iter_mut().map(KernelArg::param).collect();
+        let [gx, gy, gz] = launch.grid;
+        let [bx, by, bz] = launch.block;
+        // SAFETY: the caller's contract (arguments match the kernel, pointers large enough);
+        // cuLaunchKernel copies the argument values before returning, while `args` is alive.
+        unsafe {
+            result::launch_kernel(
+                f,
+                (gx, gy, gz),
+                (bx, by, bz),
+                launch.shared,
+                self.stream,
+                &mut params,
+            )
+        }
+        .map_err(|e| device_error(&format!("cuLaunchKernel {}", launch.kernel), e))
+    }
+
+    fn synchronize(&self, _s: Stream) -> Result<()> {
+        self.current()?;
+        // SAFETY: `stream` was created in `open` and lives as long as `self`.
+        unsafe { result::stream::synchronize(self.stream) }
+            .map_err(|e| device_error("cuStreamSynchronize", e))
+    }
+}
+
+impl Drop for DriverDevice {
+    fn drop(&mut self) {
+        if self.current().is_ok() {
+            // SAFETY: the stream was created in `open` and the primary context retained there;
+            // both are released once, here, after the blocks (which hold an `Arc` to the device)
+            // are gone. Errors at teardown have nobody to report to.
+            unsafe {
+                let _ = result::stream::synchronize(self.stream);
+                let _ = result::stream::destroy(self.stream);
+                let _ = result::primary_ctx::release(self.dev);
+            }
+        }
+    }
+}
