@@ -4,7 +4,13 @@
 set -euo pipefail
 
 export DEBIAN_FRONTEND=noninteractive
-PKGS=(libopenmpi-dev openmpi-bin libclang-dev)
+# g++ builds the emulated device and the sanitizer kernel tests; unzip unpacks the NVIDIA wheels.
+PKGS=(libopenmpi-dev openmpi-bin libclang-dev g++ unzip)
+
+# pip fetches the NVIDIA wheels of scripts/gpu-libs.sh.
+if ! python3 -m pip --version >/dev/null 2>&1; then
+  PKGS+=(python3-pip)
+fi
 
 missing=()
 for p in "${PKGS[@]}"; do

@@ -34,6 +34,8 @@ else
 fi
 echo "==> post-stack example: same volumes on 1-4 ranks (threads and mpirun)"
 scripts/poststack-ranks.sh || failed+=("post-stack example across rank counts")
+echo "==> the Cuda engine without a GPU: sanitizers, emulated device, NVRTC and library symbols"
+scripts/test-gpu.sh --emulated || failed+=("scripts/test-gpu.sh --emulated")
 
 if [ ${#failed[@]} -gt 0 ]; then
   printf '==> FAILED: %s\n' "${failed[@]}" >&2
