@@ -108,6 +108,41 @@ impl OrderFree {
     }
 }
 
+/// Which product [`Engine::matmul`] computes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MatOp {
+    /// `y = A x`.
+    N,
+    /// `y = A^H x`.
+    H,
+}
+
+/// The dimensions of `matmul(op, a, x, y)`: `(n, m, k)` for a row-major `n x m` matrix and `k`
+/// columns of `x` and `y`, after checking every shape.
+pub(crate) fn matmul_dims(
+    op: MatOp,
+    a: &[usize],
+    x: &[usize],
+    y: &[usize],
+) -> Result<(usize, usize, usize)> {
+    let bad = || {
+        crate::Error::ShapeMismatch(format!(
+            "matmul {op:?}: a matrix of shape {a:?}, x of shape {x:?}, y of shape {y:?}"
+        ))
+    };
+    let [n, m] = *a else { return Err(bad()) };
+    let (inner, outer) = if op == MatOp::N { (m, n) } else { (n, m) };
+    let cols = |s: &[usize], rows: usize| match *s {
+        [r] if r == rows => Some(1),
+        [r, k] if r == rows => Some(k),
+        _ => None,
+    };
+    match (cols(x, inner), cols(y, outer)) {
+        (Some(kx), Some(ky)) if kx == ky && x.len() == y.len() => Ok((n, m, kx)),
+        _ => Err(bad()),
+    }
+}
+
 /// Where local blocks live, and the primitives that act on them.
 ///
 /// Sealed: [`Host`] and (with feature `cuda` or `emulator`) `Cuda`. Every method that reads two
@@ -187,6 +222,22 @@ pub trait Engine: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
     ) -> Vec<T::Real>;
     /// An order-free norm's partial over the block.
     fn order_free<T: Scalar>(kind: OrderFree, x: &Self::Storage<T>) -> T::Real;
+
+    /// A dense product on local blocks: `a` holds a row-major `n x m` matrix; `x` and `y` hold
+    /// row-major matrices of `k` columns (or vectors, `k = 1`): `x` is `m x k` and `y` is `n x k`
+    /// for [`MatOp::N`], the other way round for [`MatOp::H`]. `y` is overwritten. The sums run
+    /// over the inner dimension in the engine's order (the host's loop, cuBLAS on a device), so
+    /// engines agree to rounding here, not bitwise.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch) if the shapes do not fit;
+    /// [`Error::Device`](crate::Error::Device) if the device rejects the call.
+    fn matmul<T: Scalar>(
+        op: MatOp,
+        a: &Self::Storage<T>,
+        x: &Self::Storage<T>,
+        y: &mut Self::Storage<T>,
+    ) -> Result<()>;
 }
 
 /// Main memory: local blocks are C-contiguous `ndarray::ArrayD`.
@@ -293,5 +344,24 @@ impl Engine for Host {
     }
     fn order_free<T: Scalar>(kind: OrderFree, x: &ArrayD<T>) -> T::Real {
         kind.host(flat(x))
+    }
+    fn matmul<T: Scalar>(op: MatOp, a: &ArrayD<T>, x: &ArrayD<T>, y: &mut ArrayD<T>) -> Result<()> {
+        let (n, m, k) = matmul_dims(op, a.shape(), x.shape(), y.shape())?;
+        let (a, x, y) = (flat(a), flat(x), flat_mut(y));
+        let (outer, inner) = if op == MatOp::N { (n, m) } else { (m, n) };
+        for i in 0..outer {
+            for c in 0..k {
+                let mut acc = T::zero();
+                for l in 0..inner {
+                    let v = match op {
+                        MatOp::N => a[i * m + l],
+                        MatOp::H => a[l * m + i].conj(),
+                    };
+                    acc += v * x[l * k + c];
+                }
+                y[i * k + c] = acc;
+            }
+        }
+        Ok(())
     }
 }

@@ -155,8 +155,64 @@ fn mismatch_is_an_error<E: TestEngine>(comm: &Communicator) {
     assert!(b.copy_from(&a).is_err());
 }
 
+/// `y = A x` and `y = A^H x` on local blocks, for tall, wide and degenerate matrices and 1 or 3
+/// columns, against a plain triple loop (the engines sum in their own order: a tolerance).
+fn matmul<T: TestScalar, E: TestEngine>(comm: &Communicator) {
+    use distlops::core::MatOp;
+    let engine = E::for_rank(comm);
+    let seed = 100 + comm.rank() as u64;
+    for (n, m) in [(7, 5), (5, 7), (1, 9), (9, 1), (6, 6), (0, 3), (3, 0)] {
+        let a = global::<T>(&[n, m], seed);
+        for k in [1, 3] {
+            for op in [MatOp::N, MatOp::H] {
+                let (inner, outer) = if op == MatOp::N { (m, n) } else { (n, m) };
+                let shape = |rows: usize| if k == 1 { vec![rows] } else { vec![rows, k] };
+                let x = global::<T>(&shape(inner), seed + 7);
+                let mut expected = ndarray::ArrayD::<T>::zeros(shape(outer));
+                for i in 0..outer {
+                    for c in 0..k {
+                        let mut acc = T::zero();
+                        for l in 0..inner {
+                            let v = if op == MatOp::N {
+                                a[[i, l]]
+                            } else {
+                                a[[l, i]].conj()
+                            };
+                            acc += v * x.as_slice().unwrap()[l * k + c];
+                        }
+                        expected.as_slice_mut().unwrap()[i * k + c] = acc;
+                    }
+                }
+                let da = engine.upload(a.view()).unwrap();
+                let dx = engine.upload(x.view()).unwrap();
+                let mut dy = engine.zeros::<T>(&shape(outer)).unwrap();
+                E::matmul(op, &da, &dx, &mut dy).unwrap();
+                let got = E::download(&dy);
+                let err = super::util::rel_err(&got, &expected);
+                assert!(
+                    err <= 10.0 * T::TOL,
+                    "matmul {op:?} on {} of a {n}x{m} matrix, k = {k}, {}: error {err}",
+                    E::NAME,
+                    T::SUFFIX
+                );
+            }
+        }
+        let wrong = engine.zeros::<T>(&[n + 1]).unwrap();
+        let mut y = engine.zeros::<T>(&[n]).unwrap();
+        let da = engine.upload(a.view()).unwrap();
+        assert!(
+            E::matmul(MatOp::N, &da, &wrong, &mut y).is_err(),
+            "a wrong x shape is an error"
+        );
+    }
+}
+
 /// Every dtype.
 pub fn vector_ops_all_dtypes<E: TestEngine>(comm: &Communicator) {
+    matmul::<f64, E>(comm);
+    matmul::<Complex64, E>(comm);
+    matmul::<f32, E>(comm);
+    matmul::<Complex32, E>(comm);
     vector_ops::<f64, E>(comm);
     vector_ops::<Complex64, E>(comm);
     vector_ops::<f32, E>(comm);

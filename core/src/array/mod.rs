@@ -177,6 +177,18 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         self.to_engine(&Host)
     }
 
+    /// This rank's block in the engine's container (an `ndarray::ArrayD` on the host, a device
+    /// block for `Cuda`), for operators written with the [`Engine`] primitives.
+    pub fn local_block(&self) -> &E::Storage<T> {
+        &self.local
+    }
+
+    /// This rank's block in the engine's container, mutable. Writes are local (see
+    /// [`local_mut`](DistributedArray::local_mut)).
+    pub fn local_block_mut(&mut self) -> &mut E::Storage<T> {
+        &mut self.local
+    }
+
     /// This rank's block on the host: a view for host arrays, a download for device arrays.
     fn host_block(&self) -> ndarray::CowArray<'_, T, IxDyn> {
         match E::host_view(&self.local) {

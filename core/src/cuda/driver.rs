@@ -5,9 +5,10 @@
 //! Not run on this project's CI machines (they have no GPU): it is compiled, linted and
 //! documented there, and its kernels are compiled by NVRTC; see the README's GPU section.
 
-use super::seam::{DeviceApi, DevicePtr, KernelArg, Launch, Stream};
+use super::seam::{BlasOp, DeviceApi, DevicePtr, Gemm, KernelArg, Launch, Stream};
 use super::sources;
 use crate::error::{Error, Result};
+use cudarc::cublas::{result as blas, sys as blas_sys};
 use cudarc::driver::{result, sys};
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
@@ -20,6 +21,7 @@ pub(crate) struct DriverDevice {
     name: String,
     ctx: sys::CUcontext,
     stream: sys::CUstream,
+    blas: blas_sys::cublasHandle_t,
     functions: HashMap<String, sys::CUfunction>,
 }
 
@@ -74,6 +76,11 @@ impl DriverDevice {
         let minor = attr(sys::CUdevice_attribute::CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MINOR)?;
         let stream = result::stream::create(result::stream::StreamKind::NonBlocking)
             .map_err(|e| device_error("cuStreamCreate", e))?;
+        let blas =
+            blas::create_handle().map_err(|e| Error::Device(format!("cublasCreate: {e}")))?;
+        // SAFETY: `blas` was just created in the current context, `stream` belongs to it.
+        unsafe { blas::set_stream(blas, stream.cast()) }
+            .map_err(|e| Error::Device(format!("cublasSetStream: {e}")))?;
         let arch = format!("--gpu-architecture=compute_{major}{minor}");
         let mut functions = HashMap::new();
         let entries = sources::entries();
@@ -102,6 +109,7 @@ impl DriverDevice {
             name,
             ctx,
             stream,
+            blas,
             functions,
         })
     }
@@ -218,6 +226,109 @@ impl DeviceApi for DriverDevice {
         .map_err(|e| device_error(&format!("cuLaunchKernel {}", launch.kernel), e))
     }
 
+    unsafe fn gemm(&self, _s: Stream, g: &Gemm) -> Result<()> {
+        g.check()?;
+        self.current()?;
+        let op = |o: BlasOp| match o {
+            BlasOp::N => blas_sys::cublasOperation_t::CUBLAS_OP_N,
+            BlasOp::T => blas_sys::cublasOperation_t::CUBLAS_OP_T,
+            BlasOp::C => blas_sys::cublasOperation_t::CUBLAS_OP_C,
+        };
+        let int = |v: usize| {
+            i32::try_from(v).map_err(|_| Error::Device(format!("gemm dimension {v} above i32")))
+        };
+        let (m, n, k) = (int(g.m)?, int(g.n)?, int(g.k)?);
+        let (lda, ldb, ldc) = (int(g.lda)?, int(g.ldb)?, int(g.ldc)?);
+        let (ta, tb, h) = (op(g.ta), op(g.tb), self.blas);
+        // SAFETY (every arm): the caller's contract (the operands hold their extents of this
+        // type, C overlaps neither input); alpha and beta are host values (cuBLAS's default
+        // pointer mode) alive for the call; the handle's stream is this device's.
+        let status = unsafe {
+            match (g.alpha, g.beta) {
+                (KernelArg::F32(al), KernelArg::F32(be)) => blas_sys::cublasSgemm_v2(
+                    h,
+                    ta,
+                    tb,
+                    m,
+                    n,
+                    k,
+                    &al,
+                    g.a as *const f32,
+                    lda,
+                    g.b as *const f32,
+                    ldb,
+                    &be,
+                    g.c as *mut f32,
+                    ldc,
+                ),
+                (KernelArg::F64(al), KernelArg::F64(be)) => blas_sys::cublasDgemm_v2(
+                    h,
+                    ta,
+                    tb,
+                    m,
+                    n,
+                    k,
+                    &al,
+                    g.a as *const f64,
+                    lda,
+                    g.b as *const f64,
+                    ldb,
+                    &be,
+                    g.c as *mut f64,
+                    ldc,
+                ),
+                (KernelArg::C32([ar, ai]), KernelArg::C32([br, bi])) => {
+                    let (al, be) = (
+                        blas_sys::float2 { x: ar, y: ai },
+                        blas_sys::float2 { x: br, y: bi },
+                    );
+                    blas_sys::cublasCgemm_v2(
+                        h,
+                        ta,
+                        tb,
+                        m,
+                        n,
+                        k,
+                        &al,
+                        g.a as *const _,
+                        lda,
+                        g.b as *const _,
+                        ldb,
+                        &be,
+                        g.c as *mut _,
+                        ldc,
+                    )
+                }
+                (KernelArg::C64([ar, ai]), KernelArg::C64([br, bi])) => {
+                    let (al, be) = (
+                        blas_sys::double2 { x: ar, y: ai },
+                        blas_sys::double2 { x: br, y: bi },
+                    );
+                    blas_sys::cublasZgemm_v2(
+                        h,
+                        ta,
+                        tb,
+                        m,
+                        n,
+                        k,
+                        &al,
+                        g.a as *const _,
+                        lda,
+                        g.b as *const _,
+                        ldb,
+                        &be,
+                        g.c as *mut _,
+                        ldc,
+                    )
+                }
+                (al, be) => unreachable!("gemm scalars of different types: {al:?}, {be:?}"),
+            }
+        };
+        status
+            .result()
+            .map_err(|e| Error::Device(format!("gemm_{}: {e}", g.dtype)))
+    }
+
     fn synchronize(&self, _s: Stream) -> Result<()> {
         self.current()?;
         // SAFETY: `stream` was created in `open` and lives as long as `self`.
@@ -234,6 +345,7 @@ impl Drop for DriverDevice {
             // are gone. Errors at teardown have nobody to report to.
             unsafe {
                 let _ = result::stream::synchronize(self.stream);
+                let _ = blas::destroy_handle(self.blas);
                 let _ = result::stream::destroy(self.stream);
                 let _ = result::primary_ctx::release(self.dev);
             }

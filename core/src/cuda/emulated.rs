@@ -13,8 +13,10 @@
 //! One launch runs at a time in a process (the C++ runtime serialises them), so several
 //! emulated devices (one per `Threads` rank) share the CPU without sharing `__shared__` memory.
 
-use super::seam::{DeviceApi, DevicePtr, KernelArg, Launch, Stream};
+use super::seam::{BlasOp, DeviceApi, DevicePtr, Gemm, KernelArg, Launch, Stream};
 use crate::error::{Error, Result};
+use crate::scalar::Scalar;
+use num_complex::Complex;
 use std::alloc::Layout;
 use std::collections::BTreeMap;
 use std::ffi::{c_char, c_int, c_uint, c_void, CString};
@@ -82,6 +84,7 @@ enum Job {
         launch: Launch,
         args: Vec<KernelArg>,
     },
+    Gemm(Gemm),
 }
 
 #[derive(Debug, Default)]
@@ -218,8 +221,105 @@ impl State {
                 self.check_guards()
                     .map_err(|e| format!("kernel {}: {e}", launch.kernel))?;
             }
+            Job::Gemm(g) => {
+                // SAFETY: the extents of every operand were checked against live allocations
+                // when the call was enqueued.
+                unsafe {
+                    match g.dtype {
+                        "f32" => gemm::<f32>(&g),
+                        "f64" => gemm::<f64>(&g),
+                        "c32" => gemm::<Complex<f32>>(&g),
+                        _ => gemm::<Complex<f64>>(&g),
+                    }
+                }
+            }
         }
         Ok(())
+    }
+}
+
+/// A scalar kernel argument as a value of one of the four types.
+trait FromArg: Scalar {
+    fn from_arg(v: KernelArg) -> Self;
+}
+
+/// Panics on an argument of another type: the engine builds gemm's scalars from `T` itself.
+fn wrong(v: KernelArg) -> ! {
+    unreachable!("a gemm scalar of the wrong type: {v:?}")
+}
+
+impl FromArg for f32 {
+    fn from_arg(v: KernelArg) -> Self {
+        if let KernelArg::F32(x) = v {
+            x
+        } else {
+            wrong(v)
+        }
+    }
+}
+impl FromArg for f64 {
+    fn from_arg(v: KernelArg) -> Self {
+        if let KernelArg::F64(x) = v {
+            x
+        } else {
+            wrong(v)
+        }
+    }
+}
+impl FromArg for Complex<f32> {
+    fn from_arg(v: KernelArg) -> Self {
+        if let KernelArg::C32([re, im]) = v {
+            Complex::new(re, im)
+        } else {
+            wrong(v)
+        }
+    }
+}
+impl FromArg for Complex<f64> {
+    fn from_arg(v: KernelArg) -> Self {
+        if let KernelArg::C64([re, im]) = v {
+            Complex::new(re, im)
+        } else {
+            wrong(v)
+        }
+    }
+}
+
+/// The reference `gemm` with cuBLAS's contract: column-major, `C(i, j) = alpha * sum_l
+/// op(A)(i, l) op(B)(l, j) + beta * C(i, j)`, the sum over `l` ascending; `C` is not read when
+/// `beta` is zero.
+///
+/// # Safety
+/// The operands hold their [`Gemm::extents`] elements of `T` and `C` overlaps neither input.
+unsafe fn gemm<T: FromArg>(g: &Gemm) {
+    let (ea, eb, ec) = g.extents();
+    // SAFETY: the caller's contract.
+    let (a, b, c) = unsafe {
+        (
+            std::slice::from_raw_parts(g.a as *const T, ea),
+            std::slice::from_raw_parts(g.b as *const T, eb),
+            std::slice::from_raw_parts_mut(g.c as *mut T, ec),
+        )
+    };
+    let (alpha, beta) = (T::from_arg(g.alpha), T::from_arg(g.beta));
+    let at = |op: BlasOp, x: &[T], ld: usize, i: usize, j: usize| match op {
+        BlasOp::N => x[i + j * ld],
+        BlasOp::T => x[j + i * ld],
+        BlasOp::C => x[j + i * ld].conj(),
+    };
+    for j in 0..g.n {
+        for i in 0..g.m {
+            let mut acc = T::zero();
+            for l in 0..g.k {
+                acc += at(g.ta, a, g.lda, i, l) * at(g.tb, b, g.ldb, l, j);
+            }
+            let out = &mut c[i + j * g.ldc];
+            *out = if beta == T::zero() {
+                alpha * acc
+            } else {
+                alpha * acc + beta * *out
+            };
+        }
     }
 }
 
@@ -347,6 +447,22 @@ impl DeviceApi for EmulatedDevice {
             launch: launch.clone(),
             args: args.to_vec(),
         });
+        Ok(())
+    }
+
+    unsafe fn gemm(&self, _s: Stream, g: &Gemm) -> Result<()> {
+        g.check()?;
+        let size = match g.dtype {
+            "f32" => 4,
+            "f64" | "c32" => 8,
+            _ => 16,
+        };
+        let (ea, eb, ec) = g.extents();
+        let mut state = self.state();
+        state.check_range(g.a, ea * size, "gemm A")?;
+        state.check_range(g.b, eb * size, "gemm B")?;
+        state.check_range(g.c, ec * size, "gemm C")?;
+        state.queue.push(Job::Gemm(g.clone()));
         Ok(())
     }
 

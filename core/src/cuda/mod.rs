@@ -49,13 +49,13 @@ pub fn kernel_names() -> Vec<String> {
     sources::entries().into_iter().map(|e| e.name).collect()
 }
 
-use crate::engine::{BinaryOp, Engine, NormTerm, OrderFree, Sealed};
+use crate::engine::{matmul_dims, BinaryOp, Engine, MatOp, NormTerm, OrderFree, Sealed};
 use crate::error::{Error, Result};
 use crate::repro::BlockNode;
 use crate::scalar::{RealScalar, Scalar};
 use crate::Host;
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
-use seam::{DeviceApi, DevicePtr, KernelArg, Launch};
+use seam::{BlasOp, DeviceApi, DevicePtr, Gemm, KernelArg, Launch};
 use std::marker::PhantomData;
 use std::sync::Arc;
 
@@ -598,5 +598,54 @@ impl Engine for Cuda {
             OrderFree::MaxAbs,
             &ArrayD::from_shape_vec(IxDyn(&[blocks]), partials).expect("1-D"),
         )
+    }
+
+    fn matmul<T: Scalar>(
+        op: MatOp,
+        a: &DeviceBlock<T>,
+        x: &DeviceBlock<T>,
+        y: &mut DeviceBlock<T>,
+    ) -> Result<()> {
+        let (n, m, k) = matmul_dims(op, &a.shape, &x.shape, &y.shape)?;
+        assert!(
+            a.cuda() == x.cuda() && x.cuda() == y.cuda(),
+            "blocks on different devices"
+        );
+        // Row-major blocks are column-major transposes: with X^T (k x rows, ld k) and the matrix
+        // as A^T (m x n, ld m), Y^T = X^T A^T for N and Y^T = X^T conj(A) = X^T (A^T)^H for H.
+        let (outer, inner, tb) = match op {
+            MatOp::N => (n, m, BlasOp::N),
+            // For real types the conjugate transpose is the transpose (cuBLAS treats C as T).
+            MatOp::H if T::IS_COMPLEX => (m, n, BlasOp::C),
+            MatOp::H => (m, n, BlasOp::T),
+        };
+        let g = Gemm {
+            dtype: T::SUFFIX,
+            ta: BlasOp::N,
+            tb,
+            m: k,
+            n: outer,
+            k: inner,
+            alpha: arg(T::one()),
+            a: x.buf.ptr,
+            lda: k,
+            b: a.buf.ptr,
+            ldb: m,
+            beta: arg(T::zero()),
+            c: y.buf.ptr,
+            ldc: k,
+        };
+        if outer == 0 || k == 0 {
+            return Ok(());
+        }
+        if inner == 0 {
+            Self::fill(y, T::zero());
+            return Ok(());
+        }
+        let cuda = y.cuda();
+        // SAFETY: the shapes were checked, so x holds k * inner elements (the extent of X^T with
+        // ld k), the matrix n * m (A^T with ld m) and y k * outer (Y^T with ld k), each a live
+        // block of this device; y is a distinct block (`&mut`), so C overlaps neither input.
+        unsafe { cuda.api.gemm(cuda.api.stream(), &g) }
     }
 }

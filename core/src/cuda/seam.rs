@@ -71,6 +71,89 @@ pub(crate) struct Launch {
     pub(crate) shared: u32,
 }
 
+/// `op(X)` in a BLAS call: `X`, its transpose, or its conjugate transpose.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum BlasOp {
+    /// `X`.
+    N,
+    /// `X^T`.
+    T,
+    /// `X^H`.
+    C,
+}
+
+/// A cuBLAS `<t>gemm` call, `C = alpha op(A) op(B) + beta C`, with cuBLAS's conventions: every
+/// matrix column-major, `op(A)` is `m x k`, `op(B)` is `k x n`, `C` is `m x n`, leading
+/// dimensions in elements; when `beta` is zero `C` is not read.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Gemm {
+    /// The element type's suffix (`"f32"`, `"f64"`, `"c32"`, `"c64"`).
+    pub(crate) dtype: &'static str,
+    pub(crate) ta: BlasOp,
+    pub(crate) tb: BlasOp,
+    pub(crate) m: usize,
+    pub(crate) n: usize,
+    pub(crate) k: usize,
+    pub(crate) alpha: KernelArg,
+    pub(crate) a: DevicePtr,
+    pub(crate) lda: usize,
+    pub(crate) b: DevicePtr,
+    pub(crate) ldb: usize,
+    pub(crate) beta: KernelArg,
+    pub(crate) c: DevicePtr,
+    pub(crate) ldc: usize,
+}
+
+impl Gemm {
+    /// cuBLAS's argument checks (`CUBLAS_STATUS_INVALID_VALUE`): every leading dimension at least
+    /// the row count of the matrix as stored (and at least 1). Both implementations make them, so
+    /// a wrong `lda` is the same error on the emulator as on a GPU.
+    pub(crate) fn check(&self) -> Result<()> {
+        let rows_a = if self.ta == BlasOp::N { self.m } else { self.k };
+        let rows_b = if self.tb == BlasOp::N { self.k } else { self.n };
+        for (name, ld, rows) in [
+            ("lda", self.lda, rows_a),
+            ("ldb", self.ldb, rows_b),
+            ("ldc", self.ldc, self.m),
+        ] {
+            if ld < rows.max(1) {
+                return Err(crate::Error::Device(format!(
+                    "gemm_{}: {name} = {ld} is smaller than the {rows} rows of the matrix \
+                     (CUBLAS_STATUS_INVALID_VALUE)",
+                    self.dtype
+                )));
+            }
+        }
+        Ok(())
+    }
+
+    /// The elements each operand spans in memory: `(A, B, C)`.
+    pub(crate) fn extents(&self) -> (usize, usize, usize) {
+        let span = |ld: usize, rows: usize, cols: usize| {
+            if rows == 0 || cols == 0 {
+                0
+            } else {
+                ld * (cols - 1) + rows
+            }
+        };
+        let (ra, ca) = if self.ta == BlasOp::N {
+            (self.m, self.k)
+        } else {
+            (self.k, self.m)
+        };
+        let (rb, cb) = if self.tb == BlasOp::N {
+            (self.k, self.n)
+        } else {
+            (self.n, self.k)
+        };
+        (
+            span(self.lda, ra, ca),
+            span(self.ldb, rb, cb),
+            span(self.ldc, self.m, self.n),
+        )
+    }
+}
+
 /// What the engine needs from a device. Every method that enqueues work is `unsafe`: the caller
 /// guarantees that the device addresses are live allocations of this device large enough for
 /// the access (the engine checks every size on the host first), and for
@@ -130,6 +213,12 @@ pub(crate) trait DeviceApi: Send + Sync + std::fmt::Debug {
     /// The arguments match the kernel's parameters in number and type, and every pointer
     /// argument is a live allocation large enough for what the kernel accesses with them.
     unsafe fn launch(&self, s: Stream, launch: &Launch, args: &[KernelArg]) -> Result<()>;
+    /// Enqueues a cuBLAS `gemm` (see [`Gemm`]).
+    ///
+    /// # Safety
+    /// `a`, `b` and `c` are live allocations of this device holding at least
+    /// [`Gemm::extents`] elements of the type, and `c` overlaps neither `a` nor `b`.
+    unsafe fn gemm(&self, s: Stream, g: &Gemm) -> Result<()>;
     /// Waits for the work of a stream; reports the first error of that work.
     fn synchronize(&self, s: Stream) -> Result<()>;
 }
