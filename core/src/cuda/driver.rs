@@ -240,87 +240,39 @@ impl DeviceApi for DriverDevice {
         let (m, n, k) = (int(g.m)?, int(g.n)?, int(g.k)?);
         let (lda, ldb, ldc) = (int(g.lda)?, int(g.ldb)?, int(g.ldc)?);
         let (ta, tb, h) = (op(g.ta), op(g.tb), self.blas);
+        macro_rules! gemm {
+            ($f:ident, $alpha:expr, $beta:expr) => {
+                blas_sys::$f(
+                    h,
+                    ta,
+                    tb,
+                    m,
+                    n,
+                    k,
+                    &$alpha,
+                    g.a as *const _,
+                    lda,
+                    g.b as *const _,
+                    ldb,
+                    &$beta,
+                    g.c as *mut _,
+                    ldc,
+                )
+            };
+        }
+        let (f2, d2) = (
+            |[x, y]: [f32; 2]| blas_sys::float2 { x, y },
+            |[x, y]: [f64; 2]| blas_sys::double2 { x, y },
+        );
         // SAFETY (every arm): the caller's contract (the operands hold their extents of this
         // type, C overlaps neither input); alpha and beta are host values (cuBLAS's default
         // pointer mode) alive for the call; the handle's stream is this device's.
         let status = unsafe {
             match (g.alpha, g.beta) {
-                (KernelArg::F32(al), KernelArg::F32(be)) => blas_sys::cublasSgemm_v2(
-                    h,
-                    ta,
-                    tb,
-                    m,
-                    n,
-                    k,
-                    &al,
-                    g.a as *const f32,
-                    lda,
-                    g.b as *const f32,
-                    ldb,
-                    &be,
-                    g.c as *mut f32,
-                    ldc,
-                ),
-                (KernelArg::F64(al), KernelArg::F64(be)) => blas_sys::cublasDgemm_v2(
-                    h,
-                    ta,
-                    tb,
-                    m,
-                    n,
-                    k,
-                    &al,
-                    g.a as *const f64,
-                    lda,
-                    g.b as *const f64,
-                    ldb,
-                    &be,
-                    g.c as *mut f64,
-                    ldc,
-                ),
-                (KernelArg::C32([ar, ai]), KernelArg::C32([br, bi])) => {
-                    let (al, be) = (
-                        blas_sys::float2 { x: ar, y: ai },
-                        blas_sys::float2 { x: br, y: bi },
-                    );
-                    blas_sys::cublasCgemm_v2(
-                        h,
-                        ta,
-                        tb,
-                        m,
-                        n,
-                        k,
-                        &al,
-                        g.a as *const _,
-                        lda,
-                        g.b as *const _,
-                        ldb,
-                        &be,
-                        g.c as *mut _,
-                        ldc,
-                    )
-                }
-                (KernelArg::C64([ar, ai]), KernelArg::C64([br, bi])) => {
-                    let (al, be) = (
-                        blas_sys::double2 { x: ar, y: ai },
-                        blas_sys::double2 { x: br, y: bi },
-                    );
-                    blas_sys::cublasZgemm_v2(
-                        h,
-                        ta,
-                        tb,
-                        m,
-                        n,
-                        k,
-                        &al,
-                        g.a as *const _,
-                        lda,
-                        g.b as *const _,
-                        ldb,
-                        &be,
-                        g.c as *mut _,
-                        ldc,
-                    )
-                }
+                (KernelArg::F32(al), KernelArg::F32(be)) => gemm!(cublasSgemm_v2, al, be),
+                (KernelArg::F64(al), KernelArg::F64(be)) => gemm!(cublasDgemm_v2, al, be),
+                (KernelArg::C32(al), KernelArg::C32(be)) => gemm!(cublasCgemm_v2, f2(al), f2(be)),
+                (KernelArg::C64(al), KernelArg::C64(be)) => gemm!(cublasZgemm_v2, d2(al), d2(be)),
                 (al, be) => unreachable!("gemm scalars of different types: {al:?}, {be:?}"),
             }
         };
