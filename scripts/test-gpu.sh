@@ -59,7 +59,9 @@ else
     cargo test --features cuda,emulator,mpi --test gpu_threads --test gpu_mpi --no-fail-fast "$@"
 fi
 
-passed=$(grep -Eo 'test result: [a-zA-Z]+\. [0-9]+ passed' "$log" | awk '{s += $4} END {print s + 0}')
+# Both summary styles: libtest's `test result: ok. N passed; M failed` and the kernel test's
+# `N passed, M failed`.
+passed=$(grep -Eo '(^|test result: [a-zA-Z]+\. )[0-9]+ passed' "$log" | grep -Eo '[0-9]+' | awk '{s += $1} END {print s + 0}')
 nfailed=$(grep -Eo '[0-9]+ failed' "$log" | awk '{s += $1} END {print s + 0}')
 skipped=$(grep -c '^skipped:' "$log" || true)
 echo "==> GPU tests: $passed passed, $nfailed failed, $skipped binaries skipped"

@@ -1,0 +1,263 @@
+// kernel_test.cpp: every kernel of core/kernels, launched through the emulator's launcher
+// (dl_emu_launch, the path the Rust engine takes) at sizes that are not multiples of the block
+// size, with 1, 2 and several blocks, on buffers of exactly their size, and compared bit for bit
+// with references written here independently. scripts/test-kernels.sh builds it once with
+// AddressSanitizer (an access one element past a buffer is reported with the kernel's file and
+// line) and once with ThreadSanitizer (with DL_EMU_THREADED=1 every CUDA thread is a host
+// thread, so a missing __syncthreads is a reported data race). Last, every entry point of
+// kernels.txt (argv[1]) must have been launched.
+#define DL_EMU_REGISTRY
+#include "emu.h"
+#include "common.cuh"
+#include "elementwise.cu"
+#include "reduce.cu"
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#define DL_TEST_ENTRIES(S, T)                                                                     \
+    DL_EMU_ENTRY(fill_##S, false), DL_EMU_ENTRY(scale_##S, false), DL_EMU_ENTRY(axpy_##S, false),   \
+        DL_EMU_ENTRY(axpby_##S, false), DL_EMU_ENTRY(binary_##S, false),                          \
+        DL_EMU_ENTRY(leaf_dot_##S, false), DL_EMU_ENTRY(leaf_abs2_##S, false),                    \
+        DL_EMU_ENTRY(node_sum_##S, false), DL_EMU_ENTRY(gather_##S, false),                       \
+        DL_EMU_ENTRY(max_abs_##S, true),
+extern "C" const dl_emu_kernel dl_emu_table_test[] = {
+    DL_FOR_EACH_SCALAR(DL_TEST_ENTRIES) DL_EMU_ENTRY(conj_c32, false),
+    DL_EMU_ENTRY(conj_c64, false),
+    dl_emu_kernel{nullptr, false, nullptr},
+};
+extern "C" const dl_emu_kernel* const dl_emu_tables[] = {dl_emu_table_test, nullptr};
+
+extern "C" int dl_emu_launch(const char* name, const unsigned* grid, const unsigned* block,
+                             unsigned shared_bytes, void** params, char* err, size_t err_len);
+extern "C" unsigned long long dl_emu_launch_count(const char* name);
+
+namespace {
+
+int passed = 0, failed = 0;
+
+void check(bool ok, const std::string& what) {
+    if (ok) {
+        ++passed;
+    } else {
+        ++failed;
+        std::printf("FAILED: %s\n", what.c_str());
+    }
+}
+
+/// Launches `name` with one pointer per argument, as cuLaunchKernel's kernelParams.
+template <typename... A> void launch(const std::string& name, unsigned grid, unsigned block, A... args) {
+    void* params[] = {static_cast<void*>(&args)...};
+    unsigned g[3] = {grid, 1, 1}, b[3] = {block, 1, 1};
+    char err[256] = {0};
+    if (dl_emu_launch(name.c_str(), g, b, 0, params, err, sizeof err) != 0)
+        check(false, "launch " + name + ": " + err);
+}
+
+// Independent references: scalars as (re, im) pairs.
+template <typename T> struct ref;
+template <> struct ref<float> {
+    static float make(double re, double) { return float(re); }
+    static float add(float a, float b) { return a + b; }
+    static float sub(float a, float b) { return a - b; }
+    static float mul(float a, float b) { return a * b; }
+    static float div(float a, float b) { return a / b; }
+    static float conj(float a) { return a; }
+    static float abs2(float a) { return a * a; }
+    static float abs(float a) { return std::fabs(a); }
+    static float zero() { return 0.0f; }
+};
+template <> struct ref<double> {
+    static double make(double re, double) { return re; }
+    static double add(double a, double b) { return a + b; }
+    static double sub(double a, double b) { return a - b; }
+    static double mul(double a, double b) { return a * b; }
+    static double div(double a, double b) { return a / b; }
+    static double conj(double a) { return a; }
+    static double abs2(double a) { return a * a; }
+    static double abs(double a) { return std::fabs(a); }
+    static double zero() { return 0.0; }
+};
+template <typename C, typename R> struct ref_complex {
+    static C make(double re, double im) { return C{R(re), R(im)}; }
+    static C add(C a, C b) { return C{a.re + b.re, a.im + b.im}; }
+    static C sub(C a, C b) { return C{a.re - b.re, a.im - b.im}; }
+    static C mul(C a, C b) { return C{a.re * b.re - a.im * b.im, a.re * b.im + a.im * b.re}; }
+    static C div(C a, C b) {
+        R n = b.re * b.re + b.im * b.im;
+        return C{(a.re * b.re + a.im * b.im) / n, (a.im * b.re - a.re * b.im) / n};
+    }
+    static C conj(C a) { return C{a.re, -a.im}; }
+    static R abs2(C a) { return a.re * a.re + a.im * a.im; }
+    static R abs(C a) { return std::hypot(a.re, a.im); }
+    static C zero() { return C{R(0), R(0)}; }
+};
+template <> struct ref<c32> : ref_complex<c32, float> {};
+template <> struct ref<c64> : ref_complex<c64, double> {};
+
+template <typename T> bool same(const T& a, const T& b) { return std::memcmp(&a, &b, sizeof(T)) == 0; }
+template <typename T> bool same(const std::vector<T>& a, const std::vector<T>& b) {
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+template <typename T> std::vector<T> values(size_t n, unsigned seed) {
+    std::mt19937_64 rng(seed);
+    std::uniform_real_distribution<double> u(-1.0, 1.0);
+    std::vector<T> v(n);
+    for (auto& x : v) {
+        double re = u(rng), im = u(rng);
+        x = ref<T>::make(re, im);
+    }
+    return v;
+}
+
+/// The fixed summation pattern: term i into accumulator i % 8, then pairwise.
+template <typename V> V pattern(const std::vector<V>& terms) {
+    V acc[8];
+    for (auto& a : acc) a = ref<V>::zero();
+    for (size_t i = 0; i < terms.size(); ++i) acc[i % 8] = ref<V>::add(acc[i % 8], terms[i]);
+    for (int half = 4; half > 0; half /= 2)
+        for (int i = 0; i < half; ++i) acc[i] = ref<V>::add(acc[i], acc[i + half]);
+    return acc[0];
+}
+
+template <typename T> void test_type(const char* s) {
+    using R = typename dl_real_of<T>::type;
+    const std::string S(s);
+    for (size_t n : {1, 37, 255, 257, 1000}) {
+        for (unsigned grid : {1u, 2u, 5u}) {
+            const unsigned block = 32;
+            const std::string at = " " + S + " n=" + std::to_string(n) + " grid=" + std::to_string(grid);
+            const dl_index N = dl_index(n);
+            auto x = values<T>(n, 1), y = values<T>(n, 2);
+            T alpha = ref<T>::make(0.7, -0.3), beta = ref<T>::make(-1.1, 0.2);
+
+            std::vector<T> out(n), expect(n);
+            launch("fill_" + S, grid, block, N, alpha, out.data());
+            check(same(out, std::vector<T>(n, alpha)), "fill" + at);
+
+            out = y;
+            launch("scale_" + S, grid, block, N, alpha, out.data());
+            for (size_t i = 0; i < n; ++i) expect[i] = ref<T>::mul(y[i], alpha);
+            check(same(out, expect), "scale" + at);
+
+            out = y;
+            launch("axpy_" + S, grid, block, N, alpha, static_cast<const T*>(x.data()), out.data());
+            for (size_t i = 0; i < n; ++i) expect[i] = ref<T>::add(y[i], ref<T>::mul(alpha, x[i]));
+            check(same(out, expect), "axpy" + at);
+
+            out = y;
+            launch("axpby_" + S, grid, block, N, alpha, static_cast<const T*>(x.data()), beta, out.data());
+            for (size_t i = 0; i < n; ++i)
+                expect[i] = ref<T>::add(ref<T>::mul(alpha, x[i]), ref<T>::mul(beta, y[i]));
+            check(same(out, expect), "axpby" + at);
+
+            for (int op = 0; op < 4; ++op) {
+                launch("binary_" + S, grid, block, N, op, static_cast<const T*>(x.data()),
+                       static_cast<const T*>(y.data()), out.data());
+                for (size_t i = 0; i < n; ++i)
+                    expect[i] = op == 0 ? ref<T>::add(x[i], y[i]) : op == 1 ? ref<T>::sub(x[i], y[i])
+                                : op == 2 ? ref<T>::mul(x[i], y[i]) : ref<T>::div(x[i], y[i]);
+                check(same(out, expect), "binary op " + std::to_string(op) + at);
+            }
+
+            if constexpr (std::is_same_v<T, c32> || std::is_same_v<T, c64>) {
+                out = y;
+                launch("conj_" + S, grid, block, N, out.data());
+                for (size_t i = 0; i < n; ++i) expect[i] = ref<T>::conj(y[i]);
+                check(same(out, expect), "conj" + at);
+            }
+
+            for (dl_index chunk : {dl_index(1), dl_index(64)}) {
+                size_t n_out = (n + size_t(chunk) - 1) / size_t(chunk);
+                for (int cj = 0; cj < 2; ++cj) {
+                    std::vector<T> got(n_out), want(n_out);
+                    launch("leaf_dot_" + S, grid, block, dl_index(n_out), chunk, N, cj,
+                           static_cast<const T*>(x.data()), static_cast<const T*>(y.data()), got.data());
+                    for (size_t j = 0; j < n_out; ++j) {
+                        std::vector<T> terms;
+                        for (size_t k = j * chunk; k < std::min(n, (j + 1) * size_t(chunk)); ++k)
+                            terms.push_back(ref<T>::mul(cj ? ref<T>::conj(x[k]) : x[k], y[k]));
+                        want[j] = pattern(terms);
+                    }
+                    check(same(got, want), "leaf_dot conj=" + std::to_string(cj) + " chunk=" + std::to_string(chunk) + at);
+                }
+                std::vector<R> got(n_out), want(n_out);
+                launch("leaf_abs2_" + S, grid, block, dl_index(n_out), chunk, N, static_cast<const T*>(x.data()),
+                       got.data());
+                for (size_t j = 0; j < n_out; ++j) {
+                    std::vector<R> terms;
+                    for (size_t k = j * chunk; k < std::min(n, (j + 1) * size_t(chunk)); ++k)
+                        terms.push_back(ref<T>::abs2(x[k]));
+                    want[j] = pattern(terms);
+                }
+                check(same(got, want), "leaf_abs2 chunk=" + std::to_string(chunk) + at);
+            }
+
+            size_t n_out = (n + 63) / 64;
+            std::vector<T> sums(n_out), want(n_out);
+            launch("node_sum_" + S, grid, block, dl_index(n_out), N, static_cast<const T*>(x.data()), sums.data());
+            for (size_t j = 0; j < n_out; ++j)
+                want[j] = pattern(std::vector<T>(x.begin() + j * 64, x.begin() + std::min(n, j * 64 + 64)));
+            check(same(sums, want), "node_sum" + at);
+
+            std::vector<dl_index> index(n);
+            for (size_t i = 0; i < n; ++i) index[i] = dl_index((i * 7919) % n);
+            launch("gather_" + S, grid, block, N, static_cast<const dl_index*>(index.data()),
+                   static_cast<const T*>(x.data()), out.data());
+            for (size_t i = 0; i < n; ++i) expect[i] = x[size_t(index[i])];
+            check(same(out, expect), "gather" + at);
+
+            for (unsigned sync_block : {32u, 64u}) {
+                for (bool nan : {false, true}) {
+                    auto v = x;
+                    if (nan) v[n / 2] = ref<T>::make(std::nan(""), 0.0);
+                    std::vector<R> partial(grid), want_p(grid, R(0));
+                    launch("max_abs_" + S, grid, sync_block, N, static_cast<const T*>(v.data()), partial.data());
+                    for (size_t i = 0; i < n; ++i) {
+                        size_t b = (i % (size_t(grid) * sync_block)) / sync_block;
+                        R a = ref<T>::abs(v[i]);
+                        if (a > want_p[b] || a != a) want_p[b] = a;
+                    }
+                    check(same(partial, want_p), "max_abs block=" + std::to_string(sync_block) +
+                                                     (nan ? " with NaN" : "") + at);
+                }
+            }
+        }
+    }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    test_type<float>("f32");
+    test_type<double>("f64");
+    test_type<c32>("c32");
+    test_type<c64>("c64");
+    if (argc < 2) {
+        check(false, "usage: kernel_test KERNELS_TXT");
+    } else {
+        std::ifstream manifest(argv[1]);
+        check(bool(manifest), std::string("open ") + argv[1]);
+        std::string line;
+        while (std::getline(manifest, line)) {
+            line = line.substr(0, line.find('#'));
+            std::istringstream words(line);
+            std::string file, base, suffixes;
+            if (!(words >> file >> base >> suffixes)) continue;
+            std::istringstream list(suffixes);
+            std::string suffix;
+            while (std::getline(list, suffix, ',')) {
+                std::string name = base + "_" + suffix;
+                check(dl_emu_launch_count(name.c_str()) > 0, "kernel " + name + " was never launched");
+            }
+        }
+    }
+    std::printf("%d passed, %d failed\n", passed, failed);
+    return failed == 0 ? 0 : 1;
+}
