@@ -13,7 +13,7 @@
 //! ([`DistributedArray::zeros_on`](crate::DistributedArray::zeros_on)) take one.
 //!
 //! Every primitive gives the same bits on every engine: the element-wise updates are the
-//! expressions of [`kernels`](crate::kernels), and the sums evaluate the nodes of the
+//! expressions of [`kernels`], and the sums evaluate the nodes of the
 //! [`repro`](crate::repro) tree with its fixed pattern.
 
 use crate::error::Result;

@@ -10,7 +10,7 @@
 //!   [`Cuda::emulated`], or by [`Cuda::for_rank`] when `DISTLOPS_DEVICE=emulated` is set.
 //!
 //! Kernels live in `core/kernels/*.cu` (one home; NVRTC compiles them for real devices). Results
-//! are the same bits as on [`Host`](crate::Host): element-wise kernels use the host's
+//! are the same bits as on [`Host`]: element-wise kernels use the host's
 //! expressions, NVRTC runs with `--fmad=false` and the emulator with `-ffp-contract=off` (no
 //! contraction into FMA anywhere), and sums evaluate the canonical tree of
 //! [`repro`](crate::repro) node by node, one thread per node.
