@@ -207,6 +207,12 @@ fn matmul<T: TestScalar, E: TestEngine>(comm: &Communicator) {
     }
 }
 
+/// On one machine every rank shares the node: the node rank is the rank (how `Cuda::for_rank`
+/// picks a device), on Threads and under `mpirun` alike.
+pub fn node_rank_on_one_machine(comm: &Communicator) {
+    assert_eq!(comm.node_rank(), (comm.rank(), comm.size()));
+}
+
 /// Every dtype.
 pub fn vector_ops_all_dtypes<E: TestEngine>(comm: &Communicator) {
     matmul::<f64, E>(comm);

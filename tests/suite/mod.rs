@@ -238,4 +238,8 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         "engines::vector_ops_all_dtypes[host]",
         engines::vector_ops_all_dtypes::<distlops::core::Host>,
     ),
+    (
+        "engines::node_rank_on_one_machine",
+        engines::node_rank_on_one_machine,
+    ),
 ];

@@ -438,6 +438,17 @@ impl Communicator {
         })
     }
 
+    /// This rank's index among the ranks that share its node, and their number: how a GPU is
+    /// chosen for a rank. MPI splits by shared memory (collective); Threads and Serial ranks all
+    /// live in one process, so this is `(rank, size)`.
+    pub fn node_rank(&self) -> (usize, usize) {
+        match &self.backend {
+            Backend::Serial | Backend::Threads(_) => (self.rank(), self.size()),
+            #[cfg(feature = "mpi")]
+            Backend::Mpi(c) => c.node_rank(),
+        }
+    }
+
     /// Agrees on a locally decided outcome: if any rank has `Err`, every rank returns an error
     /// (its own, or [`Error::FailedOnOtherRank`] naming the lowest failing rank).
     ///

@@ -263,6 +263,13 @@ impl MpiComm {
         })
     }
 
+    /// This rank's index among the ranks of its node (MPI_Comm_split_type with
+    /// MPI_COMM_TYPE_SHARED), and how many ranks the node has. Collective.
+    pub(crate) fn node_rank(&self) -> (usize, usize) {
+        let node = self.comm.split_shared(self.comm.rank());
+        (node.rank() as usize, node.size() as usize)
+    }
+
     pub(crate) fn split(&self, colour: usize) -> MpiComm {
         let sub = self
             .comm

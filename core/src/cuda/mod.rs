@@ -100,7 +100,9 @@ impl Cuda {
 
     /// The device for this rank: the emulated device when the environment variable
     /// `DISTLOPS_DEVICE` is `emulated` (and the crate was built with feature `emulator`), else the
-    /// real device `rank % device_count` (feature `cuda`).
+    /// real device `node_rank % device_count` (feature `cuda`), where `node_rank` is this rank's
+    /// index among the ranks of its node ([`Communicator::node_rank`](crate::Communicator::node_rank)):
+    /// one GPU per rank when a node runs as many ranks as it has GPUs. Collective under MPI.
     ///
     /// # Errors
     /// [`Error::Device`] when no device can be had: no CUDA driver, no device, or the crate was
@@ -117,7 +119,7 @@ impl Cuda {
             ));
         }
         #[cfg(feature = "cuda")]
-        return Cuda::device(comm.rank() % driver::DriverDevice::count()?.max(1));
+        return Cuda::device(comm.node_rank().0 % driver::DriverDevice::count()?.max(1));
         #[cfg(not(feature = "cuda"))]
         return Err(Error::Device(format!(
             "no CUDA device for rank {}: distlops was built without feature `cuda` (set \
