@@ -133,14 +133,16 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// An array of zeros with the given layout, on `engine` (`&Host` for main memory, a `Cuda`
     /// device).
     ///
+    /// No communication.
+    ///
     /// # Errors
     /// [`Error::CommSizeMismatch`] if the layout was made for another number of ranks;
-    /// [`Error::Allocation`] (agreed over the ranks: every rank returns it) if a block cannot be
-    /// allocated.
+    /// [`Error::Allocation`] on the rank whose block cannot be allocated (on that rank only: a
+    /// caller that must not continue without every rank's block agrees with
+    /// [`Communicator::agree_value`]).
     pub fn zeros_on(engine: &E, comm: &Communicator, layout: &Layout) -> Result<Self> {
         layout.check_comm(comm)?;
-        let local = engine.zeros(&layout.local_shape(comm.rank()));
-        let local = comm.agree_value(local)?;
+        let local = engine.zeros(&layout.local_shape(comm.rank()))?;
         Ok(Self::from_parts(comm.clone(), layout.clone(), local, None))
     }
 
@@ -150,17 +152,16 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     }
 
     /// A copy of this array on another engine (`x.to_engine(&cuda)` uploads, `x.to_engine(&Host)`
-    /// downloads), with the same layout and mask. No communication beyond agreeing that every
-    /// rank could allocate.
+    /// downloads), with the same layout and mask. No communication.
     ///
     /// # Errors
-    /// [`Error::Allocation`] on every rank if a block cannot be allocated.
+    /// [`Error::Allocation`] on the rank whose block cannot be allocated (as
+    /// [`zeros_on`](Self::zeros_on)).
     pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<DistributedArray<T, F>> {
         let local = match E::host_view(&self.local) {
-            Some(view) => engine.upload(view),
-            None => engine.upload(E::download(&self.local).view()),
+            Some(view) => engine.upload(view)?,
+            None => engine.upload(E::download(&self.local).view())?,
         };
-        let local = self.comm.agree_value(local)?;
         Ok(DistributedArray::from_parts(
             self.comm.clone(),
             self.layout.clone(),
@@ -419,11 +420,11 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
 }
 
 impl<T: Scalar> DistributedArray<T, Host> {
-    /// An array of zeros with the given layout, in main memory.
+    /// An array of zeros with the given layout, in main memory. No communication.
     ///
     /// # Errors
     /// [`Error::CommSizeMismatch`] if the layout was made for another number of ranks;
-    /// [`Error::Allocation`] on every rank if a block cannot be allocated.
+    /// [`Error::Allocation`] on the rank whose block cannot be allocated.
     pub fn zeros(comm: &Communicator, layout: &Layout) -> Result<Self> {
         Self::zeros_on(&Host, comm, layout)
     }
