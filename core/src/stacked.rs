@@ -14,38 +14,38 @@ use num_traits::{Float, Zero};
 /// This is the single vector type that operators mapping plain vectors to stacked ones (and back)
 /// take and return.
 #[derive(Clone, Debug)]
-pub enum DistVector<T: Scalar> {
+pub enum DistVector<T: Scalar, E: Engine = Host> {
     /// A plain distributed array.
-    Array(DistributedArray<T, Host>),
+    Array(DistributedArray<T, E>),
     /// A stack of vectors.
-    Stacked(StackedDistributedArray<T>),
+    Stacked(StackedDistributedArray<T, E>),
 }
 
 /// A concatenation of distributed vectors (each possibly itself stacked), treated as one vector:
 /// dot products and norms combine the parts', elementwise operations act part by part.
 #[derive(Clone, Debug)]
-pub struct StackedDistributedArray<T: Scalar> {
-    parts: Vec<DistVector<T>>,
+pub struct StackedDistributedArray<T: Scalar, E: Engine = Host> {
+    parts: Vec<DistVector<T, E>>,
 }
 
-impl<T: Scalar> From<DistributedArray<T, Host>> for DistVector<T> {
-    fn from(a: DistributedArray<T, Host>) -> Self {
+impl<T: Scalar, E: Engine> From<DistributedArray<T, E>> for DistVector<T, E> {
+    fn from(a: DistributedArray<T, E>) -> Self {
         DistVector::Array(a)
     }
 }
 
-impl<T: Scalar> From<StackedDistributedArray<T>> for DistVector<T> {
-    fn from(s: StackedDistributedArray<T>) -> Self {
+impl<T: Scalar, E: Engine> From<StackedDistributedArray<T, E>> for DistVector<T, E> {
+    fn from(s: StackedDistributedArray<T, E>) -> Self {
         DistVector::Stacked(s)
     }
 }
 
-impl<T: Scalar> StackedDistributedArray<T> {
+impl<T: Scalar, E: Engine> StackedDistributedArray<T, E> {
     /// Stacks `parts` (plain arrays or stacks).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for an empty list.
-    pub fn new(parts: Vec<DistVector<T>>) -> Result<Self> {
+    pub fn new(parts: Vec<DistVector<T, E>>) -> Result<Self> {
         if parts.is_empty() {
             return Err(Error::InvalidArgument(
                 "a stacked array needs at least one part".into(),
@@ -58,17 +58,17 @@ impl<T: Scalar> StackedDistributedArray<T> {
     ///
     /// # Errors
     /// As [`new`](Self::new).
-    pub fn from_arrays(arrays: Vec<DistributedArray<T, Host>>) -> Result<Self> {
+    pub fn from_arrays(arrays: Vec<DistributedArray<T, E>>) -> Result<Self> {
         Self::new(arrays.into_iter().map(DistVector::Array).collect())
     }
 
     /// The parts.
-    pub fn parts(&self) -> &[DistVector<T>] {
+    pub fn parts(&self) -> &[DistVector<T, E>] {
         &self.parts
     }
 
     /// The parts, mutable.
-    pub fn parts_mut(&mut self) -> &mut [DistVector<T>] {
+    pub fn parts_mut(&mut self) -> &mut [DistVector<T, E>] {
         &mut self.parts
     }
 
@@ -105,7 +105,7 @@ impl<T: Scalar> StackedDistributedArray<T> {
     fn zip_parts(
         &mut self,
         other: &Self,
-        mut f: impl FnMut(&mut DistVector<T>, &DistVector<T>) -> Result<()>,
+        mut f: impl FnMut(&mut DistVector<T, E>, &DistVector<T, E>) -> Result<()>,
     ) -> Result<()> {
         self.check_structure(other)?;
         self.parts
@@ -151,7 +151,7 @@ impl<T: Scalar> StackedDistributedArray<T> {
 /// same way). Every part's result is reproducible (see [`repro`](crate::repro)), so the stack's is
 /// too, and solvers that fuse the reductions of several stacks into one all-reduce combine the
 /// parts' sums in this same order to get the same bits.
-impl<T: Scalar> Vector<T> for StackedDistributedArray<T> {
+impl<T: Scalar, E: Engine> Vector<T> for StackedDistributedArray<T, E> {
     fn dot(&self, other: &Self) -> Result<T> {
         self.check_structure(other)?;
         self.parts
@@ -206,7 +206,23 @@ impl<T: Scalar> Vector<T> for StackedDistributedArray<T> {
     }
 }
 
-impl<T: Scalar> DistVector<T> {
+impl<T: Scalar, E: Engine> DistVector<T, E> {
+    /// The engine of the vector's arrays (a stack's first array's; stacks are never empty).
+    pub fn engine(&self) -> E {
+        match self {
+            DistVector::Array(a) => a.engine(),
+            DistVector::Stacked(s) => s.parts[0].engine(),
+        }
+    }
+
+    /// Conjugates every element in place (nothing for real types).
+    pub fn conj_in_place(&mut self) {
+        match self {
+            DistVector::Array(a) => a.conj_in_place(),
+            DistVector::Stacked(s) => s.parts.iter_mut().for_each(DistVector::conj_in_place),
+        }
+    }
+
     /// The whole vector, flattened, on every rank.
     pub fn asarray(&self) -> ArrayD<T> {
         match self {
@@ -216,7 +232,7 @@ impl<T: Scalar> DistVector<T> {
     }
 
     /// The plain array, if this is one.
-    pub fn as_array(&self) -> Option<&DistributedArray<T, Host>> {
+    pub fn as_array(&self) -> Option<&DistributedArray<T, E>> {
         match self {
             DistVector::Array(a) => Some(a),
             DistVector::Stacked(_) => None,
@@ -224,7 +240,7 @@ impl<T: Scalar> DistVector<T> {
     }
 
     /// The stack, if this is one.
-    pub fn as_stacked(&self) -> Option<&StackedDistributedArray<T>> {
+    pub fn as_stacked(&self) -> Option<&StackedDistributedArray<T, E>> {
         match self {
             DistVector::Stacked(s) => Some(s),
             DistVector::Array(_) => None,
@@ -242,7 +258,7 @@ macro_rules! both {
         match ($a, $b) {
             (DistVector::Array($x), DistVector::Array($y)) => $body,
             (DistVector::Stacked($x), DistVector::Stacked($y)) => $body,
-            _ => Err(DistVector::<T>::mismatch()),
+            _ => Err(DistVector::<T, E>::mismatch()),
         }
     };
 }
@@ -257,7 +273,7 @@ macro_rules! either {
     };
 }
 
-impl<T: Scalar> Vector<T> for DistVector<T> {
+impl<T: Scalar, E: Engine> Vector<T> for DistVector<T, E> {
     fn dot(&self, other: &Self) -> Result<T> {
         both!(self, other, |a, b| Vector::dot(a, b))
     }

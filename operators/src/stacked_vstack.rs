@@ -65,7 +65,7 @@ impl<T: Scalar> LinearOperator<T> for StackedVStack<T> {
     fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
         let ys = parts(y);
         self.ops[0].rmatvec_unchecked(&ys[0], x)?;
-        self.work.with(self.comm(), |t| {
+        self.work.with(self.comm(), y, |t| {
             for (op, yi) in self.ops.iter().zip(ys).skip(1) {
                 op.rmatvec_unchecked(yi, t)?;
                 x.axpy(T::one(), t)?;

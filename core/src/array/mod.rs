@@ -208,6 +208,12 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         Ok(self)
     }
 
+    /// Attaches colour groups that were already validated and split (no communication).
+    pub(crate) fn with_existing_mask(mut self, mask: Mask) -> Self {
+        self.mask = Some(mask);
+        self
+    }
+
     /// Drops the colour groups.
     pub fn without_mask(mut self) -> Self {
         self.mask = None;
@@ -360,6 +366,11 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         let mut out = self.clone();
         E::conj(&mut out.local);
         out
+    }
+
+    /// Conjugates every element in place (nothing for real types).
+    pub fn conj_in_place(&mut self) {
+        E::conj(&mut self.local);
     }
 
     /// A deep copy (the same as `clone`), keeping the mask.

@@ -3,6 +3,7 @@
 
 use super::{LinearOperator, Scratch, Space};
 use crate::comm::Communicator;
+use crate::engine::{Engine, Host};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use crate::stacked::DistVector;
@@ -40,15 +41,15 @@ use std::sync::Arc;
 /// assert_eq!(c.apply(&x)?.asarray().sum(), 24.0);
 /// # Ok(()) }
 /// ```
-pub struct Op<T: Scalar>(Arc<dyn LinearOperator<T>>);
+pub struct Op<T: Scalar, E: Engine = Host>(Arc<dyn LinearOperator<T, E>>);
 
-impl<T: Scalar> Clone for Op<T> {
+impl<T: Scalar, E: Engine> Clone for Op<T, E> {
     fn clone(&self) -> Self {
         Op(self.0.clone())
     }
 }
 
-impl<T: Scalar> std::fmt::Debug for Op<T> {
+impl<T: Scalar, E: Engine> std::fmt::Debug for Op<T, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(
             f,
@@ -60,7 +61,7 @@ impl<T: Scalar> std::fmt::Debug for Op<T> {
     }
 }
 
-impl<T: Scalar> LinearOperator<T> for Op<T> {
+impl<T: Scalar, E: Engine> LinearOperator<T, E> for Op<T, E> {
     fn domain(&self) -> &Space {
         self.0.domain()
     }
@@ -70,10 +71,10 @@ impl<T: Scalar> LinearOperator<T> for Op<T> {
     fn comm(&self) -> &Communicator {
         self.0.comm()
     }
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         self.0.matvec_unchecked(x, y)
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         self.0.rmatvec_unchecked(y, x)
     }
     fn name(&self) -> String {
@@ -81,46 +82,35 @@ impl<T: Scalar> LinearOperator<T> for Op<T> {
     }
 }
 
-impl<T: Scalar> From<Box<dyn LinearOperator<T>>> for Op<T> {
-    fn from(op: Box<dyn LinearOperator<T>>) -> Self {
+impl<T: Scalar, E: Engine> From<Box<dyn LinearOperator<T, E>>> for Op<T, E> {
+    fn from(op: Box<dyn LinearOperator<T, E>>) -> Self {
         Op(Arc::from(op))
     }
 }
 
-/// Conjugates a vector in place (nothing for real types).
-pub(crate) fn conj_in_place<T: Scalar>(v: &mut DistVector<T>) {
-    if !T::IS_COMPLEX {
-        return;
-    }
-    match v {
-        DistVector::Array(a) => a.local_slice_mut().iter_mut().for_each(|z| *z = z.conj()),
-        DistVector::Stacked(s) => s.parts_mut().iter_mut().for_each(conj_in_place),
-    }
-}
-
-impl<T: Scalar> Op<T> {
+impl<T: Scalar, E: Engine> Op<T, E> {
     /// Wraps any operator.
-    pub fn new(op: impl LinearOperator<T> + 'static) -> Self {
+    pub fn new(op: impl LinearOperator<T, E> + 'static) -> Self {
         Op(Arc::new(op))
     }
 
     /// Wraps a shared operator.
-    pub fn from_arc(op: Arc<dyn LinearOperator<T>>) -> Self {
+    pub fn from_arc(op: Arc<dyn LinearOperator<T, E>>) -> Self {
         Op(op)
     }
 
     /// The adjoint `A^H` (PyLops' `A.H`): matvec and rmatvec swap.
-    pub fn h(&self) -> Op<T> {
+    pub fn h(&self) -> Op<T, E> {
         Op::new(Adjoint(self.clone()))
     }
 
     /// The transpose `A^T x = conj(A^H conj(x))` (PyLops' `A.T`).
-    pub fn t(&self) -> Op<T> {
+    pub fn t(&self) -> Op<T, E> {
         self.conj().h()
     }
 
     /// The elementwise conjugate operator `conj(A) x = conj(A conj(x))`.
-    pub fn conj(&self) -> Op<T> {
+    pub fn conj(&self) -> Op<T, E> {
         Op::new(Conjugate {
             a: self.clone(),
             in_domain: Scratch::new(self.domain().clone()),
@@ -129,7 +119,7 @@ impl<T: Scalar> Op<T> {
     }
 
     /// `alpha A`.
-    pub fn scale(&self, alpha: T) -> Op<T> {
+    pub fn scale(&self, alpha: T) -> Op<T, E> {
         Op::new(Scaled {
             a: self.clone(),
             alpha,
@@ -140,7 +130,7 @@ impl<T: Scalar> Op<T> {
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`] if the domain and range differ.
-    pub fn pow(&self, k: u32) -> Result<Op<T>> {
+    pub fn pow(&self, k: u32) -> Result<Op<T, E>> {
         if self.domain() != self.range() {
             return Err(Error::LayoutMismatch(format!(
                 "a power needs a square operator: domain {} vs range {}",
@@ -159,7 +149,7 @@ impl<T: Scalar> Op<T> {
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`] if the domains or ranges differ.
-    pub fn try_add(&self, b: &Op<T>) -> Result<Op<T>> {
+    pub fn try_add(&self, b: &Op<T, E>) -> Result<Op<T, E>> {
         if self.domain() != b.domain() || self.range() != b.range() {
             return Err(Error::LayoutMismatch(format!(
                 "a sum needs equal spaces: {} -> {} vs {} -> {}",
@@ -181,7 +171,7 @@ impl<T: Scalar> Op<T> {
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`] if the range of `B` is not the domain of `A`.
-    pub fn try_compose(&self, b: &Op<T>) -> Result<Op<T>> {
+    pub fn try_compose(&self, b: &Op<T, E>) -> Result<Op<T, E>> {
         if b.range() != self.domain() {
             return Err(Error::LayoutMismatch(format!(
                 "a product A B needs range(B) == domain(A): {} vs {}",
@@ -212,9 +202,9 @@ macro_rules! same_spaces_as_a {
     };
 }
 
-struct Adjoint<T: Scalar>(Op<T>);
+struct Adjoint<T: Scalar, E: Engine>(Op<T, E>);
 
-impl<T: Scalar> LinearOperator<T> for Adjoint<T> {
+impl<T: Scalar, E: Engine> LinearOperator<T, E> for Adjoint<T, E> {
     fn domain(&self) -> &Space {
         self.0.range()
     }
@@ -224,10 +214,10 @@ impl<T: Scalar> LinearOperator<T> for Adjoint<T> {
     fn comm(&self) -> &Communicator {
         self.0.comm()
     }
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         self.0.rmatvec_unchecked(x, y)
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         self.0.matvec_unchecked(y, x)
     }
     fn name(&self) -> String {
@@ -235,35 +225,35 @@ impl<T: Scalar> LinearOperator<T> for Adjoint<T> {
     }
 }
 
-struct Conjugate<T: Scalar> {
-    a: Op<T>,
-    in_domain: Scratch<T>,
-    in_range: Scratch<T>,
+struct Conjugate<T: Scalar, E: Engine> {
+    a: Op<T, E>,
+    in_domain: Scratch<T, E>,
+    in_range: Scratch<T, E>,
 }
 
-impl<T: Scalar> LinearOperator<T> for Conjugate<T> {
+impl<T: Scalar, E: Engine> LinearOperator<T, E> for Conjugate<T, E> {
     same_spaces_as_a!();
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         if !T::IS_COMPLEX {
             return self.a.matvec_unchecked(x, y);
         }
-        self.in_domain.with(self.comm(), |cx| {
+        self.in_domain.with(self.comm(), x, |cx| {
             cx.copy_from(x)?;
-            conj_in_place(cx);
+            cx.conj_in_place();
             self.a.matvec_unchecked(cx, y)?;
-            conj_in_place(y);
+            y.conj_in_place();
             Ok(())
         })
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         if !T::IS_COMPLEX {
             return self.a.rmatvec_unchecked(y, x);
         }
-        self.in_range.with(self.comm(), |cy| {
+        self.in_range.with(self.comm(), y, |cy| {
             cy.copy_from(y)?;
-            conj_in_place(cy);
+            cy.conj_in_place();
             self.a.rmatvec_unchecked(cy, x)?;
-            conj_in_place(x);
+            x.conj_in_place();
             Ok(())
         })
     }
@@ -272,19 +262,19 @@ impl<T: Scalar> LinearOperator<T> for Conjugate<T> {
     }
 }
 
-struct Scaled<T: Scalar> {
-    a: Op<T>,
+struct Scaled<T: Scalar, E: Engine> {
+    a: Op<T, E>,
     alpha: T,
 }
 
-impl<T: Scalar> LinearOperator<T> for Scaled<T> {
+impl<T: Scalar, E: Engine> LinearOperator<T, E> for Scaled<T, E> {
     same_spaces_as_a!();
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         self.a.matvec_unchecked(x, y)?;
         y.scale(self.alpha);
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         self.a.rmatvec_unchecked(y, x)?;
         x.scale(self.alpha.conj());
         Ok(())
@@ -294,25 +284,25 @@ impl<T: Scalar> LinearOperator<T> for Scaled<T> {
     }
 }
 
-struct Sum<T: Scalar> {
-    a: Op<T>,
-    b: Op<T>,
-    in_range: Scratch<T>,
-    in_domain: Scratch<T>,
+struct Sum<T: Scalar, E: Engine> {
+    a: Op<T, E>,
+    b: Op<T, E>,
+    in_range: Scratch<T, E>,
+    in_domain: Scratch<T, E>,
 }
 
-impl<T: Scalar> LinearOperator<T> for Sum<T> {
+impl<T: Scalar, E: Engine> LinearOperator<T, E> for Sum<T, E> {
     same_spaces_as_a!();
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         self.a.matvec_unchecked(x, y)?;
-        self.in_range.with(self.comm(), |t| {
+        self.in_range.with(self.comm(), x, |t| {
             self.b.matvec_unchecked(x, t)?;
             y.axpy(T::one(), t)
         })
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         self.a.rmatvec_unchecked(y, x)?;
-        self.in_domain.with(self.comm(), |t| {
+        self.in_domain.with(self.comm(), y, |t| {
             self.b.rmatvec_unchecked(y, t)?;
             x.axpy(T::one(), t)
         })
@@ -322,13 +312,13 @@ impl<T: Scalar> LinearOperator<T> for Sum<T> {
     }
 }
 
-struct Product<T: Scalar> {
-    a: Op<T>,
-    b: Op<T>,
-    mid: Scratch<T>,
+struct Product<T: Scalar, E: Engine> {
+    a: Op<T, E>,
+    b: Op<T, E>,
+    mid: Scratch<T, E>,
 }
 
-impl<T: Scalar> LinearOperator<T> for Product<T> {
+impl<T: Scalar, E: Engine> LinearOperator<T, E> for Product<T, E> {
     fn domain(&self) -> &Space {
         self.b.domain()
     }
@@ -338,14 +328,14 @@ impl<T: Scalar> LinearOperator<T> for Product<T> {
     fn comm(&self) -> &Communicator {
         self.a.comm()
     }
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        self.mid.with(self.comm(), |m| {
+    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+        self.mid.with(self.comm(), x, |m| {
             self.b.matvec_unchecked(x, m)?;
             self.a.matvec_unchecked(m, y)
         })
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        self.mid.with(self.comm(), |m| {
+    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+        self.mid.with(self.comm(), y, |m| {
             self.a.rmatvec_unchecked(y, m)?;
             self.b.rmatvec_unchecked(m, x)
         })
@@ -355,15 +345,15 @@ impl<T: Scalar> LinearOperator<T> for Product<T> {
     }
 }
 
-struct Power<T: Scalar> {
-    a: Op<T>,
+struct Power<T: Scalar, E: Engine> {
+    a: Op<T, E>,
     k: u32,
-    work: Scratch<T>,
+    work: Scratch<T, E>,
 }
 
-impl<T: Scalar> Power<T> {
-    fn apply(&self, x: &DistVector<T>, y: &mut DistVector<T>, adjoint: bool) -> Result<()> {
-        let step = |i: &DistVector<T>, o: &mut DistVector<T>| {
+impl<T: Scalar, E: Engine> Power<T, E> {
+    fn apply(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>, adjoint: bool) -> Result<()> {
+        let step = |i: &DistVector<T, E>, o: &mut DistVector<T, E>| {
             if adjoint {
                 self.a.rmatvec_unchecked(i, o)
             } else {
@@ -375,8 +365,8 @@ impl<T: Scalar> Power<T> {
         }
         // Ping-pong between y and the work vector: the first product goes to y when k is odd and
         // to the work vector when k is even, so that the k-th lands in y.
-        self.work.with(self.a.comm(), |w| {
-            let (mut src, mut dst): (&mut DistVector<T>, &mut DistVector<T>) =
+        self.work.with(self.a.comm(), x, |w| {
+            let (mut src, mut dst): (&mut DistVector<T, E>, &mut DistVector<T, E>) =
                 if self.k % 2 == 0 { (w, y) } else { (y, w) };
             step(x, src)?;
             for _ in 1..self.k {
@@ -388,12 +378,12 @@ impl<T: Scalar> Power<T> {
     }
 }
 
-impl<T: Scalar> LinearOperator<T> for Power<T> {
+impl<T: Scalar, E: Engine> LinearOperator<T, E> for Power<T, E> {
     same_spaces_as_a!();
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         self.apply(x, y, false)
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         self.apply(y, x, true)
     }
     fn name(&self) -> String {
@@ -402,91 +392,91 @@ impl<T: Scalar> LinearOperator<T> for Power<T> {
 }
 
 /// Unwraps an operand that may be a `Result<Op>`.
-trait Operand<T: Scalar> {
-    fn operand(self) -> Result<Op<T>>;
+trait Operand<T: Scalar, E: Engine> {
+    fn operand(self) -> Result<Op<T, E>>;
 }
-impl<T: Scalar> Operand<T> for Op<T> {
-    fn operand(self) -> Result<Op<T>> {
+impl<T: Scalar, E: Engine> Operand<T, E> for Op<T, E> {
+    fn operand(self) -> Result<Op<T, E>> {
         Ok(self)
     }
 }
-impl<T: Scalar> Operand<T> for &Op<T> {
-    fn operand(self) -> Result<Op<T>> {
+impl<T: Scalar, E: Engine> Operand<T, E> for &Op<T, E> {
+    fn operand(self) -> Result<Op<T, E>> {
         Ok(self.clone())
     }
 }
-impl<T: Scalar> Operand<T> for Result<Op<T>> {
-    fn operand(self) -> Result<Op<T>> {
+impl<T: Scalar, E: Engine> Operand<T, E> for Result<Op<T, E>> {
+    fn operand(self) -> Result<Op<T, E>> {
         self
     }
 }
 
 macro_rules! binary {
     ($lhs:ty, $rhs:ty) => {
-        impl<T: Scalar> Add<$rhs> for $lhs {
-            type Output = Result<Op<T>>;
+        impl<T: Scalar, E: Engine> Add<$rhs> for $lhs {
+            type Output = Result<Op<T, E>>;
             /// `A + B`; an error if the spaces differ.
-            fn add(self, rhs: $rhs) -> Result<Op<T>> {
+            fn add(self, rhs: $rhs) -> Result<Op<T, E>> {
                 self.operand()?.try_add(&rhs.operand()?)
             }
         }
-        impl<T: Scalar> Sub<$rhs> for $lhs {
-            type Output = Result<Op<T>>;
+        impl<T: Scalar, E: Engine> Sub<$rhs> for $lhs {
+            type Output = Result<Op<T, E>>;
             /// `A - B`; an error if the spaces differ.
-            fn sub(self, rhs: $rhs) -> Result<Op<T>> {
+            fn sub(self, rhs: $rhs) -> Result<Op<T, E>> {
                 self.operand()?.try_add(&rhs.operand()?.scale(-T::one()))
             }
         }
-        impl<T: Scalar> Mul<$rhs> for $lhs {
-            type Output = Result<Op<T>>;
+        impl<T: Scalar, E: Engine> Mul<$rhs> for $lhs {
+            type Output = Result<Op<T, E>>;
             /// The composition `A B`; an error if `range(B) != domain(A)`.
-            fn mul(self, rhs: $rhs) -> Result<Op<T>> {
+            fn mul(self, rhs: $rhs) -> Result<Op<T, E>> {
                 self.operand()?.try_compose(&rhs.operand()?)
             }
         }
     };
 }
-binary!(Op<T>, Op<T>);
-binary!(Op<T>, &Op<T>);
-binary!(&Op<T>, Op<T>);
-binary!(&Op<T>, &Op<T>);
-binary!(Result<Op<T>>, Op<T>);
-binary!(Result<Op<T>>, &Op<T>);
-binary!(Op<T>, Result<Op<T>>);
-binary!(&Op<T>, Result<Op<T>>);
+binary!(Op<T, E>, Op<T, E>);
+binary!(Op<T, E>, &Op<T, E>);
+binary!(&Op<T, E>, Op<T, E>);
+binary!(&Op<T, E>, &Op<T, E>);
+binary!(Result<Op<T, E>>, Op<T, E>);
+binary!(Result<Op<T, E>>, &Op<T, E>);
+binary!(Op<T, E>, Result<Op<T, E>>);
+binary!(&Op<T, E>, Result<Op<T, E>>);
 
-impl<T: Scalar> Neg for Op<T> {
-    type Output = Op<T>;
-    fn neg(self) -> Op<T> {
+impl<T: Scalar, E: Engine> Neg for Op<T, E> {
+    type Output = Op<T, E>;
+    fn neg(self) -> Op<T, E> {
         self.scale(-T::one())
     }
 }
 
-impl<T: Scalar> Neg for &Op<T> {
-    type Output = Op<T>;
-    fn neg(self) -> Op<T> {
+impl<T: Scalar, E: Engine> Neg for &Op<T, E> {
+    type Output = Op<T, E>;
+    fn neg(self) -> Op<T, E> {
         self.scale(-T::one())
     }
 }
 
-impl<T: Scalar> Mul<T> for Op<T> {
-    type Output = Op<T>;
-    fn mul(self, alpha: T) -> Op<T> {
+impl<T: Scalar, E: Engine> Mul<T> for Op<T, E> {
+    type Output = Op<T, E>;
+    fn mul(self, alpha: T) -> Op<T, E> {
         self.scale(alpha)
     }
 }
 
 macro_rules! scalar_left {
     ($($t:ty),*) => {$(
-        impl Mul<Op<$t>> for $t {
-            type Output = Op<$t>;
-            fn mul(self, a: Op<$t>) -> Op<$t> {
+        impl<E: Engine> Mul<Op<$t, E>> for $t {
+            type Output = Op<$t, E>;
+            fn mul(self, a: Op<$t, E>) -> Op<$t, E> {
                 a.scale(self)
             }
         }
-        impl Mul<&Op<$t>> for $t {
-            type Output = Op<$t>;
-            fn mul(self, a: &Op<$t>) -> Op<$t> {
+        impl<E: Engine> Mul<&Op<$t, E>> for $t {
+            type Output = Op<$t, E>;
+            fn mul(self, a: &Op<$t, E>) -> Op<$t, E> {
                 a.scale(self)
             }
         }

@@ -1,6 +1,7 @@
 //! The dot test: `<A u, v> == <u, A^H v>` for a correct adjoint.
 
 use super::{LinearOperator, LinearOperatorExt};
+use crate::engine::Engine;
 use crate::error::Result;
 use crate::scalar::{RealScalar, Scalar};
 use crate::stacked::DistVector;
@@ -29,10 +30,10 @@ impl<T: Scalar> DotTest<T> {
 ///
 /// # Errors
 /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) if `u` or `v` is not in its space.
-pub fn dottest<T: Scalar, L: LinearOperator<T> + ?Sized>(
+pub fn dottest<T: Scalar, E: Engine, L: LinearOperator<T, E> + ?Sized>(
     op: &L,
-    u: &DistVector<T>,
-    v: &DistVector<T>,
+    u: &DistVector<T, E>,
+    v: &DistVector<T, E>,
 ) -> Result<DotTest<T>> {
     let au = op.apply(u)?;
     let ahv = op.apply_adjoint(v)?;

@@ -18,6 +18,7 @@ pub use scratch::Scratch;
 pub use space::Space;
 
 use crate::comm::Communicator;
+use crate::engine::{Engine, Host};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::stacked::DistVector;
@@ -29,7 +30,10 @@ use std::sync::Arc;
 /// Implementors provide the spaces, the communicator and the two unchecked products; users call
 /// [`matvec`](Self::matvec) and [`rmatvec`](Self::rmatvec), which check the spaces first. The
 /// trait is object-safe: stacks hold `Box<dyn LinearOperator<T>>` of different concrete types.
-pub trait LinearOperator<T: Scalar>: Send + Sync {
+///
+/// `E` is the engine of the vectors (`Host` by default; an operator written with the engine's
+/// primitives implements it for every engine, `impl<T, E: Engine> LinearOperator<T, E>`).
+pub trait LinearOperator<T: Scalar, E: Engine = Host>: Send + Sync {
     /// The space of `x` in `y = A x`.
     fn domain(&self) -> &Space;
     /// The space of `y` in `y = A x`.
@@ -40,12 +44,12 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
     ///
     /// # Errors
     /// Only what nested checked calls report.
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()>;
+    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()>;
     /// `x = A^H y`, for `y` in the range and `x` in the domain (not checked). Overwrites `x`.
     ///
     /// # Errors
     /// Only what nested checked calls report.
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()>;
+    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()>;
     /// A short name for messages and tables.
     fn name(&self) -> String {
         "LinearOperator".into()
@@ -55,7 +59,7 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
     /// # Errors
     /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) on every rank if a vector is not in
     /// its space.
-    fn matvec(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn matvec(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         self.domain().check(x, "matvec input")?;
         self.range().check(y, "matvec output")?;
         self.matvec_unchecked(x, y)
@@ -64,7 +68,7 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
     ///
     /// # Errors
     /// As [`matvec`](Self::matvec).
-    fn rmatvec(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn rmatvec(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         self.range().check(y, "rmatvec input")?;
         self.domain().check(x, "rmatvec output")?;
         self.rmatvec_unchecked(y, x)
@@ -73,7 +77,7 @@ pub trait LinearOperator<T: Scalar>: Send + Sync {
 
 macro_rules! forward_impl {
     ($($ty:ty),*) => {$(
-        impl<T: Scalar, L: LinearOperator<T> + ?Sized> LinearOperator<T> for $ty {
+        impl<T: Scalar, E: Engine, L: LinearOperator<T, E> + ?Sized> LinearOperator<T, E> for $ty {
             fn domain(&self) -> &Space {
                 (**self).domain()
             }
@@ -83,10 +87,10 @@ macro_rules! forward_impl {
             fn comm(&self) -> &Communicator {
                 (**self).comm()
             }
-            fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+            fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
                 (**self).matvec_unchecked(x, y)
             }
-            fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+            fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
                 (**self).rmatvec_unchecked(y, x)
             }
             fn name(&self) -> String {
@@ -98,39 +102,62 @@ macro_rules! forward_impl {
 forward_impl!(&L, Box<L>, Arc<L>);
 
 /// Allocating helpers for every [`LinearOperator`]; keep them out of hot loops.
-pub trait LinearOperatorExt<T: Scalar>: LinearOperator<T> {
-    /// A zero vector of the domain.
+pub trait LinearOperatorExt<T: Scalar, E: Engine = Host>: LinearOperator<T, E> {
+    /// A zero vector of the domain in main memory (for other engines,
+    /// [`new_domain_vector_on`](Self::new_domain_vector_on)).
     ///
     /// # Errors
     /// If the spaces were made for another number of ranks.
-    fn new_domain_vector(&self) -> Result<DistVector<T>> {
-        self.domain().zeros(self.comm())
+    fn new_domain_vector(&self) -> Result<DistVector<T, E>>
+    where
+        E: Default,
+    {
+        self.new_domain_vector_on(&E::default())
     }
-    /// A zero vector of the range.
+    /// A zero vector of the range in main memory.
     ///
     /// # Errors
     /// As [`new_domain_vector`](Self::new_domain_vector).
-    fn new_range_vector(&self) -> Result<DistVector<T>> {
-        self.range().zeros(self.comm())
+    fn new_range_vector(&self) -> Result<DistVector<T, E>>
+    where
+        E: Default,
+    {
+        self.new_range_vector_on(&E::default())
     }
-    /// `A x`, in a new vector.
+    /// A zero vector of the domain on `engine`.
+    ///
+    /// # Errors
+    /// As [`new_domain_vector`](Self::new_domain_vector).
+    fn new_domain_vector_on(&self, engine: &E) -> Result<DistVector<T, E>> {
+        self.domain().zeros_on(engine, self.comm())
+    }
+    /// A zero vector of the range on `engine`.
+    ///
+    /// # Errors
+    /// As [`new_domain_vector`](Self::new_domain_vector).
+    fn new_range_vector_on(&self, engine: &E) -> Result<DistVector<T, E>> {
+        self.range().zeros_on(engine, self.comm())
+    }
+    /// `A x`, in a new vector on `x`'s engine.
     ///
     /// # Errors
     /// As [`LinearOperator::matvec`].
-    fn apply(&self, x: &DistVector<T>) -> Result<DistVector<T>> {
-        let mut y = self.new_range_vector()?;
+    fn apply(&self, x: &DistVector<T, E>) -> Result<DistVector<T, E>> {
+        self.domain().check(x, "matvec input")?;
+        let mut y = self.new_range_vector_on(&x.engine())?;
         self.matvec(x, &mut y)?;
         Ok(y)
     }
-    /// `A^H y`, in a new vector.
+    /// `A^H y`, in a new vector on `y`'s engine.
     ///
     /// # Errors
     /// As [`LinearOperator::rmatvec`].
-    fn apply_adjoint(&self, y: &DistVector<T>) -> Result<DistVector<T>> {
-        let mut x = self.new_domain_vector()?;
+    fn apply_adjoint(&self, y: &DistVector<T, E>) -> Result<DistVector<T, E>> {
+        self.range().check(y, "rmatvec input")?;
+        let mut x = self.new_domain_vector_on(&y.engine())?;
         self.rmatvec(y, &mut x)?;
         Ok(x)
     }
 }
 
-impl<T: Scalar, L: LinearOperator<T> + ?Sized> LinearOperatorExt<T> for L {}
+impl<T: Scalar, E: Engine, L: LinearOperator<T, E> + ?Sized> LinearOperatorExt<T, E> for L {}

@@ -2,6 +2,7 @@
 
 use crate::array::{DistributedArray, Mask};
 use crate::comm::Communicator;
+use crate::engine::{Engine, Host};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::partition::Partition;
@@ -68,7 +69,7 @@ impl Space {
     }
 
     /// The space `v` belongs to.
-    pub fn of<T: Scalar>(v: &DistVector<T>) -> Space {
+    pub fn of<T: Scalar, E: Engine>(v: &DistVector<T, E>) -> Space {
         match v {
             DistVector::Array(a) => Space::Array {
                 layout: a.layout().clone(),
@@ -79,7 +80,7 @@ impl Space {
     }
 
     /// Whether `v` belongs to this space (no allocation, no communication).
-    pub fn matches<T: Scalar>(&self, v: &DistVector<T>) -> bool {
+    pub fn matches<T: Scalar, E: Engine>(&self, v: &DistVector<T, E>) -> bool {
         match (self, v) {
             (Space::Array { layout, mask }, DistVector::Array(a)) => {
                 a.layout() == layout && a.mask() == mask.as_ref()
@@ -95,7 +96,7 @@ impl Space {
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`] naming `what`, identically on every rank.
-    pub fn check<T: Scalar>(&self, v: &DistVector<T>, what: &str) -> Result<()> {
+    pub fn check<T: Scalar, E: Engine>(&self, v: &DistVector<T, E>, what: &str) -> Result<()> {
         if self.matches(v) {
             Ok(())
         } else {
@@ -107,24 +108,37 @@ impl Space {
         }
     }
 
-    /// A zero vector of this space.
+    /// A zero vector of this space in main memory. No communication.
     ///
     /// # Errors
-    /// [`Error::CommSizeMismatch`] if the layouts were made for another number of ranks.
+    /// [`Error::CommSizeMismatch`] if the layouts were made for another number of ranks;
+    /// [`Error::Allocation`] on a rank whose block cannot be allocated.
     pub fn zeros<T: Scalar>(&self, comm: &Communicator) -> Result<DistVector<T>> {
+        self.zeros_on(&Host, comm)
+    }
+
+    /// A zero vector of this space on `engine`. No communication.
+    ///
+    /// # Errors
+    /// As [`zeros`](Self::zeros).
+    pub fn zeros_on<T: Scalar, E: Engine>(
+        &self,
+        engine: &E,
+        comm: &Communicator,
+    ) -> Result<DistVector<T, E>> {
         Ok(match self {
             Space::Array { layout, mask } => {
-                layout.check_comm(comm)?;
-                let local = crate::alloc::array_zeros(&layout.local_shape(comm.rank()));
-                DistVector::Array(DistributedArray::from_parts(
-                    comm.clone(),
-                    layout.clone(),
-                    local,
-                    mask.clone(),
-                ))
+                let a = DistributedArray::zeros_on(engine, comm, layout)?;
+                DistVector::Array(match mask {
+                    Some(m) => a.with_existing_mask(m.clone()),
+                    None => a,
+                })
             }
             Space::Stacked(parts) => DistVector::Stacked(StackedDistributedArray::new(
-                parts.iter().map(|p| p.zeros(comm)).collect::<Result<_>>()?,
+                parts
+                    .iter()
+                    .map(|p| p.zeros_on(engine, comm))
+                    .collect::<Result<_>>()?,
             )?),
         })
     }
