@@ -36,7 +36,7 @@ pub use array::{DistributedArray, Mask, NormOrd};
 pub use comm::{Communicator, ReduceOp, Threads};
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub use cuda::Cuda;
-pub use engine::{Engine, Host, MatOp};
+pub use engine::{BinaryOp, Engine, Host, MatOp};
 pub use error::{Error, Result};
 pub use layout::{balanced_counts, Layout};
 pub use num_complex::{Complex32, Complex64};

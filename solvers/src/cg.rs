@@ -5,7 +5,7 @@ use crate::common::{
     check_square, check_tol, data_residual, finite, finite_nonzero, fused_vdots, nonzero, table,
     Callback, Iterative, Progress, Result, SolveInfo, StopReason,
 };
-use distlops_core::{DistVector, LinearOperator, Scalar, Vector};
+use distlops_core::{DistVector, Engine, Host, LinearOperator, Scalar, Vector};
 use num_traits::Float;
 
 const NAME: &str = "CG";
@@ -42,9 +42,9 @@ impl Default for CgParams {
 /// The result of [`cg`] / [`Cg::finalize`].
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct CgSolution<T: Scalar> {
+pub struct CgSolution<T: Scalar, E: Engine = Host> {
     /// The estimate of `x`.
-    pub x: DistVector<T>,
+    pub x: DistVector<T, E>,
     /// Stop reason, iterations, and the cost history: `|y - A x|_2` after setup and every step.
     pub info: SolveInfo<T::Real>,
 }
@@ -112,17 +112,17 @@ pub struct CgSolution<T: Scalar> {
 /// });
 /// assert!(iterations.iter().all(|&i| i == 5)); // one step per distinct eigenvalue
 /// ```
-pub struct Cg<'a, T: Scalar> {
-    op: &'a dyn LinearOperator<T>,
+pub struct Cg<'a, T: Scalar, E: Engine = Host> {
+    op: &'a dyn LinearOperator<T, E>,
     params: CgParams,
-    x: DistVector<T>,
-    r: DistVector<T>,
-    c: DistVector<T>,
-    ac: DistVector<T>,
+    x: DistVector<T, E>,
+    r: DistVector<T, E>,
+    c: DistVector<T, E>,
+    ac: DistVector<T, E>,
     progress: Progress<T::Real>,
 }
 
-impl<'a, T: Scalar> Cg<'a, T> {
+impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
     /// Checks the inputs, computes the initial residual `r = y - A x0` (`x0 = 0` when `None`,
     /// which saves the product), allocates the work vectors, and prints the table header if
     /// `params.show` (rank 0).
@@ -133,9 +133,9 @@ impl<'a, T: Scalar> Cg<'a, T> {
     /// [`SolverError::InvalidParameter`](crate::SolverError::InvalidParameter) for a NaN or negative `tol`; [`SolverError::NonFinite`](crate::SolverError::NonFinite)
     /// (iteration 0) if `|r|^2` is not finite, e.g. for a NaN in `y`.
     pub fn setup(
-        op: &'a dyn LinearOperator<T>,
-        y: &DistVector<T>,
-        x0: Option<&DistVector<T>>,
+        op: &'a dyn LinearOperator<T, E>,
+        y: &DistVector<T, E>,
+        x0: Option<&DistVector<T, E>>,
         params: CgParams,
     ) -> Result<Self> {
         check_tol(NAME, params.tol)?;
@@ -222,13 +222,13 @@ impl<'a, T: Scalar> Cg<'a, T> {
     ///
     /// # Errors
     /// As [`step`](Self::step).
-    pub fn run(&mut self, callback: Option<Callback<'_, T>>) -> Result<StopReason> {
+    pub fn run(&mut self, callback: Option<Callback<'_, T, E>>) -> Result<StopReason> {
         crate::common::run(self, callback)
     }
 
     /// Ends the solve: prints the closing lines (rank 0, `params.show`) and returns `x` with the
     /// convergence record.
-    pub fn finalize(self) -> CgSolution<T> {
+    pub fn finalize(self) -> CgSolution<T, E> {
         CgSolution {
             x: self.x,
             info: self.progress.finish(NBAR),
@@ -236,12 +236,12 @@ impl<'a, T: Scalar> Cg<'a, T> {
     }
 
     /// The current estimate.
-    pub fn x(&self) -> &DistVector<T> {
+    pub fn x(&self) -> &DistVector<T, E> {
         &self.x
     }
 
     /// The current residual `y - A x`.
-    pub fn residual(&self) -> &DistVector<T> {
+    pub fn residual(&self) -> &DistVector<T, E> {
         &self.r
     }
 
@@ -266,7 +266,7 @@ impl<'a, T: Scalar> Cg<'a, T> {
     }
 }
 
-impl<T: Scalar> Iterative<T> for Cg<'_, T> {
+impl<T: Scalar, E: Engine> Iterative<T, E> for Cg<'_, T, E> {
     fn progress(&self) -> &Progress<T::Real> {
         &self.progress
     }
@@ -275,7 +275,7 @@ impl<T: Scalar> Iterative<T> for Cg<'_, T> {
         self.step()
     }
 
-    fn estimate(&self) -> &DistVector<T> {
+    fn estimate(&self) -> &DistVector<T, E> {
         &self.x
     }
 
@@ -298,13 +298,13 @@ impl<T: Scalar> Iterative<T> for Cg<'_, T> {
 ///
 /// # Errors
 /// As [`Cg::setup`] and [`Cg::step`].
-pub fn cg<T: Scalar>(
-    op: &dyn LinearOperator<T>,
-    y: &DistVector<T>,
-    x0: Option<&DistVector<T>>,
+pub fn cg<T: Scalar, E: Engine>(
+    op: &dyn LinearOperator<T, E>,
+    y: &DistVector<T, E>,
+    x0: Option<&DistVector<T, E>>,
     params: CgParams,
-    callback: Option<Callback<'_, T>>,
-) -> Result<CgSolution<T>> {
+    callback: Option<Callback<'_, T, E>>,
+) -> Result<CgSolution<T, E>> {
     let mut solver = Cg::setup(op, y, x0, params)?;
     solver.run(callback)?;
     Ok(solver.finalize())

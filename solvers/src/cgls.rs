@@ -4,7 +4,9 @@ use crate::common::{
     check_tol, data_residual, finite, finite_nonzero, fused_vdots, nonzero, table, Callback,
     Iterative, Progress, Result, SolveInfo, SolverError, StopReason,
 };
-use distlops_core::{DistVector, LinearOperator, LinearOperatorExt, RealScalar, Scalar, Vector};
+use distlops_core::{
+    DistVector, Engine, Host, LinearOperator, LinearOperatorExt, RealScalar, Scalar, Vector,
+};
 use num_traits::{Float, Zero};
 
 const NAME: &str = "CGLS";
@@ -45,9 +47,9 @@ impl Default for CglsParams {
 /// The result of [`cgls`] / [`Cgls::finalize`], PyLops' `(x, istop, iit, r1norm, r2norm, cost)`.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct CglsSolution<T: Scalar> {
+pub struct CglsSolution<T: Scalar, E: Engine = Host> {
     /// The estimate of `x`.
-    pub x: DistVector<T>,
+    pub x: DistVector<T, E>,
     /// Stop reason, iterations (`iit`), and the cost history: `|y - A x|_2` after setup and every
     /// step (PyLops' `cost`).
     pub info: SolveInfo<T::Real>,
@@ -109,23 +111,23 @@ pub struct CglsSolution<T: Scalar> {
 /// * Errors instead of silent NaNs: [`SolverError::NonFinite`](crate::SolverError::NonFinite) for a non-finite dot product or
 ///   norm, [`SolverError::Breakdown`](crate::SolverError::Breakdown) for a zero denominator, naming the iteration, identical on
 ///   every rank. Reaching `niter` is not an error.
-pub struct Cgls<'a, T: Scalar> {
-    op: &'a dyn LinearOperator<T>,
+pub struct Cgls<'a, T: Scalar, E: Engine = Host> {
+    op: &'a dyn LinearOperator<T, E>,
     params: CglsParams,
     /// `damp^2`, as used by the steps.
     damp2: T::Real,
-    x: DistVector<T>,
-    s: DistVector<T>,
-    r: DistVector<T>,
-    c: DistVector<T>,
-    q: DistVector<T>,
+    x: DistVector<T, E>,
+    s: DistVector<T, E>,
+    r: DistVector<T, E>,
+    c: DistVector<T, E>,
+    q: DistVector<T, E>,
     /// `kold`, the step count and the cost `|y - A x|_2` after setup and every step.
     progress: Progress<T::Real>,
     /// `r2norm` after setup and every step.
     cost1: Vec<T::Real>,
 }
 
-impl<'a, T: Scalar> Cgls<'a, T> {
+impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
     /// Checks the inputs, computes `s = y - A x0`, `r = A^H s - damp x0`, `c = r`, `q = A c`
     /// (`x0 = 0` when `None`, which saves a product), allocates the work vectors, and prints the
     /// table header if `params.show` (rank 0).
@@ -136,9 +138,9 @@ impl<'a, T: Scalar> Cgls<'a, T> {
     /// negative `tol`, or a non-finite or negative `damp`; [`SolverError::NonFinite`](crate::SolverError::NonFinite) (iteration
     /// 0) if a norm is not finite, e.g. for a NaN in `y`.
     pub fn setup(
-        op: &'a dyn LinearOperator<T>,
-        y: &DistVector<T>,
-        x0: Option<&DistVector<T>>,
+        op: &'a dyn LinearOperator<T, E>,
+        y: &DistVector<T, E>,
+        x0: Option<&DistVector<T, E>>,
         params: CglsParams,
     ) -> Result<Self> {
         check_tol(NAME, params.tol)?;
@@ -151,7 +153,7 @@ impl<'a, T: Scalar> Cgls<'a, T> {
         let damp = <T::Real as RealScalar>::real_from_f64(params.damp);
         // The work vector for `q = A c` holds `A x0` first.
         let (s, mut q) = data_residual(op, y, x0, NAME)?;
-        let mut r = op.new_domain_vector()?;
+        let mut r = op.new_domain_vector_on(&y.engine())?;
         op.rmatvec(&s, &mut r)?;
         let x = match x0 {
             Some(x0) => {
@@ -278,13 +280,13 @@ impl<'a, T: Scalar> Cgls<'a, T> {
     ///
     /// # Errors
     /// As [`step`](Self::step).
-    pub fn run(&mut self, callback: Option<Callback<'_, T>>) -> Result<StopReason> {
+    pub fn run(&mut self, callback: Option<Callback<'_, T, E>>) -> Result<StopReason> {
         crate::common::run(self, callback)
     }
 
     /// Ends the solve: prints the closing lines (rank 0, `params.show`) and returns `x` with
     /// PyLops' `istop`, `r1norm`, `r2norm` and cost history.
-    pub fn finalize(self) -> CglsSolution<T> {
+    pub fn finalize(self) -> CglsSolution<T, E> {
         let istop = if self.progress.below_tol() { 1 } else { 2 };
         let r1norm = self.progress.kold;
         let r2norm = self.r2norm();
@@ -299,17 +301,17 @@ impl<'a, T: Scalar> Cgls<'a, T> {
     }
 
     /// The current estimate.
-    pub fn x(&self) -> &DistVector<T> {
+    pub fn x(&self) -> &DistVector<T, E> {
         &self.x
     }
 
     /// The current data residual `s = y - A x`.
-    pub fn data_residual(&self) -> &DistVector<T> {
+    pub fn data_residual(&self) -> &DistVector<T, E> {
         &self.s
     }
 
     /// The current normal-equation residual `r = A^H s - damp^2 x`.
-    pub fn normal_residual(&self) -> &DistVector<T> {
+    pub fn normal_residual(&self) -> &DistVector<T, E> {
         &self.r
     }
 
@@ -341,7 +343,7 @@ impl<'a, T: Scalar> Cgls<'a, T> {
     }
 }
 
-impl<T: Scalar> Iterative<T> for Cgls<'_, T> {
+impl<T: Scalar, E: Engine> Iterative<T, E> for Cgls<'_, T, E> {
     fn progress(&self) -> &Progress<T::Real> {
         &self.progress
     }
@@ -350,7 +352,7 @@ impl<T: Scalar> Iterative<T> for Cgls<'_, T> {
         self.step()
     }
 
-    fn estimate(&self) -> &DistVector<T> {
+    fn estimate(&self) -> &DistVector<T, E> {
         &self.x
     }
 
@@ -374,13 +376,13 @@ impl<T: Scalar> Iterative<T> for Cgls<'_, T> {
 ///
 /// # Errors
 /// As [`Cgls::setup`] and [`Cgls::step`].
-pub fn cgls<T: Scalar>(
-    op: &dyn LinearOperator<T>,
-    y: &DistVector<T>,
-    x0: Option<&DistVector<T>>,
+pub fn cgls<T: Scalar, E: Engine>(
+    op: &dyn LinearOperator<T, E>,
+    y: &DistVector<T, E>,
+    x0: Option<&DistVector<T, E>>,
     params: CglsParams,
-    callback: Option<Callback<'_, T>>,
-) -> Result<CglsSolution<T>> {
+    callback: Option<Callback<'_, T, E>>,
+) -> Result<CglsSolution<T, E>> {
     let mut solver = Cgls::setup(op, y, x0, params)?;
     solver.run(callback)?;
     Ok(solver.finalize())

@@ -3,7 +3,9 @@
 //! table.
 
 use distlops_core::repro::ReproSums;
-use distlops_core::{DistVector, LinearOperator, Partition, RealScalar, Scalar, Vector};
+use distlops_core::{
+    DistVector, Engine, Host, LinearOperator, Partition, RealScalar, Scalar, Vector,
+};
 use std::time::Instant;
 
 /// Why an iterative solver stopped.
@@ -79,14 +81,17 @@ pub enum SolverError {
 
 /// A callback run after every step with the current estimate and the iteration number (PyLops'
 /// `callback(x)`, plus the iteration).
-pub type Callback<'a, T> = &'a mut dyn FnMut(&DistVector<T>, usize);
+pub type Callback<'a, T, E = Host> = &'a mut dyn FnMut(&DistVector<T, E>, usize);
+
+/// The two vectors of one `vdot` in [`fused_vdots`].
+pub type VdotPair<'a, T, E = Host> = (&'a DistVector<T, E>, &'a DistVector<T, E>);
 
 /// Shorthand for `Result<T, SolverError>`.
 pub type Result<T, E = SolverError> = std::result::Result<T, E>;
 
 /// Whether a vector's reductions can join a fused all-reduce: a plain Scatter array without mask,
 /// or a stack made only of such arrays.
-fn fusable<T: Scalar>(v: &DistVector<T>, kind: &str, size: usize) -> bool {
+fn fusable<T: Scalar, E: Engine>(v: &DistVector<T, E>, kind: &str, size: usize) -> bool {
     match v {
         DistVector::Array(a) => {
             a.partition() == Partition::Scatter
@@ -99,7 +104,9 @@ fn fusable<T: Scalar>(v: &DistVector<T>, kind: &str, size: usize) -> bool {
 }
 
 /// The first plain array of a vector (stacks are never empty).
-fn first_array<T: Scalar>(v: &DistVector<T>) -> &distlops_core::DistributedArray<T> {
+fn first_array<T: Scalar, E: Engine>(
+    v: &DistVector<T, E>,
+) -> &distlops_core::DistributedArray<T, E> {
     match v {
         DistVector::Array(a) => a,
         DistVector::Stacked(s) => first_array(&s.parts()[0]),
@@ -110,7 +117,7 @@ fn first_array<T: Scalar>(v: &DistVector<T>) -> &distlops_core::DistributedArray
 /// Scatter [`DistributedArray`](distlops_core::DistributedArray) without mask, or a stack made
 /// only of such arrays, all on communicators of the same kind and size. Decided from metadata
 /// alone, so the answer is the same on every rank.
-pub fn can_fuse<T: Scalar>(vectors: &[&DistVector<T>]) -> bool {
+pub fn can_fuse<T: Scalar, E: Engine>(vectors: &[&DistVector<T, E>]) -> bool {
     let Some(first) = vectors.first() else {
         return true;
     };
@@ -120,9 +127,9 @@ pub fn can_fuse<T: Scalar>(vectors: &[&DistVector<T>]) -> bool {
 
 /// Pushes this rank's share of `vdot(a, b)` onto `sums`: one sum per plain array, in depth-first
 /// part order, after the structure checks that `Vector::vdot` makes.
-fn push_vdots<T: Scalar>(
-    a: &DistVector<T>,
-    b: &DistVector<T>,
+fn push_vdots<T: Scalar, E: Engine>(
+    a: &DistVector<T, E>,
+    b: &DistVector<T, E>,
     sums: &mut ReproSums<T>,
 ) -> distlops_core::Result<()> {
     match (a, b) {
@@ -148,7 +155,10 @@ fn push_vdots<T: Scalar>(
 
 /// Combines the sums [`push_vdots`] pushed for `a` as `Vector::vdot` does: a plain array takes the
 /// next total, a stack adds its parts' values left to right starting from zero.
-fn combine_parts<T: Scalar>(a: &DistVector<T>, totals: &mut impl Iterator<Item = T>) -> T {
+fn combine_parts<T: Scalar, E: Engine>(
+    a: &DistVector<T, E>,
+    totals: &mut impl Iterator<Item = T>,
+) -> T {
     match a {
         DistVector::Array(_) => totals.next().expect("one total per plain array"),
         DistVector::Stacked(s) => s
@@ -185,8 +195,8 @@ fn combine_parts<T: Scalar>(a: &DistVector<T>, totals: &mut impl Iterator<Item =
 /// # Errors
 /// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the two vectors of a pair
 /// differ in structure; decided before any communication, identically on every rank.
-pub fn fused_vdots<T: Scalar, const N: usize>(
-    pairs: [(&DistVector<T>, &DistVector<T>); N],
+pub fn fused_vdots<T: Scalar, E: Engine, const N: usize>(
+    pairs: [VdotPair<'_, T, E>; N],
 ) -> distlops_core::Result<[T; N]> {
     let mut out = [T::zero(); N];
     if N == 0 {
@@ -279,7 +289,10 @@ pub(crate) fn finite_nonzero<R: Scalar>(
 }
 
 /// Checks that the operator is square (domain == range); `what` names the method in the message.
-pub(crate) fn check_square<T: Scalar>(op: &dyn LinearOperator<T>, what: &str) -> Result<()> {
+pub(crate) fn check_square<T: Scalar, E: Engine>(
+    op: &dyn LinearOperator<T, E>,
+    what: &str,
+) -> Result<()> {
     if op.domain() != op.range() {
         return Err(SolverError::Core(distlops_core::Error::LayoutMismatch(
             format!(
@@ -295,12 +308,12 @@ pub(crate) fn check_square<T: Scalar>(op: &dyn LinearOperator<T>, what: &str) ->
 /// The setup CG and CGLS share: checks `y` (against the range) and `x0` (against the domain),
 /// and returns the data residual `y - A x0` with a work vector of the range that holds `A x0`
 /// (zero, and the product saved, when `x0` is `None`).
-pub(crate) fn data_residual<T: Scalar>(
-    op: &dyn LinearOperator<T>,
-    y: &DistVector<T>,
-    x0: Option<&DistVector<T>>,
+pub(crate) fn data_residual<T: Scalar, E: Engine>(
+    op: &dyn LinearOperator<T, E>,
+    y: &DistVector<T, E>,
+    x0: Option<&DistVector<T, E>>,
     solver: &str,
-) -> Result<(DistVector<T>, DistVector<T>)> {
+) -> Result<(DistVector<T, E>, DistVector<T, E>)> {
     op.range().check(y, &format!("{solver} data y"))?;
     let mut residual = y.clone();
     let mut work = y.zeros_like();
@@ -399,22 +412,22 @@ impl<R: RealScalar> Progress<R> {
 }
 
 /// A solver that [`run`] can drive: CG and CGLS.
-pub(crate) trait Iterative<T: Scalar> {
+pub(crate) trait Iterative<T: Scalar, E: Engine> {
     /// The shared bookkeeping.
     fn progress(&self) -> &Progress<T::Real>;
     /// One step; returns the new cost.
     fn advance(&mut self) -> Result<T::Real>;
     /// The current estimate.
-    fn estimate(&self) -> &DistVector<T>;
+    fn estimate(&self) -> &DistVector<T, E>;
     /// The table row of the step just taken, whose cost is `cost`.
     fn table_row(&self, cost: T::Real) -> String;
 }
 
 /// Steps `solver` until a stopping criterion holds, calling `callback(x, iteration)` after every
 /// step and printing the selected table rows (rank 0, `show`).
-pub(crate) fn run<T: Scalar, S: Iterative<T>>(
+pub(crate) fn run<T: Scalar, E: Engine, S: Iterative<T, E>>(
     solver: &mut S,
-    mut callback: Option<Callback<'_, T>>,
+    mut callback: Option<Callback<'_, T, E>>,
 ) -> Result<StopReason> {
     loop {
         let progress = solver.progress();
@@ -434,7 +447,7 @@ pub(crate) fn run<T: Scalar, S: Iterative<T>>(
 
 /// The PyLops iteration table (printed on rank 0 only).
 pub(crate) mod table {
-    use distlops_core::{DistVector, LinearOperator, RealScalar, Scalar};
+    use distlops_core::{DistVector, Engine, LinearOperator, RealScalar, Scalar};
 
     /// Python's `format(v, f"{width}.{prec}e")`: `1.0000e-04`, exponent with a sign and at least
     /// two digits, right-aligned in `width`.
@@ -461,13 +474,13 @@ pub(crate) mod table {
 
     /// The first local element of `x` on this rank (the first part of a stack), as PyLops prints
     /// `x[0]`: `11.4e` for real types, `1.2e` for complex ones; `-` if this rank holds none.
-    pub(crate) fn fmt_x0<T: Scalar>(x: &DistVector<T>) -> String {
+    pub(crate) fn fmt_x0<T: Scalar, E: Engine>(x: &DistVector<T, E>) -> String {
         let mut v = x;
         while let DistVector::Stacked(s) = v {
             v = &s.parts()[0];
         }
         let first = match v {
-            DistVector::Array(a) => a.local_slice().first().copied(),
+            DistVector::Array(a) => E::download(a.local_block()).iter().next().copied(),
             DistVector::Stacked(_) => unreachable!("descended to a plain array"),
         };
         match first {
@@ -487,10 +500,10 @@ pub(crate) mod table {
 
     /// Prints the [`header`] of `op` (rank 0 decides by calling it only there): the column titles
     /// are `columns.0` for complex types and `columns.1` for real ones.
-    pub(crate) fn print_header<T: Scalar>(
+    pub(crate) fn print_header<T: Scalar, E: Engine>(
         name: &str,
         nbar: usize,
-        op: &dyn LinearOperator<T>,
+        op: &dyn LinearOperator<T, E>,
         params: &str,
         columns: (&str, &str),
     ) {

@@ -5,8 +5,8 @@ use crate::common::{
     check_square, check_tol, finite, finite_nonzero, fused_vdots, Result, SolverError,
 };
 use distlops_core::{
-    Complex32, Complex64, DistVector, DistributedArray, LinearOperator, LinearOperatorExt,
-    Partition, RealScalar, Scalar, Vector,
+    Complex32, Complex64, DistVector, DistributedArray, Engine, Host, LinearOperator,
+    LinearOperatorExt, Partition, RealScalar, Scalar, Vector,
 };
 use num_traits::Float;
 use std::any::Any;
@@ -38,12 +38,12 @@ impl Default for PowerIterationParams {
 /// The result of [`power_iteration`], PyLops-MPI's `(maxeig, b_k, iiter)`.
 #[derive(Debug, Clone)]
 #[non_exhaustive]
-pub struct PowerIterationResult<T: Scalar> {
+pub struct PowerIterationResult<T: Scalar, E: Engine = Host> {
     /// The estimate of the eigenvalue of largest modulus, `b^H A b` for the last unit vector `b`
     /// (complex for complex operators).
     pub maxeig: T,
     /// The estimate of its eigenvector, normalised: `A b / |A b|` from the last product.
-    pub eigenvector: DistVector<T>,
+    pub eigenvector: DistVector<T, E>,
     /// The number of products taken (PyLops-MPI's `iiter + 1`).
     pub iterations: usize,
 }
@@ -121,11 +121,20 @@ fn from_parts<T: Scalar>(re: f64, im: f64) -> T {
 /// the partition: a vector filled at 1 rank, gathered, equals the same vector filled at 4 ranks,
 /// gathered. PyLops-MPI fills its start vector from each rank's unseeded generator (reference
 /// study §7, quirk 16), so its runs are not reproducible. No communication.
-pub fn fill_seeded<T: Scalar>(v: &mut DistVector<T>, seed: u64) {
-    fn go<T: Scalar>(v: &mut DistVector<T>, seed: u64, base: &mut u64) {
+///
+/// On a device engine the values are drawn on the host and uploaded.
+///
+/// # Panics
+/// If the host or the engine has no memory for a copy of a block (as `Vec` does).
+pub fn fill_seeded<T: Scalar, E: Engine>(v: &mut DistVector<T, E>, seed: u64) {
+    fn go<T: Scalar, E: Engine>(v: &mut DistVector<T, E>, seed: u64, base: &mut u64) {
         match v {
             DistVector::Array(a) => {
-                fill_array(a, seed, *base);
+                let mut host = a.to_host().unwrap_or_else(|e| panic!("fill_seeded: {e}"));
+                fill_array(&mut host, seed, *base);
+                *a = host
+                    .to_engine(&a.engine())
+                    .unwrap_or_else(|e| panic!("fill_seeded: {e}"));
                 *base += a.global_len() as u64;
             }
             DistVector::Stacked(s) => s.parts_mut().iter_mut().for_each(|p| go(p, seed, base)),
@@ -163,6 +172,19 @@ pub fn power_iteration<T: Scalar>(
     op: &dyn LinearOperator<T>,
     params: PowerIterationParams,
 ) -> Result<PowerIterationResult<T>> {
+    power_iteration_on(op, &Host, params)
+}
+
+/// [`power_iteration`] with the vectors on `engine` (a `Cuda` device, say): the same seeded
+/// start vector (drawn on the host, uploaded) and the same iteration.
+///
+/// # Errors
+/// As [`power_iteration`].
+pub fn power_iteration_on<T: Scalar, E: Engine>(
+    op: &dyn LinearOperator<T, E>,
+    engine: &E,
+    params: PowerIterationParams,
+) -> Result<PowerIterationResult<T, E>> {
     check_tol(NAME, params.tol)?;
     if params.niter == 0 {
         return Err(SolverError::InvalidParameter {
@@ -171,8 +193,8 @@ pub fn power_iteration<T: Scalar>(
         });
     }
     check_square(op, "power iteration")?;
-    let mut b = op.new_domain_vector()?;
-    let mut b1 = op.new_range_vector()?;
+    let mut b = op.new_domain_vector_on(engine)?;
+    let mut b1 = op.new_range_vector_on(engine)?;
     fill_seeded(&mut b, params.seed);
     let [bb] = fused_vdots([(&b, &b)])?;
     let nb = finite_nonzero(bb.re(), NAME, "|b|", 0)?.sqrt();

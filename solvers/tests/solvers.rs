@@ -1278,7 +1278,10 @@ fn fused_vdots_match_separate_dots() {
                 assert!((x - y).norm() <= 1e-13 * y.norm(), "p={p}: {x} vs {y}");
             }
             assert!(fused[3].im.abs() < 1e-15);
-            assert_eq!(fused_vdots::<Complex64, 0>([]).unwrap(), []);
+            assert_eq!(
+                fused_vdots::<Complex64, distlops_core::Host, 0>([]).unwrap(),
+                []
+            );
 
             // A structure mismatch is an error before any communication.
             assert!(matches!(

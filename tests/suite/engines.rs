@@ -5,8 +5,10 @@
 
 use super::check::{dist, layout_cases};
 use super::util::{global, TestScalar};
+use distlops::core::operator::{dottest, LinearOperator, Space};
 use distlops::core::{
-    Communicator, Complex32, Complex64, DistributedArray, Engine, Host, Layout, NormOrd,
+    BinaryOp, Communicator, Complex32, Complex64, DistVector, DistributedArray, Engine, Host,
+    Layout, MatOp, NormOrd, Result,
 };
 
 /// An engine the suite can instantiate: how a rank gets its engine value.
@@ -213,6 +215,156 @@ pub fn node_rank_on_one_machine(comm: &Communicator) {
     assert_eq!(comm.node_rank(), (comm.rank(), comm.size()));
 }
 
+/// `y = d x` elementwise, written once for every engine with the engine's primitives.
+struct DiagOp<T: TestScalar, E: Engine> {
+    d: DistributedArray<T, E>,
+    dconj: DistributedArray<T, E>,
+    space: Space,
+    comm: Communicator,
+}
+
+impl<T: TestScalar, E: Engine> LinearOperator<T, E> for DiagOp<T, E> {
+    fn domain(&self) -> &Space {
+        &self.space
+    }
+    fn range(&self) -> &Space {
+        &self.space
+    }
+    fn comm(&self) -> &Communicator {
+        &self.comm
+    }
+    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+        let (DistVector::Array(x), DistVector::Array(y)) = (x, y) else {
+            unreachable!()
+        };
+        self.d.binary_into(BinaryOp::Mul, x, y)
+    }
+    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+        let (DistVector::Array(y), DistVector::Array(x)) = (y, x) else {
+            unreachable!()
+        };
+        self.dconj.binary_into(BinaryOp::Mul, y, x)
+    }
+}
+
+/// A block-diagonal operator of one dense tall block per rank (`BlockDiag` of `MatrixMult`),
+/// through `Engine::matmul` (cuBLAS on a device).
+struct BlockMatmul<T: TestScalar, E: Engine> {
+    a: E::Storage<T>,
+    domain: Space,
+    range: Space,
+    comm: Communicator,
+}
+
+impl<T: TestScalar, E: Engine> LinearOperator<T, E> for BlockMatmul<T, E> {
+    fn domain(&self) -> &Space {
+        &self.domain
+    }
+    fn range(&self) -> &Space {
+        &self.range
+    }
+    fn comm(&self) -> &Communicator {
+        &self.comm
+    }
+    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+        let (DistVector::Array(x), DistVector::Array(y)) = (x, y) else {
+            unreachable!()
+        };
+        E::matmul(MatOp::N, &self.a, x.local_block(), y.local_block_mut())
+    }
+    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+        let (DistVector::Array(y), DistVector::Array(x)) = (y, x) else {
+            unreachable!()
+        };
+        E::matmul(MatOp::H, &self.a, y.local_block(), x.local_block_mut())
+    }
+}
+
+/// The two test operators on `engine`: a positive diagonal (for CG) and per-rank dense blocks of
+/// `rows x cols` with uneven sizes (for CGLS).
+fn test_operators<T: TestScalar, E: Engine>(
+    comm: &Communicator,
+    engine: &E,
+) -> (DiagOp<T, E>, BlockMatmul<T, E>) {
+    let p = comm.size();
+    let n = 103;
+    let layout = Layout::scatter(&[n], 0, p).unwrap();
+    let d = global::<T>(&[n], 5).mapv(|v| T::make(2.0 + v.re().to_f64(), 0.0));
+    let dh = dist(comm, &d, &layout);
+    let diag = DiagOp {
+        d: dh.to_engine(engine).unwrap(),
+        dconj: dh.conj().to_engine(engine).unwrap(),
+        space: Space::array(layout),
+        comm: comm.clone(),
+    };
+    let r = comm.rank();
+    let (rows, cols) = (7 + 2 * r, 4 + r);
+    let cols_all: Vec<usize> = (0..p).map(|q| 4 + q).collect();
+    let rows_all: Vec<usize> = (0..p).map(|q| 7 + 2 * q).collect();
+    let a = global::<T>(&[rows, cols], 40 + r as u64);
+    let blocks = BlockMatmul {
+        a: engine.upload(a.view()).unwrap(),
+        domain: Space::array(Layout::with_counts(&[cols_all.iter().sum()], 0, &cols_all).unwrap()),
+        range: Space::array(Layout::with_counts(&[rows_all.iter().sum()], 0, &rows_all).unwrap()),
+        comm: comm.clone(),
+    };
+    (diag, blocks)
+}
+
+/// CG and CGLS on vectors of engine `E`: the same iterates as on the host (to rounding: the dense
+/// products' order is the engine's), and dot tests of both operators.
+fn solvers_on_engine<T: TestScalar, E: TestEngine>(comm: &Communicator) {
+    use distlops::solvers::{cg, cgls, CgParams, CglsParams};
+    let engine = E::for_rank(comm);
+    let (diag, blocks) = test_operators::<T, E>(comm, &engine);
+    let (hdiag, hblocks) = test_operators::<T, Host>(comm, &Host);
+    let tol = 1e3 * T::TOL;
+    let vector = |space: &Space, seed: u64| -> (DistVector<T, E>, DistVector<T>) {
+        let layout = space.layout().unwrap();
+        let h = dist(comm, &global::<T>(layout.global_shape(), seed), layout);
+        (
+            DistVector::Array(h.to_engine(&engine).unwrap()),
+            DistVector::Array(h),
+        )
+    };
+    for (name, op) in [
+        ("diag", &diag as &dyn LinearOperator<T, E>),
+        ("blocks", &blocks as &dyn LinearOperator<T, E>),
+    ] {
+        let (u, _) = vector(op.domain(), 1);
+        let (v, _) = vector(op.range(), 2);
+        let t = dottest(op, &u, &v).unwrap();
+        assert!(t.passes(tol), "dot test of {name} on {}: {t:?}", E::NAME);
+    }
+    let (y, hy) = vector(diag.range(), 3);
+    let params = CgParams {
+        niter: 12,
+        ..CgParams::default()
+    };
+    let got = cg(&diag, &y, None, params.clone(), None).unwrap();
+    let want = cg(&hdiag, &hy, None, params, None).unwrap();
+    let err = super::util::rel_err(&got.x.asarray(), &want.x.asarray());
+    assert!(err <= tol, "cg on {} ({}): {err}", E::NAME, T::SUFFIX);
+    assert_eq!(got.info.iterations, want.info.iterations);
+    let (y, hy) = vector(blocks.range(), 4);
+    let params = CglsParams {
+        niter: 8,
+        ..CglsParams::default()
+    };
+    let got = cgls(&blocks, &y, None, params.clone(), None).unwrap();
+    let want = cgls(&hblocks, &hy, None, params, None).unwrap();
+    let err = super::util::rel_err(&got.x.asarray(), &want.x.asarray());
+    assert!(err <= tol, "cgls on {} ({}): {err}", E::NAME, T::SUFFIX);
+}
+
+/// CG, CGLS and dot tests on engine `E`, every dtype.
+pub fn solvers_all_dtypes<E: TestEngine>(comm: &Communicator) {
+    solvers_on_engine::<f64, E>(comm);
+    solvers_on_engine::<Complex64, E>(comm);
+    solvers_on_engine::<f32, E>(comm);
+    solvers_on_engine::<Complex32, E>(comm);
+}
+
 /// Every dtype.
 pub fn vector_ops_all_dtypes<E: TestEngine>(comm: &Communicator) {
     matmul::<f64, E>(comm);
@@ -251,6 +403,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "engines::vector_ops_all_dtypes[cuda]",
         vector_ops_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
+        "engines::solvers_all_dtypes[cuda]",
+        solvers_all_dtypes::<distlops::core::Cuda>,
     ),
     (
         "engines::every_kernel_was_launched[cuda]",

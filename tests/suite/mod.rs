@@ -239,6 +239,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         engines::vector_ops_all_dtypes::<distlops::core::Host>,
     ),
     (
+        "engines::solvers_all_dtypes[host]",
+        engines::solvers_all_dtypes::<distlops::core::Host>,
+    ),
+    (
         "engines::node_rank_on_one_machine",
         engines::node_rank_on_one_machine,
     ),
