@@ -2,7 +2,7 @@
 //! (PyLops-MPI's `MPIStackedBlockDiag`).
 
 use distlops_core::operator::{LinearOperator, Op, Space};
-use distlops_core::{Communicator, DistVector, Error, Result, Scalar};
+use distlops_core::{Communicator, DistVector, Engine, Error, Host, Result, Scalar};
 
 /// `[y_0; y_1; ...] = diag(A_0, A_1, ...) [x_0; x_1; ...]` on stacked vectors: part `i` of the
 /// output is `A_i` applied to part `i` of the input.
@@ -10,18 +10,18 @@ use distlops_core::{Communicator, DistVector, Error, Result, Scalar};
 /// * Partitions: domain stack of the operators' domains -> range stack of their ranges.
 /// * Communication: whatever the blocks do.
 /// * PyLops-MPI: `MPIStackedBlockDiag(ops)`.
-pub struct StackedBlockDiag<T: Scalar> {
-    ops: Vec<Op<T>>,
+pub struct StackedBlockDiag<T: Scalar, E: Engine = Host> {
+    ops: Vec<Op<T, E>>,
     domain: Space,
     range: Space,
 }
 
-impl<T: Scalar> StackedBlockDiag<T> {
+impl<T: Scalar, E: Engine> StackedBlockDiag<T, E> {
     /// Stacks distributed operators. No communication.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for an empty list.
-    pub fn new(ops: Vec<Op<T>>) -> Result<Self> {
+    pub fn new(ops: Vec<Op<T, E>>) -> Result<Self> {
         if ops.is_empty() {
             return Err(Error::InvalidArgument(
                 "StackedBlockDiag needs at least one operator".into(),
@@ -34,21 +34,21 @@ impl<T: Scalar> StackedBlockDiag<T> {
 }
 
 /// The parts of a stacked vector (the space check admits stacked vectors only).
-pub(crate) fn parts<T: Scalar>(v: &DistVector<T>) -> &[DistVector<T>] {
+pub(crate) fn parts<T: Scalar, E: Engine>(v: &DistVector<T, E>) -> &[DistVector<T, E>] {
     v.as_stacked()
         .expect("the space check admits stacked vectors only")
         .parts()
 }
 
 /// The mutable parts of a stacked vector.
-pub(crate) fn parts_mut<T: Scalar>(v: &mut DistVector<T>) -> &mut [DistVector<T>] {
+pub(crate) fn parts_mut<T: Scalar, E: Engine>(v: &mut DistVector<T, E>) -> &mut [DistVector<T, E>] {
     match v {
         DistVector::Stacked(s) => s.parts_mut(),
         DistVector::Array(_) => unreachable!("the space check admits stacked vectors only"),
     }
 }
 
-impl<T: Scalar> LinearOperator<T> for StackedBlockDiag<T> {
+impl<T: Scalar, E: Engine> LinearOperator<T, E> for StackedBlockDiag<T, E> {
     fn domain(&self) -> &Space {
         &self.domain
     }
@@ -58,13 +58,13 @@ impl<T: Scalar> LinearOperator<T> for StackedBlockDiag<T> {
     fn comm(&self) -> &Communicator {
         self.ops[0].comm()
     }
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         for ((op, xi), yi) in self.ops.iter().zip(parts(x)).zip(parts_mut(y)) {
             op.matvec_unchecked(xi, yi)?;
         }
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         for ((op, yi), xi) in self.ops.iter().zip(parts(y)).zip(parts_mut(x)) {
             op.rmatvec_unchecked(yi, xi)?;
         }

@@ -3,7 +3,7 @@
 
 use crate::stacked_block_diag::{parts, parts_mut};
 use distlops_core::operator::{LinearOperator, Op, Scratch, Space};
-use distlops_core::{Communicator, DistVector, Error, Result, Scalar, Vector};
+use distlops_core::{Communicator, DistVector, Engine, Error, Host, Result, Scalar, Vector};
 
 /// `[y_0; y_1; ...] = [A_0; A_1; ...] x`: every operator sees the same `x`.
 ///
@@ -16,18 +16,18 @@ use distlops_core::{Communicator, DistVector, Error, Result, Scalar, Vector};
 ///   their ranges. Maps a plain vector to a stacked one and back.
 /// * Communication: whatever the operators do.
 /// * PyLops-MPI: `MPIStackedVStack(ops)`.
-pub struct StackedVStack<T: Scalar> {
-    ops: Vec<Op<T>>,
+pub struct StackedVStack<T: Scalar, E: Engine = Host> {
+    ops: Vec<Op<T, E>>,
     range: Space,
-    work: Scratch<T>,
+    work: Scratch<T, E>,
 }
 
-impl<T: Scalar> StackedVStack<T> {
+impl<T: Scalar, E: Engine> StackedVStack<T, E> {
     /// Stacks operators with the same domain. No communication.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for an empty list, [`Error::LayoutMismatch`] if the domains differ.
-    pub fn new(ops: Vec<Op<T>>) -> Result<Self> {
+    pub fn new(ops: Vec<Op<T, E>>) -> Result<Self> {
         let Some(first) = ops.first() else {
             return Err(Error::InvalidArgument(
                 "StackedVStack needs at least one operator".into(),
@@ -46,7 +46,7 @@ impl<T: Scalar> StackedVStack<T> {
     }
 }
 
-impl<T: Scalar> LinearOperator<T> for StackedVStack<T> {
+impl<T: Scalar, E: Engine> LinearOperator<T, E> for StackedVStack<T, E> {
     fn domain(&self) -> &Space {
         self.ops[0].domain()
     }
@@ -56,13 +56,13 @@ impl<T: Scalar> LinearOperator<T> for StackedVStack<T> {
     fn comm(&self) -> &Communicator {
         self.ops[0].comm()
     }
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         for (op, yi) in self.ops.iter().zip(parts_mut(y)) {
             op.matvec_unchecked(x, yi)?;
         }
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         let ys = parts(y);
         self.ops[0].rmatvec_unchecked(&ys[0], x)?;
         self.work.with(self.comm(), y, |t| {

@@ -357,8 +357,63 @@ fn solvers_on_engine<T: TestScalar, E: TestEngine>(comm: &Communicator) {
     assert!(err <= tol, "cgls on {} ({}): {err}", E::NAME, T::SUFFIX);
 }
 
+/// `StackedVStack` and `StackedBlockDiag` of engine-`E` operators: dot tests, and the same
+/// products as on the host (bitwise: diagonals are element-wise).
+fn stacks_on_engine<T: TestScalar, E: TestEngine>(comm: &Communicator) {
+    use distlops::core::operator::{LinearOperatorExt, Op};
+    use distlops::core::StackedDistributedArray;
+    use distlops::operators::{StackedBlockDiag, StackedVStack};
+    let engine = E::for_rank(comm);
+    let diag = |e: &E| Op::new(test_operators::<T, E>(comm, e).0);
+    let hdiag = || Op::new(test_operators::<T, Host>(comm, &Host).0);
+    let vstack = StackedVStack::new(vec![diag(&engine), diag(&engine)]).unwrap();
+    let hvstack = StackedVStack::new(vec![hdiag(), hdiag()]).unwrap();
+    let bdiag = StackedBlockDiag::new(vec![diag(&engine), diag(&engine)]).unwrap();
+    let hbdiag = StackedBlockDiag::new(vec![hdiag(), hdiag()]).unwrap();
+    let layout = vstack.domain().layout().unwrap().clone();
+    let part = |seed: u64| dist(comm, &global::<T>(layout.global_shape(), seed), &layout);
+    let (x, hx) = (part(1).to_engine(&engine).unwrap(), part(1));
+    let stacked = |a: DistributedArray<T, E>, b: DistributedArray<T, E>| {
+        DistVector::Stacked(StackedDistributedArray::from_arrays(vec![a, b]).unwrap())
+    };
+    let y = stacked(
+        part(2).to_engine(&engine).unwrap(),
+        part(3).to_engine(&engine).unwrap(),
+    );
+    let hy =
+        DistVector::Stacked(StackedDistributedArray::from_arrays(vec![part(2), part(3)]).unwrap());
+    let (x, hx) = (DistVector::Array(x), DistVector::Array(hx));
+    let tol = 1e3 * T::TOL;
+    let t = dottest(&vstack, &x, &y).unwrap();
+    assert!(
+        t.passes(tol),
+        "StackedVStack dot test on {}: {t:?}",
+        E::NAME
+    );
+    assert_eq!(
+        vstack.apply(&x).unwrap().asarray(),
+        hvstack.apply(&hx).unwrap().asarray()
+    );
+    assert_eq!(
+        vstack.apply_adjoint(&y).unwrap().asarray(),
+        hvstack.apply_adjoint(&hy).unwrap().asarray()
+    );
+    let t = dottest(&bdiag, &y, &y).unwrap();
+    assert!(
+        t.passes(tol),
+        "StackedBlockDiag dot test on {}: {t:?}",
+        E::NAME
+    );
+    assert_eq!(
+        bdiag.apply(&y).unwrap().asarray(),
+        hbdiag.apply(&hy).unwrap().asarray()
+    );
+}
+
 /// CG, CGLS and dot tests on engine `E`, every dtype.
 pub fn solvers_all_dtypes<E: TestEngine>(comm: &Communicator) {
+    stacks_on_engine::<f64, E>(comm);
+    stacks_on_engine::<Complex64, E>(comm);
     solvers_on_engine::<f64, E>(comm);
     solvers_on_engine::<Complex64, E>(comm);
     solvers_on_engine::<f32, E>(comm);
