@@ -1,6 +1,7 @@
 //! [`BlockDiag`]: one block of local operators per rank (PyLops-MPI's `MPIBlockDiag`).
 
 use crate::local::LocalOperator;
+use crate::seam::{gathered_layout, offsets, plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::{Communicator, DistVector, Error, Layout, Partition, Result, Scalar};
 
@@ -24,22 +25,6 @@ pub struct BlockDiag<T: Scalar> {
     domain: Space,
     range: Space,
     comm: Communicator,
-}
-
-/// Concatenation offsets of a list of sizes (length n + 1).
-pub(crate) fn offsets(sizes: impl Iterator<Item = usize>) -> Vec<usize> {
-    let mut out = vec![0];
-    for s in sizes {
-        out.push(out.last().copied().unwrap_or(0) + s);
-    }
-    out
-}
-
-/// The 1-D Scatter layout whose rank `r` holds `local` elements: one all-gather.
-pub(crate) fn gathered_layout(comm: &Communicator, local: usize) -> Result<Layout> {
-    let mut all = vec![0usize; comm.size()];
-    comm.all_gather_into(&[local], &mut all);
-    Layout::with_counts(&[all.iter().sum()], 0, &all)
 }
 
 impl<T: Scalar> BlockDiag<T> {
@@ -145,21 +130,6 @@ pub(crate) fn apply_blocks<T: Scalar>(
             &inp[in_offsets[i]..in_offsets[i + 1]],
             &mut out[out_offsets[i]..out_offsets[i + 1]],
         );
-    }
-}
-
-/// The local slice of a plain vector (operators check spaces before calling).
-pub(crate) fn plain<T: Scalar>(v: &DistVector<T>) -> &[T] {
-    v.as_array()
-        .expect("the space check admits plain vectors only")
-        .local_slice()
-}
-
-/// The mutable local slice of a plain vector.
-pub(crate) fn plain_mut<T: Scalar>(v: &mut DistVector<T>) -> &mut [T] {
-    match v {
-        DistVector::Array(a) => a.local_slice_mut(),
-        DistVector::Stacked(_) => unreachable!("the space check admits plain vectors only"),
     }
 }
 

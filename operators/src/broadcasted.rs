@@ -1,8 +1,8 @@
 //! [`Broadcasted`]: a local operator applied on every rank to replicated vectors (PyLops-MPI's
 //! `MPILinearOperator(Op)` / `asmpilinearoperator`).
 
-use crate::block_diag::{plain, plain_mut};
 use crate::local::LocalOperator;
+use crate::seam::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::{Communicator, DistVector, Layout, Partition, Result, Scalar};
 

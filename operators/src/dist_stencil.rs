@@ -179,8 +179,8 @@ macro_rules! single_stencil_operator {
                 x: &distlops_core::DistVector<T>,
                 y: &mut distlops_core::DistVector<T>,
             ) -> distlops_core::Result<()> {
-                use $crate::block_diag::{plain, plain_mut};
                 use $crate::reals::{real, real_mut};
+                use $crate::seam::{plain, plain_mut};
                 self.stencil
                     .forward(&[real(plain(x))], &mut [real_mut(plain_mut(y))]);
                 Ok(())
@@ -190,8 +190,8 @@ macro_rules! single_stencil_operator {
                 y: &distlops_core::DistVector<T>,
                 x: &mut distlops_core::DistVector<T>,
             ) -> distlops_core::Result<()> {
-                use $crate::block_diag::{plain, plain_mut};
                 use $crate::reals::{real, real_mut};
+                use $crate::seam::{plain, plain_mut};
                 self.stencil
                     .adjoint(&[real(plain(y))], &mut [real_mut(plain_mut(x))]);
                 Ok(())

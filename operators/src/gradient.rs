@@ -1,12 +1,12 @@
 //! [`Gradient`]: the first derivatives along every axis of a distributed N-D array, stacked, in
 //! one fused pass (PyLops-MPI's `MPIGradient`).
 
-use crate::block_diag::{plain, plain_mut};
 use crate::dist_stencil::{band_along, check_layout, DistStencil, Term};
 use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::DerivativeKind;
 use crate::reals::{real, real_mut};
-use crate::stacked_block_diag::{parts, parts_mut};
+use crate::seam::{parts, parts_mut};
+use crate::seam::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::{Communicator, DistVector, Error, Layout, Result, Scalar};
 

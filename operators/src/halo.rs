@@ -4,7 +4,7 @@
 mod boxes;
 mod crop;
 
-use crate::block_diag::{plain, plain_mut};
+use crate::seam::{plain, plain_mut};
 use boxes::Runs;
 use distlops_core::operator::{LinearOperator, Op, Space};
 use distlops_core::{

@@ -1,7 +1,7 @@
 //! [`HStack`]: operators stacked horizontally across ranks (PyLops-MPI's `MPIHStack`).
 
-use crate::block_diag::{gathered_layout, offsets, plain, plain_mut};
 use crate::local::LocalOperator;
+use crate::seam::{gathered_layout, offsets, plain, plain_mut};
 use crate::vstack::{common_nrows, sum_over_ops_and_ranks};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::{Communicator, DistVector, Layout, Result, Scalar};

@@ -44,6 +44,7 @@ mod halo;
 mod hstack;
 mod laplacian;
 mod reals;
+mod seam;
 mod second_derivative;
 mod stacked_block_diag;
 mod stacked_vstack;

@@ -1,6 +1,7 @@
 //! [`StackedBlockDiag`]: distributed operators applied part by part to stacked vectors
 //! (PyLops-MPI's `MPIStackedBlockDiag`).
 
+use crate::seam::{parts, parts_mut};
 use distlops_core::operator::{LinearOperator, Op, Space};
 use distlops_core::{Communicator, DistVector, Engine, Error, Host, Result, Scalar};
 
@@ -30,21 +31,6 @@ impl<T: Scalar, E: Engine> StackedBlockDiag<T, E> {
         let domain = Space::Stacked(ops.iter().map(|o| o.domain().clone()).collect());
         let range = Space::Stacked(ops.iter().map(|o| o.range().clone()).collect());
         Ok(StackedBlockDiag { ops, domain, range })
-    }
-}
-
-/// The parts of a stacked vector (the space check admits stacked vectors only).
-pub(crate) fn parts<T: Scalar, E: Engine>(v: &DistVector<T, E>) -> &[DistVector<T, E>] {
-    v.as_stacked()
-        .expect("the space check admits stacked vectors only")
-        .parts()
-}
-
-/// The mutable parts of a stacked vector.
-pub(crate) fn parts_mut<T: Scalar, E: Engine>(v: &mut DistVector<T, E>) -> &mut [DistVector<T, E>] {
-    match v {
-        DistVector::Stacked(s) => s.parts_mut(),
-        DistVector::Array(_) => unreachable!("the space check admits stacked vectors only"),
     }
 }
 

@@ -1,7 +1,7 @@
 //! [`StackedVStack`]: distributed operators sharing one domain, stacked into a stacked range
 //! (PyLops-MPI's `MPIStackedVStack`), e.g. `[G; sqrt(eps) L]` for regularised inversion.
 
-use crate::stacked_block_diag::{parts, parts_mut};
+use crate::seam::{parts, parts_mut};
 use distlops_core::operator::{LinearOperator, Op, Scratch, Space};
 use distlops_core::{Communicator, DistVector, Engine, Error, Host, Result, Scalar, Vector};
 

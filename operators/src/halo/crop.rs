@@ -1,7 +1,7 @@
 //! The crop that goes with a [`Halo`](super::Halo): extended blocks to their cores.
 
 use super::boxes::Runs;
-use crate::block_diag::{plain, plain_mut};
+use crate::seam::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::{Communicator, DistVector, Result, Scalar};
 
