@@ -36,6 +36,37 @@ template <typename T> __device__ void conj(dl_index n, T* __restrict__ y) {
     for (dl_index i = dl_global_thread(); i < n; i += dl_grid_threads()) y[i] = dl_conj(y[i]);
 }
 
+/// y[i] = d[(i / inner) % nd] * x[i]: a diagonal broadcast along the axes around its own.
+template <typename T>
+__device__ void diag_mul(dl_index n, dl_index nd, dl_index inner, const T* __restrict__ d,
+                         const T* __restrict__ x, T* __restrict__ y) {
+    for (dl_index i = dl_global_thread(); i < n; i += dl_grid_threads())
+        y[i] = d[(i / inner) % nd] * x[i];
+}
+
+/// The box of a strided copy, as distlops_core::engine::StridedCopy merges it (at most 8 axes).
+struct dl_strides {
+    dl_index ndim;
+    dl_index extent[8];
+    dl_index src[8];
+    dl_index dst[8];
+};
+
+/// y[sum k_a dst_a] = x[sum k_a src_a] for every index k of the box (n = its element count).
+template <typename T>
+__device__ void strided_copy(dl_index n, dl_strides s, const T* __restrict__ x, T* __restrict__ y) {
+    for (dl_index i = dl_global_thread(); i < n; i += dl_grid_threads()) {
+        dl_index rest = i, xs = 0, ys = 0;
+        for (dl_index a = s.ndim - 1; a >= 0; --a) {
+            dl_index k = rest % s.extent[a];
+            rest /= s.extent[a];
+            xs += k * s.src[a];
+            ys += k * s.dst[a];
+        }
+        y[ys] = x[xs];
+    }
+}
+
 #define DL_ELEMENTWISE(S, T)                                                                      \
     extern "C" __global__ void fill_##S(dl_index n, T value, T* y) { fill<T>(n, value, y); }       \
     extern "C" __global__ void scale_##S(dl_index n, T alpha, T* y) { scale<T>(n, alpha, y); }     \
@@ -47,6 +78,13 @@ template <typename T> __device__ void conj(dl_index n, T* __restrict__ y) {
     }                                                                                             \
     extern "C" __global__ void binary_##S(dl_index n, int op, const T* x, const T* y, T* out) {   \
         binary<T>(n, op, x, y, out);                                                              \
+    }                                                                                             \
+    extern "C" __global__ void diag_mul_##S(dl_index n, dl_index nd, dl_index inner, const T* d,  \
+                                            const T* x, T* y) {                                   \
+        diag_mul<T>(n, nd, inner, d, x, y);                                                       \
+    }                                                                                             \
+    extern "C" __global__ void strided_copy_##S(dl_index n, dl_strides s, const T* x, T* y) {     \
+        strided_copy<T>(n, s, x, y);                                                              \
     }
 DL_FOR_EACH_SCALAR(DL_ELEMENTWISE)
 

@@ -20,7 +20,8 @@ use crate::error::Result;
 use crate::kernels;
 use crate::repro::{node_value, BlockNode};
 use crate::scalar::{RealScalar, Scalar};
-use ndarray::{ArrayD, ArrayViewD, IxDyn};
+use ndarray::{ArrayD, ArrayView2, ArrayViewD, ArrayViewMut2, IxDyn};
+use std::ops::Range;
 
 mod sealed {
     pub trait Sealed {}
@@ -143,6 +144,225 @@ pub(crate) fn matmul_dims(
     }
 }
 
+/// The length of a borrowed range of a block, whatever engine it is on.
+pub trait SliceLen {
+    /// The number of elements.
+    fn len(&self) -> usize;
+    /// Whether there are none.
+    fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+}
+
+impl<T> SliceLen for [T] {
+    fn len(&self) -> usize {
+        <[T]>::len(self)
+    }
+}
+
+impl<T> SliceLen for &[T] {
+    fn len(&self) -> usize {
+        <[T]>::len(self)
+    }
+}
+
+impl<T> SliceLen for &mut [T] {
+    fn len(&self) -> usize {
+        <[T]>::len(self)
+    }
+}
+
+/// The most axes one device launch of a [`StridedCopy`] handles (the kernel's fixed capacity);
+/// copies with more axes after merging run as several launches.
+pub const MAX_COPY_AXES: usize = 8;
+
+/// A strided copy between two flat arrays: for every index `i` of the box `extent` (C order),
+/// `y[dst_offset + sum i_d dst_strides_d] = x[src_offset + sum i_d src_strides_d]`. It packs and
+/// unpacks boxes (zero-padding, cropping, halo and ghost regions) and permutes axes (transposes).
+///
+/// [`new`](Self::new) merges axes that are contiguous in both arrays, so most copies have one to
+/// three axes, and checks that every index stays inside the two lengths it is built for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StridedCopy {
+    extent: Vec<usize>,
+    src_strides: Vec<usize>,
+    dst_strides: Vec<usize>,
+    src_offset: usize,
+    dst_offset: usize,
+    src_len: usize,
+    dst_len: usize,
+}
+
+impl StridedCopy {
+    /// The copy of the box `extent` from `x` (`src_len` elements) to `y` (`dst_len` elements).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) if the strides do not have one
+    /// entry per axis of `extent` or an index falls outside either array.
+    pub fn new(
+        extent: &[usize],
+        (src_offset, src_strides, src_len): (usize, &[usize], usize),
+        (dst_offset, dst_strides, dst_len): (usize, &[usize], usize),
+    ) -> Result<StridedCopy> {
+        let bad = |why: &str| {
+            crate::Error::InvalidArgument(format!(
+                "strided copy of extent {extent:?} from offset {src_offset}, strides \
+                 {src_strides:?} of {src_len} elements to offset {dst_offset}, strides \
+                 {dst_strides:?} of {dst_len} elements: {why}"
+            ))
+        };
+        if src_strides.len() != extent.len() || dst_strides.len() != extent.len() {
+            return Err(bad("one stride per axis is needed"));
+        }
+        let last = |offset: usize, strides: &[usize]| -> Option<usize> {
+            extent
+                .iter()
+                .zip(strides)
+                .try_fold(offset, |acc, (&n, &s)| {
+                    acc.checked_add(n.checked_sub(1)?.checked_mul(s)?)
+                })
+        };
+        let empty = extent.contains(&0);
+        if !empty {
+            match (last(src_offset, src_strides), last(dst_offset, dst_strides)) {
+                (Some(a), Some(b)) if a < src_len && b < dst_len => {}
+                _ => return Err(bad("an index falls outside an array")),
+            }
+        }
+        // Drop axes of length 1 and merge an axis into the next when both arrays step over the
+        // next axis exactly once per step of this one.
+        let mut axes: Vec<(usize, usize, usize)> = Vec::new();
+        for ((&n, &s), &d) in extent.iter().zip(src_strides).zip(dst_strides) {
+            if n == 1 && !empty {
+                continue;
+            }
+            match axes.last_mut() {
+                Some(prev) if !empty && prev.1 == n * s && prev.2 == n * d => {
+                    *prev = (prev.0 * n, s, d);
+                }
+                _ => axes.push((n, s, d)),
+            }
+        }
+        if axes.is_empty() {
+            axes.push((usize::from(!empty), 1, 1));
+        }
+        Ok(StridedCopy {
+            extent: axes.iter().map(|a| a.0).collect(),
+            src_strides: axes.iter().map(|a| a.1).collect(),
+            dst_strides: axes.iter().map(|a| a.2).collect(),
+            src_offset,
+            dst_offset,
+            src_len,
+            dst_len,
+        })
+    }
+
+    /// The C strides of a shape.
+    pub fn c_strides(shape: &[usize]) -> Vec<usize> {
+        let mut out = vec![1; shape.len()];
+        for d in (0..shape.len().saturating_sub(1)).rev() {
+            out[d] = out[d + 1] * shape[d + 1];
+        }
+        out
+    }
+
+    /// The number of elements copied.
+    pub fn count(&self) -> usize {
+        self.extent.iter().product()
+    }
+
+    /// The merged box: `(extent, source strides, destination strides)`.
+    pub fn axes(&self) -> (&[usize], &[usize], &[usize]) {
+        (&self.extent, &self.src_strides, &self.dst_strides)
+    }
+
+    /// The copies of the sub-boxes at each index of the first axis (for engines that handle a
+    /// bounded number of axes per launch).
+    pub fn split_first(&self) -> Vec<StridedCopy> {
+        (0..self.extent[0])
+            .map(|i| StridedCopy {
+                extent: self.extent[1..].to_vec(),
+                src_strides: self.src_strides[1..].to_vec(),
+                dst_strides: self.dst_strides[1..].to_vec(),
+                src_offset: self.src_offset + i * self.src_strides[0],
+                dst_offset: self.dst_offset + i * self.dst_strides[0],
+                src_len: self.src_len,
+                dst_len: self.dst_len,
+            })
+            .collect()
+    }
+
+    /// The copy the other way: from the destination's box back to the source's.
+    pub fn reversed(&self) -> StridedCopy {
+        StridedCopy {
+            extent: self.extent.clone(),
+            src_strides: self.dst_strides.clone(),
+            dst_strides: self.src_strides.clone(),
+            src_offset: self.dst_offset,
+            dst_offset: self.src_offset,
+            src_len: self.dst_len,
+            dst_len: self.src_len,
+        }
+    }
+
+    /// The offsets of the box's first element in the source and the destination.
+    pub fn offsets(&self) -> (usize, usize) {
+        (self.src_offset, self.dst_offset)
+    }
+
+    /// Panics unless the copy was built for arrays of these lengths (callers check first).
+    pub(crate) fn check_lens(&self, src: usize, dst: usize) {
+        assert!(
+            src == self.src_len && dst == self.dst_len,
+            "a strided copy built for {} -> {} elements applied to {src} -> {dst}",
+            self.src_len,
+            self.dst_len
+        );
+    }
+
+    /// Runs the copy on host slices: rows of the last axis one after another.
+    fn host<T: Copy>(&self, x: &[T], y: &mut [T]) {
+        self.check_lens(x.len(), y.len());
+        if self.count() == 0 {
+            return;
+        }
+        let nd = self.extent.len();
+        let (n, s, d) = (
+            self.extent[nd - 1],
+            self.src_strides[nd - 1],
+            self.dst_strides[nd - 1],
+        );
+        let mut index = vec![0usize; nd - 1];
+        loop {
+            let (mut xs, mut ys) = (self.src_offset, self.dst_offset);
+            for (a, &i) in index.iter().enumerate() {
+                xs += i * self.src_strides[a];
+                ys += i * self.dst_strides[a];
+            }
+            if s == 1 && d == 1 {
+                y[ys..ys + n].copy_from_slice(&x[xs..xs + n]);
+            } else {
+                for j in 0..n {
+                    y[ys + j * d] = x[xs + j * s];
+                }
+            }
+            // The next row, in C order.
+            let mut a = nd - 1;
+            loop {
+                if a == 0 {
+                    return;
+                }
+                a -= 1;
+                index[a] += 1;
+                if index[a] < self.extent[a] {
+                    break;
+                }
+                index[a] = 0;
+            }
+        }
+    }
+}
+
 /// Where local blocks live, and the primitives that act on them.
 ///
 /// Sealed: [`Host`] and (with feature `cuda` or `emulator`) `Cuda`. Every method that reads two
@@ -223,6 +443,75 @@ pub trait Engine: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
     /// An order-free norm's partial over the block.
     fn order_free<T: Scalar>(kind: OrderFree, x: &Self::Storage<T>) -> T::Real;
 
+    /// A borrowed range of a block (`&[T]` on the host).
+    type Slice<'a, T: Scalar>: Copy + Send + Sync + SliceLen
+    where
+        Self: 'a;
+    /// A mutably borrowed range of a block (`&mut [T]` on the host).
+    type SliceMut<'a, T: Scalar>: Send + SliceLen
+    where
+        Self: 'a;
+
+    /// The whole block as a slice.
+    fn slice<T: Scalar>(block: &Self::Storage<T>) -> Self::Slice<'_, T>;
+    /// The whole block as a mutable slice.
+    fn slice_mut<T: Scalar>(block: &mut Self::Storage<T>) -> Self::SliceMut<'_, T>;
+    /// A range of a slice. Panics if the range is outside it.
+    fn sub<'a, T: Scalar>(x: Self::Slice<'a, T>, range: Range<usize>) -> Self::Slice<'a, T>
+    where
+        Self: 'a;
+    /// A range of a mutable slice. Panics if the range is outside it.
+    fn sub_mut<'a, T: Scalar>(
+        x: &'a mut Self::SliceMut<'_, T>,
+        range: Range<usize>,
+    ) -> Self::SliceMut<'a, T>;
+    /// A mutable slice read as a slice.
+    fn freeze<'a, T: Scalar>(x: &'a Self::SliceMut<'_, T>) -> Self::Slice<'a, T>;
+    /// The slice as host memory, for engines whose blocks are in main memory.
+    fn host_slice<'a, T: Scalar>(x: Self::Slice<'a, T>) -> Option<&'a [T]>
+    where
+        Self: 'a;
+    /// The mutable slice as host memory, for engines whose blocks are in main memory.
+    fn host_slice_mut<'a, T: Scalar>(x: Self::SliceMut<'a, T>) -> Option<&'a mut [T]>
+    where
+        Self: 'a;
+    /// The values of a slice, in host memory (waits for the engine's pending work).
+    fn read_slice<T: Scalar>(x: Self::Slice<'_, T>) -> Vec<T>;
+    /// Writes host values into a slice of the same length.
+    fn write_slice<T: Scalar>(values: &[T], y: Self::SliceMut<'_, T>);
+
+    /// `y_i = value` on a slice.
+    fn fill_slice<T: Scalar>(y: Self::SliceMut<'_, T>, value: T);
+    /// `y = x` on slices of one length.
+    fn copy_slice<T: Scalar>(x: Self::Slice<'_, T>, y: Self::SliceMut<'_, T>);
+    /// `y_i = conj(y_i)` on a slice (nothing for real types).
+    fn conj_slice<T: Scalar>(y: Self::SliceMut<'_, T>);
+    /// `y += alpha x` on slices of one length.
+    fn axpy_slice<T: Scalar>(alpha: T, x: Self::Slice<'_, T>, y: Self::SliceMut<'_, T>);
+    /// `y_i = d_j x_i` with `j = (i / inner) mod len(d)`: a diagonal broadcast over the axes
+    /// before and after the one it runs along (`inner` is the product of the axes after it).
+    fn diag_mul<T: Scalar>(
+        d: Self::Slice<'_, T>,
+        inner: usize,
+        x: Self::Slice<'_, T>,
+        y: Self::SliceMut<'_, T>,
+    );
+    /// The strided copy `copy` from `x` to `y` (elements of `y` outside the box are untouched).
+    fn strided_copy<T: Scalar>(copy: &StridedCopy, x: Self::Slice<'_, T>, y: Self::SliceMut<'_, T>);
+    /// [`matmul`](Self::matmul) on slices: `a` holds a row-major `n x m` matrix, `x` and `y`
+    /// row-major matrices of `k` columns, as `dims = (n, m, k)` says.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch) if a length is not what `dims` says;
+    /// [`Error::Device`](crate::Error::Device) if the device rejects the call.
+    fn matmul_slices<T: Scalar>(
+        op: MatOp,
+        dims: (usize, usize, usize),
+        a: Self::Slice<'_, T>,
+        x: Self::Slice<'_, T>,
+        y: Self::SliceMut<'_, T>,
+    ) -> Result<()>;
+
     /// A dense product on local blocks: `a` holds a row-major `n x m` matrix; `x` and `y` hold
     /// row-major matrices of `k` columns (or vectors, `k = 1`): `x` is `m x k` and `y` is `n x k`
     /// for [`MatOp::N`], the other way round for [`MatOp::H`]. `y` is overwritten. The sums run
@@ -237,7 +526,63 @@ pub trait Engine: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
         a: &Self::Storage<T>,
         x: &Self::Storage<T>,
         y: &mut Self::Storage<T>,
-    ) -> Result<()>;
+    ) -> Result<()> {
+        let dims = matmul_dims(op, Self::shape(a), Self::shape(x), Self::shape(y))?;
+        Self::matmul_slices(op, dims, Self::slice(a), Self::slice(x), Self::slice_mut(y))
+    }
+}
+
+/// Checks the lengths of `matmul_slices(op, (n, m, k), a, x, y)`.
+pub(crate) fn check_matmul_lens(
+    op: MatOp,
+    (n, m, k): (usize, usize, usize),
+    (a, x, y): (usize, usize, usize),
+) -> Result<()> {
+    let (inner, outer) = if op == MatOp::N { (m, n) } else { (n, m) };
+    let want = |r: usize, c: usize| r.checked_mul(c);
+    if want(n, m) == Some(a) && want(inner, k) == Some(x) && want(outer, k) == Some(y) {
+        Ok(())
+    } else {
+        Err(crate::Error::ShapeMismatch(format!(
+            "matmul {op:?} of a {n} x {m} matrix on {k} columns: lengths {a} (matrix), {x} (x), \
+             {y} (y)"
+        )))
+    }
+}
+
+/// `y_i = d_j x_i`, `j = (i / inner) mod len(d)`, on host slices.
+fn host_diag_mul<T: Scalar>(d: &[T], inner: usize, x: &[T], y: &mut [T]) {
+    assert_eq!(x.len(), y.len(), "diag_mul on slices of different lengths");
+    let block = d.len() * inner;
+    if block == 0 {
+        assert!(
+            x.is_empty(),
+            "diag_mul with an empty diagonal on a non-empty slice"
+        );
+        return;
+    }
+    assert_eq!(
+        x.len() % block,
+        0,
+        "diag_mul: the length is not a multiple of the diagonal's"
+    );
+    for (xb, yb) in x.chunks_exact(block).zip(y.chunks_exact_mut(block)) {
+        if inner == 1 {
+            for ((yv, &xv), &dv) in yb.iter_mut().zip(xb).zip(d) {
+                *yv = dv * xv;
+            }
+        } else {
+            for ((yr, xr), &dv) in yb
+                .chunks_exact_mut(inner)
+                .zip(xb.chunks_exact(inner))
+                .zip(d)
+            {
+                for (yv, &xv) in yr.iter_mut().zip(xr) {
+                    *yv = dv * xv;
+                }
+            }
+        }
+    }
 }
 
 /// Main memory: local blocks are C-contiguous `ndarray::ArrayD`.
@@ -296,15 +641,13 @@ impl Engine for Host {
         kernels::scale(alpha, flat_mut(y));
     }
     fn conj<T: Scalar>(y: &mut ArrayD<T>) {
-        if T::IS_COMPLEX {
-            flat_mut(y).iter_mut().for_each(|v| *v = v.conj());
-        }
+        Self::conj_slice(flat_mut(y));
     }
     fn copy<T: Scalar>(x: &ArrayD<T>, y: &mut ArrayD<T>) {
-        flat_mut(y).copy_from_slice(flat(x));
+        Self::copy_slice(flat(x), flat_mut(y));
     }
     fn axpy<T: Scalar>(alpha: T, x: &ArrayD<T>, y: &mut ArrayD<T>) {
-        kernels::axpy(alpha, flat(x), flat_mut(y));
+        Self::axpy_slice(alpha, flat(x), flat_mut(y));
     }
     fn axpby<T: Scalar>(alpha: T, x: &ArrayD<T>, beta: T, y: &mut ArrayD<T>) {
         kernels::axpby(alpha, flat(x), beta, flat_mut(y));
@@ -345,21 +688,98 @@ impl Engine for Host {
     fn order_free<T: Scalar>(kind: OrderFree, x: &ArrayD<T>) -> T::Real {
         kind.host(flat(x))
     }
-    fn matmul<T: Scalar>(op: MatOp, a: &ArrayD<T>, x: &ArrayD<T>, y: &mut ArrayD<T>) -> Result<()> {
-        let (n, m, k) = matmul_dims(op, a.shape(), x.shape(), y.shape())?;
-        let (a, x, y) = (flat(a), flat(x), flat_mut(y));
-        let (outer, inner) = if op == MatOp::N { (n, m) } else { (m, n) };
-        for i in 0..outer {
-            for c in 0..k {
-                let mut acc = T::zero();
-                for l in 0..inner {
-                    let v = match op {
-                        MatOp::N => a[i * m + l],
-                        MatOp::H => a[l * m + i].conj(),
-                    };
-                    acc += v * x[l * k + c];
+
+    type Slice<'a, T: Scalar> = &'a [T];
+    type SliceMut<'a, T: Scalar> = &'a mut [T];
+
+    fn slice<T: Scalar>(block: &ArrayD<T>) -> &[T] {
+        flat(block)
+    }
+    fn slice_mut<T: Scalar>(block: &mut ArrayD<T>) -> &mut [T] {
+        flat_mut(block)
+    }
+    fn sub<'a, T: Scalar>(x: &'a [T], range: Range<usize>) -> &'a [T]
+    where
+        Self: 'a,
+    {
+        &x[range]
+    }
+    fn sub_mut<'a, T: Scalar>(x: &'a mut &mut [T], range: Range<usize>) -> &'a mut [T] {
+        &mut x[range]
+    }
+    fn freeze<'a, T: Scalar>(x: &'a &mut [T]) -> &'a [T] {
+        x
+    }
+    fn host_slice<'a, T: Scalar>(x: &'a [T]) -> Option<&'a [T]>
+    where
+        Self: 'a,
+    {
+        Some(x)
+    }
+    fn host_slice_mut<'a, T: Scalar>(x: &'a mut [T]) -> Option<&'a mut [T]>
+    where
+        Self: 'a,
+    {
+        Some(x)
+    }
+    fn read_slice<T: Scalar>(x: &[T]) -> Vec<T> {
+        x.to_vec()
+    }
+    fn write_slice<T: Scalar>(values: &[T], y: &mut [T]) {
+        y.copy_from_slice(values);
+    }
+    fn fill_slice<T: Scalar>(y: &mut [T], value: T) {
+        y.fill(value);
+    }
+    fn copy_slice<T: Scalar>(x: &[T], y: &mut [T]) {
+        y.copy_from_slice(x);
+    }
+    fn conj_slice<T: Scalar>(y: &mut [T]) {
+        if T::IS_COMPLEX {
+            y.iter_mut().for_each(|v| *v = v.conj());
+        }
+    }
+    fn axpy_slice<T: Scalar>(alpha: T, x: &[T], y: &mut [T]) {
+        kernels::axpy(alpha, x, y);
+    }
+    fn diag_mul<T: Scalar>(d: &[T], inner: usize, x: &[T], y: &mut [T]) {
+        host_diag_mul(d, inner, x, y);
+    }
+    fn strided_copy<T: Scalar>(copy: &StridedCopy, x: &[T], y: &mut [T]) {
+        copy.host(x, y);
+    }
+    fn matmul_slices<T: Scalar>(
+        op: MatOp,
+        (n, m, k): (usize, usize, usize),
+        a: &[T],
+        x: &[T],
+        y: &mut [T],
+    ) -> Result<()> {
+        check_matmul_lens(op, (n, m, k), (a.len(), x.len(), y.len()))?;
+        match (op, k) {
+            (MatOp::N, 1) => crate::dense::gemv(a, x, y),
+            (MatOp::H, 1) => crate::dense::gemv_adjoint(a, x, y),
+            (MatOp::N, _) => {
+                let av = ArrayView2::from_shape((n, m), a).expect("length checked");
+                let xv = ArrayView2::from_shape((m, k), x).expect("length checked");
+                let mut yv = ArrayViewMut2::from_shape((n, k), y).expect("length checked");
+                ndarray::linalg::general_mat_mul(T::one(), &av, &xv, T::zero(), &mut yv);
+            }
+            (MatOp::H, _) => {
+                let av = ArrayView2::from_shape((n, m), a).expect("length checked");
+                let mut yv = ArrayViewMut2::from_shape((m, k), &mut *y).expect("length checked");
+                if T::IS_COMPLEX {
+                    // A^H X = conj(A^T conj(X)), with conj(X) in a pooled buffer.
+                    let mut xc = crate::alloc::try_vec_zeroed::<T>(x.len())?;
+                    xc.iter_mut().zip(x).for_each(|(d, s)| *d = s.conj());
+                    let xv = ArrayView2::from_shape((n, k), &xc[..]).expect("length checked");
+                    ndarray::linalg::general_mat_mul(T::one(), &av.t(), &xv, T::zero(), &mut yv);
+                    crate::alloc::recycle(xc);
+                    y.iter_mut().for_each(|v| *v = v.conj());
+                } else {
+                    let xv = ArrayView2::from_shape((n, k), x).expect("length checked");
+                    ndarray::linalg::general_mat_mul(T::one(), &av.t(), &xv, T::zero(), &mut yv);
                 }
-                y[i * k + c] = acc;
             }
         }
         Ok(())

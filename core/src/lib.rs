@@ -15,12 +15,14 @@ pub mod array;
 pub mod comm;
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub mod cuda;
+mod dense;
 pub mod engine;
 pub mod error;
 pub mod kernels;
 pub mod layout;
 pub mod operator;
 pub mod partition;
+pub mod reals;
 pub mod repro;
 pub mod scalar;
 pub mod stacked;
@@ -36,7 +38,7 @@ pub use array::{DistributedArray, Mask, NormOrd};
 pub use comm::{Communicator, ReduceOp, Threads};
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub use cuda::Cuda;
-pub use engine::{BinaryOp, Engine, Host, MatOp};
+pub use engine::{BinaryOp, Engine, Host, MatOp, SliceLen, StridedCopy};
 pub use error::{Error, Result};
 pub use layout::{balanced_counts, Layout};
 pub use num_complex::{Complex32, Complex64};

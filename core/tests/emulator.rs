@@ -3,7 +3,8 @@
 #![cfg(feature = "emulator")]
 
 use distlops_core::{
-    Complex32, Complex64, Cuda, DistributedArray, Layout, NormOrd, Scalar, Threads,
+    Complex32, Complex64, Cuda, DistributedArray, Engine, Host, Layout, NormOrd, Scalar,
+    StridedCopy, Threads,
 };
 use ndarray::{ArrayD, IxDyn};
 
@@ -78,6 +79,34 @@ fn check<T: Gen>(n: usize, nranks: usize) {
         hy.scale(T::from_f64(2.5));
         dy.scale(T::from_f64(2.5));
         assert_eq!(dy.conj().asarray(), hy.conj().asarray(), "scale, conj");
+        // A diagonal along the block (inner 1) and one value broadcast over it (inner = len),
+        // and a strided gather of every other element.
+        let (hb, db) = (x.local_block(), dx.local_block());
+        let len = hb.len();
+        let (hs, ds) = (Host::slice(hb), Cuda::slice(db));
+        for (d_len, inner) in [(len, 1), (usize::from(len > 0), len)] {
+            let mut hout = Host.zeros::<T>(&[len]).unwrap();
+            let mut dout = cuda.zeros::<T>(&[len]).unwrap();
+            Host::diag_mul(
+                Host::sub(hs, 0..d_len),
+                inner,
+                hs,
+                Host::slice_mut(&mut hout),
+            );
+            Cuda::diag_mul(
+                Cuda::sub(ds, 0..d_len),
+                inner,
+                ds,
+                Cuda::slice_mut(&mut dout),
+            );
+            assert_eq!(Cuda::download(&dout), hout, "diag_mul {d_len} x {inner}");
+        }
+        let copy = StridedCopy::new(&[len / 2], (1, &[2], len), (0, &[1], len)).unwrap();
+        let mut hout = Host.zeros::<T>(&[len]).unwrap();
+        let mut dout = cuda.zeros::<T>(&[len]).unwrap();
+        Host::strided_copy(&copy, hs, Host::slice_mut(&mut hout));
+        Cuda::strided_copy(&copy, ds, Cuda::slice_mut(&mut dout));
+        assert_eq!(Cuda::download(&dout), hout, "strided copy");
         let mut z = dy.zeros_like();
         assert!(z.asarray().iter().all(|v| *v == T::zero()));
         z.fill(alpha);

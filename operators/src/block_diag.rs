@@ -3,7 +3,9 @@
 use crate::local::LocalOperator;
 use crate::seam::{gathered_layout, offsets, plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
-use distlops_core::{Communicator, DistVector, Error, Layout, Partition, Result, Scalar};
+use distlops_core::{
+    Communicator, DistVector, Engine, Error, Host, Layout, Partition, Result, Scalar,
+};
 
 /// `y = diag(A_0, A_1, ..., A_{n-1}) x`, where every rank holds its own list of local operators.
 ///
@@ -17,9 +19,11 @@ use distlops_core::{Communicator, DistVector, Error, Layout, Partition, Result, 
 /// * Partitions: domain Scatter (1-D, `sum ncols` per rank) -> range Scatter (1-D, `sum nrows` per
 ///   rank). Ranks may hold operators of different sizes and numbers.
 /// * Communication: none per product; one all-gather of the block sizes at construction.
+/// * Engines: the local operators' engine (`Box<dyn LocalOperator<T, E>>`); on a device, every
+///   piece is a range of the device block, no copy.
 /// * PyLops-MPI: `MPIBlockDiag(ops, mask=...)`.
-pub struct BlockDiag<T: Scalar> {
-    ops: Vec<Box<dyn LocalOperator<T>>>,
+pub struct BlockDiag<T: Scalar, E: Engine = Host> {
+    ops: Vec<Box<dyn LocalOperator<T, E>>>,
     cols: Vec<usize>,
     rows: Vec<usize>,
     domain: Space,
@@ -27,12 +31,12 @@ pub struct BlockDiag<T: Scalar> {
     comm: Communicator,
 }
 
-impl<T: Scalar> BlockDiag<T> {
+impl<T: Scalar, E: Engine> BlockDiag<T, E> {
     /// Builds the operator from this rank's local operators. Collective (one all-gather).
     ///
     /// # Errors
     /// Only internal layout errors.
-    pub fn new(comm: &Communicator, ops: Vec<Box<dyn LocalOperator<T>>>) -> Result<Self> {
+    pub fn new(comm: &Communicator, ops: Vec<Box<dyn LocalOperator<T, E>>>) -> Result<Self> {
         let cols = offsets(ops.iter().map(|o| o.ncols()));
         let rows = offsets(ops.iter().map(|o| o.nrows()));
         let domain = Space::array(gathered_layout(
@@ -110,32 +114,32 @@ impl<T: Scalar> BlockDiag<T> {
     }
 
     /// This rank's local operators.
-    pub fn ops(&self) -> &[Box<dyn LocalOperator<T>>] {
+    pub fn ops(&self) -> &[Box<dyn LocalOperator<T, E>>] {
         &self.ops
     }
 }
 
 /// Applies each op to its piece: `out[o_out[i]..] = f(op_i, inp[o_in[i]..])`.
-pub(crate) fn apply_blocks<T: Scalar>(
-    ops: &[Box<dyn LocalOperator<T>>],
-    inp: &[T],
+pub(crate) fn apply_blocks<T: Scalar, E: Engine>(
+    ops: &[Box<dyn LocalOperator<T, E>>],
+    inp: E::Slice<'_, T>,
     in_offsets: &[usize],
-    out: &mut [T],
+    mut out: E::SliceMut<'_, T>,
     out_offsets: &[usize],
-    f: impl Fn(&dyn LocalOperator<T>, &[T], &mut [T]),
+    f: impl Fn(&dyn LocalOperator<T, E>, E::Slice<'_, T>, E::SliceMut<'_, T>),
 ) {
     for (i, op) in ops.iter().enumerate() {
         f(
             op.as_ref(),
-            &inp[in_offsets[i]..in_offsets[i + 1]],
-            &mut out[out_offsets[i]..out_offsets[i + 1]],
+            E::sub(inp, in_offsets[i]..in_offsets[i + 1]),
+            E::sub_mut(&mut out, out_offsets[i]..out_offsets[i + 1]),
         );
     }
 }
 
-impl<T: Scalar> LinearOperator<T> for BlockDiag<T> {
+impl<T: Scalar, E: Engine> LinearOperator<T, E> for BlockDiag<T, E> {
     stored_spaces!();
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         apply_blocks(
             &self.ops,
             plain(x),
@@ -146,7 +150,7 @@ impl<T: Scalar> LinearOperator<T> for BlockDiag<T> {
         );
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         apply_blocks(
             &self.ops,
             plain(y),

@@ -4,7 +4,7 @@
 use crate::local::LocalOperator;
 use crate::seam::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
-use distlops_core::{Communicator, DistVector, Layout, Partition, Result, Scalar};
+use distlops_core::{Communicator, DistVector, Engine, Host, Layout, Partition, Result, Scalar};
 
 /// `y = A x` computed redundantly on every rank, for Broadcast (or UnsafeBroadcast) vectors.
 ///
@@ -12,19 +12,19 @@ use distlops_core::{Communicator, DistVector, Layout, Partition, Result, Scalar}
 ///   UnsafeBroadcast for both with [`unsafe_broadcast`](Self::unsafe_broadcast).
 /// * Communication: none (every rank holds the whole vectors and computes the same thing).
 /// * PyLops-MPI: `MPILinearOperator(Op)`, `asmpilinearoperator(Op)`.
-pub struct Broadcasted<T: Scalar> {
-    op: Box<dyn LocalOperator<T>>,
+pub struct Broadcasted<T: Scalar, E: Engine = Host> {
+    op: Box<dyn LocalOperator<T, E>>,
     domain: Space,
     range: Space,
     comm: Communicator,
 }
 
-impl<T: Scalar> Broadcasted<T> {
+impl<T: Scalar, E: Engine> Broadcasted<T, E> {
     /// Wraps `op` for Broadcast vectors on `comm`. No communication.
     ///
     /// # Errors
     /// Only internal layout errors.
-    pub fn new(comm: &Communicator, op: Box<dyn LocalOperator<T>>) -> Result<Self> {
+    pub fn new(comm: &Communicator, op: Box<dyn LocalOperator<T, E>>) -> Result<Self> {
         Self::with_partition(comm, op, Partition::Broadcast)
     }
 
@@ -32,13 +32,13 @@ impl<T: Scalar> Broadcasted<T> {
     ///
     /// # Errors
     /// Only internal layout errors.
-    pub fn unsafe_broadcast(comm: &Communicator, op: Box<dyn LocalOperator<T>>) -> Result<Self> {
+    pub fn unsafe_broadcast(comm: &Communicator, op: Box<dyn LocalOperator<T, E>>) -> Result<Self> {
         Self::with_partition(comm, op, Partition::UnsafeBroadcast)
     }
 
     fn with_partition(
         comm: &Communicator,
-        op: Box<dyn LocalOperator<T>>,
+        op: Box<dyn LocalOperator<T, E>>,
         p: Partition,
     ) -> Result<Self> {
         let domain = Space::array(Layout::new(&[op.ncols()], 0, p, comm.size())?);
@@ -52,13 +52,13 @@ impl<T: Scalar> Broadcasted<T> {
     }
 }
 
-impl<T: Scalar> LinearOperator<T> for Broadcasted<T> {
+impl<T: Scalar, E: Engine> LinearOperator<T, E> for Broadcasted<T, E> {
     stored_spaces!();
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         self.op.matvec(plain(x), plain_mut(y));
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         self.op.rmatvec(plain(y), plain_mut(x));
         Ok(())
     }

@@ -41,8 +41,8 @@
 
 use crate::combine::{combine, combine_streamed, direct_sum, stream_min_bytes, Fixes};
 use crate::local::stencil::{Band, RowKind};
-use crate::reals::width;
 use distlops_core::operator::Space;
+use distlops_core::reals::width;
 use distlops_core::{Communicator, Error, Layout, Partition, RealScalar, Result, Scalar};
 use std::ops::Range;
 use std::sync::Mutex;
@@ -179,7 +179,7 @@ macro_rules! single_stencil_operator {
                 x: &distlops_core::DistVector<T>,
                 y: &mut distlops_core::DistVector<T>,
             ) -> distlops_core::Result<()> {
-                use $crate::reals::{real, real_mut};
+                use distlops_core::reals::{real, real_mut};
                 use $crate::seam::{plain, plain_mut};
                 self.stencil
                     .forward(&[real(plain(x))], &mut [real_mut(plain_mut(y))]);
@@ -190,7 +190,7 @@ macro_rules! single_stencil_operator {
                 y: &distlops_core::DistVector<T>,
                 x: &mut distlops_core::DistVector<T>,
             ) -> distlops_core::Result<()> {
-                use $crate::reals::{real, real_mut};
+                use distlops_core::reals::{real, real_mut};
                 use $crate::seam::{plain, plain_mut};
                 self.stencil
                     .adjoint(&[real(plain(y))], &mut [real_mut(plain_mut(x))]);

@@ -4,10 +4,10 @@
 use crate::dist_stencil::{band_along, check_layout, DistStencil, Term};
 use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::DerivativeKind;
-use crate::reals::{real, real_mut};
 use crate::seam::{parts, parts_mut};
 use crate::seam::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
+use distlops_core::reals::{real, real_mut};
 use distlops_core::{Communicator, DistVector, Error, Layout, Result, Scalar};
 
 /// `[y_0; y_1; ...; y_{ndim-1}] = [D_0; D_1; ...] x`, where `D_k` is the

@@ -2,10 +2,9 @@
 
 use crate::local::LocalOperator;
 use crate::seam::{gathered_layout, offsets, plain, plain_mut};
-use crate::vstack::{common_nrows, sum_over_ops_and_ranks};
+use crate::vstack::{common_nrows, SumWork};
 use distlops_core::operator::{LinearOperator, Space};
-use distlops_core::{Communicator, DistVector, Layout, Result, Scalar};
-use std::sync::Mutex;
+use distlops_core::{Communicator, DistVector, Engine, Host, Layout, Result, Scalar};
 
 /// `y = [A_0, A_1, ..., A_{n-1}] x`: rank `r` holds its operators and their pieces of `x`; the
 /// outputs are summed over all ranks.
@@ -18,23 +17,26 @@ use std::sync::Mutex;
 /// * Partitions: domain Scatter (1-D, `sum ncols` per rank) -> range Broadcast (1-D, `nrows`, the
 ///   same for every operator on every rank). It is the adjoint of a [`VStack`](crate::VStack) of
 ///   the adjoints.
+/// * Engines: as [`VStack`](crate::VStack) (the forward's all-reduce is the staged one on a
+///   device).
 /// * PyLops-MPI: `MPIHStack(ops)`.
-pub struct HStack<T: Scalar> {
-    ops: Vec<Box<dyn LocalOperator<T>>>,
+pub struct HStack<T: Scalar, E: Engine = Host> {
+    ops: Vec<Box<dyn LocalOperator<T, E>>>,
     cols: Vec<usize>,
     domain: Space,
     range: Space,
     comm: Communicator,
-    work: Mutex<(Vec<T>, Vec<T>)>,
+    /// The forward's work buffers, on the engine of the first vector it sees.
+    work: SumWork<T, E>,
 }
 
-impl<T: Scalar> HStack<T> {
+impl<T: Scalar, E: Engine> HStack<T, E> {
     /// Builds the operator from this rank's local operators. Collective.
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`](distlops_core::Error::ShapeMismatch) on every rank if the operators
     /// do not all have the same number of rows.
-    pub fn new(comm: &Communicator, ops: Vec<Box<dyn LocalOperator<T>>>) -> Result<Self> {
+    pub fn new(comm: &Communicator, ops: Vec<Box<dyn LocalOperator<T, E>>>) -> Result<Self> {
         let nrows = common_nrows(comm, &ops, "HStack")?;
         let cols = offsets(ops.iter().map(|o| o.ncols()));
         let domain = Space::array(gathered_layout(
@@ -48,28 +50,28 @@ impl<T: Scalar> HStack<T> {
             domain,
             range,
             comm: comm.clone(),
-            work: Mutex::new((vec![T::zero(); nrows], vec![T::zero(); nrows])),
+            work: SumWork::new(nrows),
         })
     }
 }
 
-impl<T: Scalar> LinearOperator<T> for HStack<T> {
+impl<T: Scalar, E: Engine> LinearOperator<T, E> for HStack<T, E> {
     stored_spaces!();
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+        let engine = y.engine();
         let x = plain(x);
-        sum_over_ops_and_ranks(
-            &self.work,
+        self.work.sum_over_ops_and_ranks(
+            &engine,
             self.ops.len(),
             &self.comm,
             plain_mut(y),
-            |i, out| self.ops[i].matvec(&x[self.cols[i]..self.cols[i + 1]], out),
-        );
-        Ok(())
+            |i, out| self.ops[i].matvec(E::sub(x, self.cols[i]..self.cols[i + 1]), out),
+        )
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
-        let (y, x) = (plain(y), plain_mut(x));
+    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+        let (y, mut x) = (plain(y), plain_mut(x));
         for (i, op) in self.ops.iter().enumerate() {
-            op.rmatvec(y, &mut x[self.cols[i]..self.cols[i + 1]]);
+            op.rmatvec(y, E::sub_mut(&mut x, self.cols[i]..self.cols[i + 1]));
         }
         Ok(())
     }

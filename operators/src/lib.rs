@@ -43,7 +43,6 @@ mod gradient;
 mod halo;
 mod hstack;
 mod laplacian;
-mod reals;
 mod seam;
 mod second_derivative;
 mod stacked_block_diag;

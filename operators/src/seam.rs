@@ -1,6 +1,6 @@
 //! How distributed operators reach the data of their vectors and lay out per-rank blocks: the
-//! one home of the host-memory seam (local slices of plain host vectors, the parts of stacked
-//! vectors of any engine, block offsets and the layouts gathered from per-rank sizes). Operators
+//! one home of the engine-memory seam (local slices of plain vectors, the parts of stacked
+//! vectors, block offsets and the layouts gathered from per-rank sizes). Operators
 //! check spaces before calling these, so a wrong kind of vector here is a bug, not a user error.
 
 use distlops_core::{Communicator, DistVector, Engine, Layout, Result, Scalar};
@@ -22,16 +22,18 @@ pub(crate) fn gathered_layout(comm: &Communicator, local: usize) -> Result<Layou
 }
 
 /// The local slice of a plain vector (operators check spaces before calling).
-pub(crate) fn plain<T: Scalar>(v: &DistVector<T>) -> &[T] {
-    v.as_array()
-        .expect("the space check admits plain vectors only")
-        .local_slice()
+pub(crate) fn plain<T: Scalar, E: Engine>(v: &DistVector<T, E>) -> E::Slice<'_, T> {
+    E::slice(
+        v.as_array()
+            .expect("the space check admits plain vectors only")
+            .local_block(),
+    )
 }
 
 /// The mutable local slice of a plain vector.
-pub(crate) fn plain_mut<T: Scalar>(v: &mut DistVector<T>) -> &mut [T] {
+pub(crate) fn plain_mut<T: Scalar, E: Engine>(v: &mut DistVector<T, E>) -> E::SliceMut<'_, T> {
     match v {
-        DistVector::Array(a) => a.local_slice_mut(),
+        DistVector::Array(a) => E::slice_mut(a.local_block_mut()),
         DistVector::Stacked(_) => unreachable!("the space check admits plain vectors only"),
     }
 }

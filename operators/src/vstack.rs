@@ -3,7 +3,9 @@
 use crate::local::LocalOperator;
 use crate::seam::{gathered_layout, offsets, plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
-use distlops_core::{Communicator, DistVector, Error, Layout, ReduceOp, Result, Scalar};
+use distlops_core::{
+    Communicator, DistVector, Engine, Error, Host, Layout, ReduceOp, Result, Scalar,
+};
 use std::sync::Mutex;
 
 /// `y = [A_0; A_1; ...; A_{n-1}] x`: every operator sees the whole `x`; rank `r` holds its own
@@ -17,25 +19,28 @@ use std::sync::Mutex;
 /// * Partitions: domain Broadcast (1-D, `ncols`, the same for every operator on every rank) ->
 ///   range Scatter (1-D, `sum nrows` per rank).
 /// * The adjoint all-reduces straight into the Broadcast output; PyLops-MPI broadcasts it once more.
+/// * Engines: the local operators' engine; on a device without a device-aware communicator the
+///   adjoint's all-reduce is staged through host memory
+///   ([`Communicator::all_reduce_sum_on`]).
 /// * PyLops-MPI: `MPIVStack(ops)`.
-pub struct VStack<T: Scalar> {
-    ops: Vec<Box<dyn LocalOperator<T>>>,
+pub struct VStack<T: Scalar, E: Engine = Host> {
+    ops: Vec<Box<dyn LocalOperator<T, E>>>,
     rows: Vec<usize>,
     domain: Space,
     range: Space,
     comm: Communicator,
-    /// (partial sum, one operator's adjoint output), allocated at construction.
-    work: Mutex<(Vec<T>, Vec<T>)>,
+    /// The adjoint's work buffers, on the engine of the first vector it sees.
+    work: SumWork<T, E>,
 }
 
-impl<T: Scalar> VStack<T> {
+impl<T: Scalar, E: Engine> VStack<T, E> {
     /// Builds the operator from this rank's local operators. Collective (two small reductions and
     /// one all-gather).
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] on every rank if the operators (on any rank) do not all have the
     /// same number of columns.
-    pub fn new(comm: &Communicator, ops: Vec<Box<dyn LocalOperator<T>>>) -> Result<Self> {
+    pub fn new(comm: &Communicator, ops: Vec<Box<dyn LocalOperator<T, E>>>) -> Result<Self> {
         let ncols = common_ncols(comm, &ops, "VStack")?;
         let rows = offsets(ops.iter().map(|o| o.nrows()));
         let domain = Space::array(Layout::broadcast(&[ncols], comm.size())?);
@@ -49,43 +54,70 @@ impl<T: Scalar> VStack<T> {
             domain,
             range,
             comm: comm.clone(),
-            work: Mutex::new((vec![T::zero(); ncols], vec![T::zero(); ncols])),
+            work: SumWork::new(ncols),
         })
     }
 }
 
-/// `out = sum over ranks of sum_i apply(i)`: each operator's output goes to a work buffer, is added
-/// to a local sum, and one all-reduce sums over the ranks. `work` holds (sum, one output).
-pub(crate) fn sum_over_ops_and_ranks<T: Scalar>(
-    work: &Mutex<(Vec<T>, Vec<T>)>,
-    nops: usize,
-    comm: &Communicator,
-    out: &mut [T],
-    apply: impl Fn(usize, &mut [T]),
-) {
-    let mut work = work.lock().unwrap_or_else(|e| e.into_inner());
-    let (sum, one) = &mut *work;
-    sum.fill(T::zero());
-    for i in 0..nops {
-        apply(i, one);
-        distlops_core::kernels::axpy(T::one(), one, sum);
+/// The work buffers of a sum over local operators and ranks (the VStack adjoint, the HStack
+/// forward): a partial sum and one operator's output, on the engine of the vectors they serve
+/// (allocated at the first product, again only if a product comes on another engine value).
+pub(crate) struct SumWork<T: Scalar, E: Engine> {
+    len: usize,
+    bufs: Mutex<Option<(E, E::Storage<T>, E::Storage<T>)>>,
+}
+
+impl<T: Scalar, E: Engine> SumWork<T, E> {
+    /// Buffers of `len` elements.
+    pub(crate) fn new(len: usize) -> Self {
+        SumWork {
+            len,
+            bufs: Mutex::new(None),
+        }
     }
-    comm.all_reduce_into(sum, out, ReduceOp::Sum);
+
+    /// `out = sum over ranks of sum_i apply(i)`: each local operator's output (written by
+    /// `apply(i, buffer)`) is added to a partial sum in operator order, then one all-reduce.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] if the buffers cannot be had (at the first product).
+    pub(crate) fn sum_over_ops_and_ranks(
+        &self,
+        engine: &E,
+        nops: usize,
+        comm: &Communicator,
+        out: E::SliceMut<'_, T>,
+        apply: impl Fn(usize, E::SliceMut<'_, T>),
+    ) -> Result<()> {
+        let mut bufs = self.bufs.lock().unwrap_or_else(|e| e.into_inner());
+        if bufs.as_ref().is_none_or(|b| &b.0 != engine) {
+            let shape = [self.len];
+            *bufs = Some((engine.clone(), engine.zeros(&shape)?, engine.zeros(&shape)?));
+        }
+        let (_, sum, one) = bufs.as_mut().expect("allocated above");
+        E::fill(sum, T::zero());
+        for i in 0..nops {
+            apply(i, E::slice_mut(one));
+            E::axpy(T::one(), one, sum);
+        }
+        comm.all_reduce_sum_on::<T, E>(E::slice(sum), out);
+        Ok(())
+    }
 }
 
 /// The number of columns every operator on every rank shares.
-pub(crate) fn common_ncols<T: Scalar>(
+pub(crate) fn common_ncols<T: Scalar, E: Engine>(
     comm: &Communicator,
-    ops: &[Box<dyn LocalOperator<T>>],
+    ops: &[Box<dyn LocalOperator<T, E>>],
     what: &str,
 ) -> Result<usize> {
     common_size(comm, ops.iter().map(|o| o.ncols()), what, "columns")
 }
 
 /// The number of rows every operator on every rank shares.
-pub(crate) fn common_nrows<T: Scalar>(
+pub(crate) fn common_nrows<T: Scalar, E: Engine>(
     comm: &Communicator,
-    ops: &[Box<dyn LocalOperator<T>>],
+    ops: &[Box<dyn LocalOperator<T, E>>],
     what: &str,
 ) -> Result<usize> {
     common_size(comm, ops.iter().map(|o| o.nrows()), what, "rows")
@@ -121,25 +153,25 @@ fn common_size(
     Ok(max)
 }
 
-impl<T: Scalar> LinearOperator<T> for VStack<T> {
+impl<T: Scalar, E: Engine> LinearOperator<T, E> for VStack<T, E> {
     stored_spaces!();
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
-        let (x, y) = (plain(x), plain_mut(y));
+    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+        let (x, mut y) = (plain(x), plain_mut(y));
         for (i, op) in self.ops.iter().enumerate() {
-            op.matvec(x, &mut y[self.rows[i]..self.rows[i + 1]]);
+            op.matvec(x, E::sub_mut(&mut y, self.rows[i]..self.rows[i + 1]));
         }
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+        let engine = x.engine();
         let y = plain(y);
-        sum_over_ops_and_ranks(
-            &self.work,
+        self.work.sum_over_ops_and_ranks(
+            &engine,
             self.ops.len(),
             &self.comm,
             plain_mut(x),
-            |i, out| self.ops[i].rmatvec(&y[self.rows[i]..self.rows[i + 1]], out),
-        );
-        Ok(())
+            |i, out| self.ops[i].rmatvec(E::sub(y, self.rows[i]..self.rows[i + 1]), out),
+        )
     }
     fn name(&self) -> String {
         format!(

@@ -36,7 +36,7 @@ fn on<T: TestScalar, E: Engine>(x: &DistributedArray<T>, engine: &E) -> Distribu
 }
 
 /// Whether two host arrays hold the same bits (NaN equal to NaN of the same payload).
-fn same_bits<T: TestScalar>(a: &ndarray::ArrayD<T>, b: &ndarray::ArrayD<T>) -> bool {
+pub fn same_bits<T: TestScalar>(a: &ndarray::ArrayD<T>, b: &ndarray::ArrayD<T>) -> bool {
     a.shape() == b.shape()
         && a.iter().zip(b).all(|(x, y)| {
             let (x, y) = (x.re().to_f64(), y.re().to_f64());
@@ -462,6 +462,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "engines::solvers_all_dtypes[cuda]",
         solvers_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
+        "engine_operators::operators_all_dtypes[cuda]",
+        super::engine_operators::operators_all_dtypes::<distlops::core::Cuda>,
     ),
     (
         "engines::every_kernel_was_launched[cuda]",

@@ -12,6 +12,7 @@ pub mod array;
 pub mod building_blocks;
 pub mod check;
 pub mod derivatives;
+pub mod engine_operators;
 pub mod engines;
 pub mod errors;
 pub mod ghost;
@@ -241,6 +242,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "engines::solvers_all_dtypes[host]",
         engines::solvers_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "engine_operators::operators_all_dtypes[host]",
+        engine_operators::operators_all_dtypes::<distlops::core::Host>,
     ),
     (
         "engines::node_rank_on_one_machine",

@@ -23,6 +23,7 @@
 #define DL_TEST_ENTRIES(S, T)                                                                     \
     DL_EMU_ENTRY(fill_##S, false), DL_EMU_ENTRY(scale_##S, false), DL_EMU_ENTRY(axpy_##S, false),   \
         DL_EMU_ENTRY(axpby_##S, false), DL_EMU_ENTRY(binary_##S, false),                          \
+        DL_EMU_ENTRY(diag_mul_##S, false), DL_EMU_ENTRY(strided_copy_##S, false),                 \
         DL_EMU_ENTRY(leaf_dot_##S, false), DL_EMU_ENTRY(leaf_abs2_##S, false),                    \
         DL_EMU_ENTRY(node_sum_##S, false), DL_EMU_ENTRY(gather_##S, false),                       \
         DL_EMU_ENTRY(max_abs_##S, true),
@@ -164,6 +165,33 @@ template <typename T> void test_type(const char* s) {
                     expect[i] = op == 0 ? ref<T>::add(x[i], y[i]) : op == 1 ? ref<T>::sub(x[i], y[i])
                                 : op == 2 ? ref<T>::mul(x[i], y[i]) : ref<T>::div(x[i], y[i]);
                 check(same(out, expect), "binary op " + std::to_string(op) + at);
+            }
+
+            // A diagonal of 1 (inner n) or n (inner 1) entries; exact-size buffers, so a read of
+            // d past its length is a heap overflow under ASan.
+            for (size_t nd : {size_t(1), n}) {
+                const size_t inner = n / nd;
+                std::vector<T> d(x.begin(), x.begin() + nd);
+                launch("diag_mul_" + S, grid, block, N, dl_index(nd), dl_index(inner),
+                       static_cast<const T*>(d.data()), static_cast<const T*>(y.data()), out.data());
+                for (size_t i = 0; i < n; ++i) expect[i] = ref<T>::mul(d[(i / inner) % nd], y[i]);
+                check(same(out, expect), "diag_mul nd=" + std::to_string(nd) + at);
+            }
+
+            // Strided copy: the transpose of y seen as (rows x cols) with cols = 3 (rows = n / 3),
+            // into a buffer of exactly rows * cols elements.
+            {
+                const size_t cols = 3, rows = n / cols, m = rows * cols;
+                dl_strides st{};
+                st.ndim = 2;
+                st.extent[0] = dl_index(cols), st.extent[1] = dl_index(rows);
+                st.src[0] = 1, st.src[1] = dl_index(cols);
+                st.dst[0] = dl_index(rows), st.dst[1] = 1;
+                std::vector<T> t(m), want(m);
+                launch("strided_copy_" + S, grid, block, dl_index(m), st, static_cast<const T*>(y.data()), t.data());
+                for (size_t r = 0; r < rows; ++r)
+                    for (size_t c = 0; c < cols; ++c) want[c * rows + r] = y[r * cols + c];
+                check(same(t, want), "strided_copy" + at);
             }
 
             if constexpr (std::is_same_v<T, c32> || std::is_same_v<T, c64>) {

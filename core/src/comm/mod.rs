@@ -19,6 +19,7 @@
 
 #[cfg(feature = "mpi")]
 pub(crate) mod mpi;
+mod payload;
 mod threads;
 
 pub use threads::Threads;

@@ -49,7 +49,9 @@ pub fn kernel_names() -> Vec<String> {
     sources::entries().into_iter().map(|e| e.name).collect()
 }
 
-use crate::engine::{matmul_dims, BinaryOp, Engine, MatOp, NormTerm, OrderFree, Sealed};
+use crate::engine::{
+    check_matmul_lens, BinaryOp, Engine, MatOp, NormTerm, OrderFree, Sealed, SliceLen, StridedCopy,
+};
 use crate::error::{Error, Result};
 use crate::repro::BlockNode;
 use crate::scalar::{RealScalar, Scalar};
@@ -316,6 +318,69 @@ impl<T: Scalar> DeviceBlock<T> {
     }
 }
 
+/// A borrowed range of a device block: the `Cuda` engine's `&[T]`.
+pub struct DeviceSlice<'a, T: Scalar> {
+    ptr: DevicePtr,
+    len: usize,
+    cuda: &'a Cuda,
+    _t: PhantomData<&'a [T]>,
+}
+
+impl<T: Scalar> Clone for DeviceSlice<'_, T> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+impl<T: Scalar> Copy for DeviceSlice<'_, T> {}
+
+/// A mutably borrowed range of a device block: the `Cuda` engine's `&mut [T]`.
+pub struct DeviceSliceMut<'a, T: Scalar> {
+    ptr: DevicePtr,
+    len: usize,
+    cuda: &'a Cuda,
+    _t: PhantomData<&'a mut [T]>,
+}
+
+impl<T: Scalar> DeviceSliceMut<'_, T> {
+    /// A shorter-lived copy of this mutable borrow.
+    fn reborrow(&mut self) -> DeviceSliceMut<'_, T> {
+        DeviceSliceMut {
+            ptr: self.ptr,
+            len: self.len,
+            cuda: self.cuda,
+            _t: PhantomData,
+        }
+    }
+}
+
+impl<T: Scalar> SliceLen for DeviceSlice<'_, T> {
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+impl<T: Scalar> SliceLen for DeviceSliceMut<'_, T> {
+    fn len(&self) -> usize {
+        self.len
+    }
+}
+
+/// The device address of element `start` of a range of `len` elements at `ptr`, after checking
+/// that `start..stop` lies inside it.
+fn offset<T>(ptr: DevicePtr, len: usize, range: &std::ops::Range<usize>) -> DevicePtr {
+    assert!(
+        range.start <= range.end && range.end <= len,
+        "range {range:?} outside a device slice of {len} elements"
+    );
+    ptr + (range.start * std::mem::size_of::<T>()) as u64
+}
+
+/// Checks that two slices can be combined: the same length on the same device.
+fn same_slices(a: (usize, &Cuda), b: (usize, &Cuda)) {
+    assert_eq!(a.0, b.0, "device slices of different lengths");
+    assert!(a.1 == b.1, "device slices on different devices");
+}
+
 /// A scalar as a kernel argument (through `f64`, which holds both real types exactly).
 fn arg<T: Scalar>(v: T) -> KernelArg {
     let (re, im) = (v.re().to_f64(), v.im().to_f64());
@@ -413,15 +478,7 @@ impl Engine for Cuda {
     }
 
     fn fill<T: Scalar>(y: &mut DeviceBlock<T>, value: T) {
-        // SAFETY: `fill` writes y[0..n) of a block of n elements.
-        unsafe {
-            y.cuda().launch::<T>(
-                "fill",
-                y.len(),
-                false,
-                &[count(y.len()), arg(value), KernelArg::Ptr(y.buf.ptr)],
-            )
-        };
+        Self::fill_slice(Self::slice_mut(y), value);
     }
 
     fn scale<T: Scalar>(y: &mut DeviceBlock<T>, alpha: T) {
@@ -437,47 +494,15 @@ impl Engine for Cuda {
     }
 
     fn conj<T: Scalar>(y: &mut DeviceBlock<T>) {
-        if T::IS_COMPLEX {
-            // SAFETY: `conj` reads and writes y[0..n) of a block of n elements.
-            unsafe {
-                y.cuda().launch::<T>(
-                    "conj",
-                    y.len(),
-                    false,
-                    &[count(y.len()), KernelArg::Ptr(y.buf.ptr)],
-                )
-            };
-        }
+        Self::conj_slice(Self::slice_mut(y));
     }
 
     fn copy<T: Scalar>(x: &DeviceBlock<T>, y: &mut DeviceBlock<T>) {
-        same(x, y);
-        if x.len() == 0 {
-            return;
-        }
-        let cuda = y.cuda();
-        // SAFETY: both are live allocations of the same length (checked), distinct blocks.
-        let r = unsafe {
-            cuda.api.copy_dtod(
-                cuda.api.stream(),
-                y.buf.ptr,
-                x.buf.ptr,
-                x.len() * std::mem::size_of::<T>(),
-            )
-        };
-        cuda.ok(r, "device copy");
+        Self::copy_slice(Self::slice(x), Self::slice_mut(y));
     }
 
     fn axpy<T: Scalar>(alpha: T, x: &DeviceBlock<T>, y: &mut DeviceBlock<T>) {
-        same(x, y);
-        let args = [
-            count(y.len()),
-            arg(alpha),
-            KernelArg::Ptr(x.buf.ptr),
-            KernelArg::Ptr(y.buf.ptr),
-        ];
-        // SAFETY: `axpy` reads x[0..n) and y[0..n) and writes y[0..n); both have n (checked).
-        unsafe { y.cuda().launch::<T>("axpy", y.len(), false, &args) };
+        Self::axpy_slice(alpha, Self::slice(x), Self::slice_mut(y));
     }
 
     fn axpby<T: Scalar>(alpha: T, x: &DeviceBlock<T>, beta: T, y: &mut DeviceBlock<T>) {
@@ -602,16 +627,239 @@ impl Engine for Cuda {
         )
     }
 
-    fn matmul<T: Scalar>(
+    type Slice<'a, T: Scalar> = DeviceSlice<'a, T>;
+    type SliceMut<'a, T: Scalar> = DeviceSliceMut<'a, T>;
+
+    fn slice<T: Scalar>(block: &DeviceBlock<T>) -> DeviceSlice<'_, T> {
+        DeviceSlice {
+            ptr: block.buf.ptr,
+            len: block.len(),
+            cuda: block.cuda(),
+            _t: PhantomData,
+        }
+    }
+    fn slice_mut<T: Scalar>(block: &mut DeviceBlock<T>) -> DeviceSliceMut<'_, T> {
+        DeviceSliceMut {
+            ptr: block.buf.ptr,
+            len: block.len(),
+            cuda: &block.buf.cuda,
+            _t: PhantomData,
+        }
+    }
+    fn sub<'a, T: Scalar>(
+        x: DeviceSlice<'a, T>,
+        range: std::ops::Range<usize>,
+    ) -> DeviceSlice<'a, T>
+    where
+        Self: 'a,
+    {
+        DeviceSlice {
+            ptr: offset::<T>(x.ptr, x.len, &range),
+            len: range.len(),
+            ..x
+        }
+    }
+    fn sub_mut<'a, T: Scalar>(
+        x: &'a mut DeviceSliceMut<'_, T>,
+        range: std::ops::Range<usize>,
+    ) -> DeviceSliceMut<'a, T> {
+        DeviceSliceMut {
+            ptr: offset::<T>(x.ptr, x.len, &range),
+            len: range.len(),
+            cuda: x.cuda,
+            _t: PhantomData,
+        }
+    }
+    fn freeze<'a, T: Scalar>(x: &'a DeviceSliceMut<'_, T>) -> DeviceSlice<'a, T> {
+        DeviceSlice {
+            ptr: x.ptr,
+            len: x.len,
+            cuda: x.cuda,
+            _t: PhantomData,
+        }
+    }
+    fn host_slice<'a, T: Scalar>(_x: DeviceSlice<'a, T>) -> Option<&'a [T]>
+    where
+        Self: 'a,
+    {
+        None
+    }
+    fn host_slice_mut<'a, T: Scalar>(_x: DeviceSliceMut<'a, T>) -> Option<&'a mut [T]>
+    where
+        Self: 'a,
+    {
+        None
+    }
+    fn read_slice<T: Scalar>(x: DeviceSlice<'_, T>) -> Vec<T> {
+        let mut out = vec![T::zero(); x.len];
+        if x.len > 0 {
+            // SAFETY: `out` has room for the slice's `len` elements and is neither read nor
+            // dropped before the synchronisation below; the slice is a live range of a block.
+            let r = unsafe {
+                x.cuda.api.copy_dtoh(
+                    x.cuda.api.stream(),
+                    out.as_mut_ptr().cast(),
+                    x.ptr,
+                    std::mem::size_of_val(&out[..]),
+                )
+            };
+            x.cuda
+                .ok(r.and_then(|()| x.cuda.synchronize()), "device to host copy");
+        }
+        out
+    }
+    fn write_slice<T: Scalar>(values: &[T], y: DeviceSliceMut<'_, T>) {
+        assert_eq!(
+            values.len(),
+            y.len,
+            "host to device copy of a different length"
+        );
+        if values.is_empty() {
+            return;
+        }
+        // SAFETY: the slice is a live range of `values.len()` elements (checked above). The
+        // stream is synchronised before returning, so `values` outlives the copy.
+        let r = unsafe {
+            y.cuda.api.copy_htod(
+                y.cuda.api.stream(),
+                y.ptr,
+                values.as_ptr().cast(),
+                std::mem::size_of_val(values),
+            )
+        };
+        y.cuda
+            .ok(r.and_then(|()| y.cuda.synchronize()), "host to device copy");
+    }
+    fn fill_slice<T: Scalar>(y: DeviceSliceMut<'_, T>, value: T) {
+        // SAFETY: `fill` writes y[0..n) of a slice of n elements.
+        unsafe {
+            y.cuda.launch::<T>(
+                "fill",
+                y.len,
+                false,
+                &[count(y.len), arg(value), KernelArg::Ptr(y.ptr)],
+            )
+        };
+    }
+    fn copy_slice<T: Scalar>(x: DeviceSlice<'_, T>, y: DeviceSliceMut<'_, T>) {
+        same_slices((x.len, x.cuda), (y.len, y.cuda));
+        if x.len == 0 {
+            return;
+        }
+        // SAFETY: both are live ranges of the same length (checked); `y` is borrowed mutably, so
+        // the ranges do not overlap.
+        let r = unsafe {
+            y.cuda.api.copy_dtod(
+                y.cuda.api.stream(),
+                y.ptr,
+                x.ptr,
+                x.len * std::mem::size_of::<T>(),
+            )
+        };
+        y.cuda.ok(r, "device copy");
+    }
+    fn conj_slice<T: Scalar>(y: DeviceSliceMut<'_, T>) {
+        if T::IS_COMPLEX {
+            // SAFETY: `conj` reads and writes y[0..n) of a slice of n elements.
+            unsafe {
+                y.cuda
+                    .launch::<T>("conj", y.len, false, &[count(y.len), KernelArg::Ptr(y.ptr)])
+            };
+        }
+    }
+    fn axpy_slice<T: Scalar>(alpha: T, x: DeviceSlice<'_, T>, y: DeviceSliceMut<'_, T>) {
+        same_slices((x.len, x.cuda), (y.len, y.cuda));
+        let args = [
+            count(y.len),
+            arg(alpha),
+            KernelArg::Ptr(x.ptr),
+            KernelArg::Ptr(y.ptr),
+        ];
+        // SAFETY: `axpy` reads x[0..n) and y[0..n) and writes y[0..n); both have n (checked).
+        unsafe { y.cuda.launch::<T>("axpy", y.len, false, &args) };
+    }
+    fn diag_mul<T: Scalar>(
+        d: DeviceSlice<'_, T>,
+        inner: usize,
+        x: DeviceSlice<'_, T>,
+        y: DeviceSliceMut<'_, T>,
+    ) {
+        same_slices((x.len, x.cuda), (y.len, y.cuda));
+        same_slices((d.len, d.cuda), (d.len, x.cuda));
+        let block = d.len * inner;
+        if block == 0 {
+            assert!(
+                x.len == 0,
+                "diag_mul with an empty diagonal on a non-empty slice"
+            );
+            return;
+        }
+        assert_eq!(
+            x.len % block,
+            0,
+            "diag_mul: the length is not a multiple of the diagonal's"
+        );
+        let args = [
+            count(x.len),
+            count(d.len),
+            count(inner),
+            KernelArg::Ptr(d.ptr),
+            KernelArg::Ptr(x.ptr),
+            KernelArg::Ptr(y.ptr),
+        ];
+        // SAFETY: the kernel reads x[i] and writes y[i] for i < n (both have n, checked) and
+        // reads d at (i / inner) % nd < nd, the length of `d`.
+        unsafe { y.cuda.launch::<T>("diag_mul", x.len, false, &args) };
+    }
+    fn strided_copy<T: Scalar>(
+        copy: &StridedCopy,
+        x: DeviceSlice<'_, T>,
+        mut y: DeviceSliceMut<'_, T>,
+    ) {
+        assert!(x.cuda == y.cuda, "device slices on different devices");
+        copy.check_lens(x.len, y.len);
+        let n = copy.count();
+        if n == 0 {
+            return;
+        }
+        let (extent, src, dst) = copy.axes();
+        if extent.len() > crate::engine::MAX_COPY_AXES {
+            for sub in copy.split_first() {
+                Self::strided_copy(&sub, x, y.reborrow());
+            }
+            return;
+        }
+        let mut box_ = [0i64; 25];
+        box_[0] = extent.len() as i64;
+        for (a, ((&e, &s), &d)) in extent.iter().zip(src).zip(dst).enumerate() {
+            let as_i64 = |v: usize| i64::try_from(v).expect("strides fit in i64");
+            box_[1 + a] = as_i64(e);
+            box_[9 + a] = as_i64(s);
+            box_[17 + a] = as_i64(d);
+        }
+        let (xo, yo) = copy.offsets();
+        let args = [
+            count(n),
+            KernelArg::Strides(box_),
+            KernelArg::Ptr(offset::<T>(x.ptr, x.len, &(xo..xo))),
+            KernelArg::Ptr(offset::<T>(y.ptr, y.len, &(yo..yo))),
+        ];
+        // SAFETY: `StridedCopy::new` checked that every index of the box, from these offsets,
+        // stays below the lengths it was built for, which are the slices' (`check_lens`); the
+        // kernel touches exactly those indices. `y` is borrowed mutably, so it does not overlap `x`.
+        unsafe { y.cuda.launch::<T>("strided_copy", n, false, &args) };
+    }
+    fn matmul_slices<T: Scalar>(
         op: MatOp,
-        a: &DeviceBlock<T>,
-        x: &DeviceBlock<T>,
-        y: &mut DeviceBlock<T>,
+        (n, m, k): (usize, usize, usize),
+        a: DeviceSlice<'_, T>,
+        x: DeviceSlice<'_, T>,
+        y: DeviceSliceMut<'_, T>,
     ) -> Result<()> {
-        let (n, m, k) = matmul_dims(op, &a.shape, &x.shape, &y.shape)?;
+        check_matmul_lens(op, (n, m, k), (a.len, x.len, y.len))?;
         assert!(
-            a.cuda() == x.cuda() && x.cuda() == y.cuda(),
-            "blocks on different devices"
+            a.cuda == x.cuda && x.cuda == y.cuda,
+            "slices on different devices"
         );
         // Row-major blocks are column-major transposes: with X^T (k x rows, ld k) and the matrix
         // as A^T (m x n, ld m), Y^T = X^T A^T for N and Y^T = X^T conj(A) = X^T (A^T)^H for H.
@@ -629,25 +877,25 @@ impl Engine for Cuda {
             n: outer,
             k: inner,
             alpha: arg(T::one()),
-            a: x.buf.ptr,
+            a: x.ptr,
             lda: k,
-            b: a.buf.ptr,
+            b: a.ptr,
             ldb: m,
             beta: arg(T::zero()),
-            c: y.buf.ptr,
+            c: y.ptr,
             ldc: k,
         };
         if outer == 0 || k == 0 {
             return Ok(());
         }
         if inner == 0 {
-            Self::fill(y, T::zero());
+            Self::fill_slice(y, T::zero());
             return Ok(());
         }
-        let cuda = y.cuda();
-        // SAFETY: the shapes were checked, so x holds k * inner elements (the extent of X^T with
-        // ld k), the matrix n * m (A^T with ld m) and y k * outer (Y^T with ld k), each a live
-        // block of this device; y is a distinct block (`&mut`), so C overlaps neither input.
+        let cuda = y.cuda;
+        // SAFETY: the lengths were checked, so x holds k * inner elements (the extent of X^T
+        // with ld k), the matrix n * m (A^T with ld m) and y k * outer (Y^T with ld k), each a
+        // live range of this device; y is borrowed mutably, so C overlaps neither input.
         unsafe { cuda.api.gemm(cuda.api.stream(), &g) }
     }
 }

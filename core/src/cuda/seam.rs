@@ -41,6 +41,9 @@ pub(crate) enum KernelArg {
     C64([f64; 2]),
     /// A device pointer.
     Ptr(DevicePtr),
+    /// `dl_strides`: the axis count, then the extents, source strides and destination strides
+    /// of a strided copy, eight slots each.
+    Strides([i64; 25]),
 }
 
 impl KernelArg {
@@ -54,6 +57,7 @@ impl KernelArg {
             KernelArg::C32(v) => v.as_mut_ptr().cast(),
             KernelArg::C64(v) => v.as_mut_ptr().cast(),
             KernelArg::Ptr(v) => (v as *mut u64).cast(),
+            KernelArg::Strides(v) => v.as_mut_ptr().cast(),
         }
     }
 }

@@ -1,8 +1,8 @@
 //! [`Conj`]: element-wise complex conjugation (PyLops' `Conj`).
 
-use super::shape::{check_dims, check_matvec, check_rmatvec, shape_methods};
+use super::shape::{check_dims, check_matvec_on, shape_methods};
 use super::LocalOperator;
-use distlops_core::{Result, Scalar};
+use distlops_core::{Engine, Result, Scalar, SliceLen};
 
 /// `y = conj(x)`, and `x = conj(y)` in "adjoint" mode. PyLops: `Conj(dims)`.
 ///
@@ -31,18 +31,15 @@ impl Conj {
     }
 }
 
-impl<T: Scalar> LocalOperator<T> for Conj {
+impl<T: Scalar, E: Engine> LocalOperator<T, E> for Conj {
     shape_methods!("Conj", dims, dims);
-    fn matvec(&self, x: &[T], y: &mut [T]) {
-        check_matvec(self, "Conj::matvec", x, y);
-        for (yv, &xv) in y.iter_mut().zip(x) {
-            *yv = xv.conj();
-        }
+    fn matvec(&self, x: E::Slice<'_, T>, mut y: E::SliceMut<'_, T>) {
+        check_matvec_on::<T, E, _>(self, "Conj::matvec", &x, &y);
+        E::copy_slice(x, E::sub_mut(&mut y, 0..x.len()));
+        E::conj_slice(y);
     }
-    fn rmatvec(&self, y: &[T], x: &mut [T]) {
-        check_rmatvec(self, "Conj::rmatvec", y, x);
-        for (xv, &yv) in x.iter_mut().zip(y) {
-            *xv = yv.conj();
-        }
+    fn rmatvec(&self, y: E::Slice<'_, T>, x: E::SliceMut<'_, T>) {
+        // Its own adjoint (in the real inner product).
+        LocalOperator::<T, E>::matvec(self, y, x);
     }
 }

@@ -8,7 +8,7 @@
 //! compiled for 256-bit registers and chosen at run time (the arithmetic, and so the rounding, is
 //! the same: multiplies and adds, never fused).
 
-use crate::reals::{as_f64, as_f64_mut};
+use distlops_core::reals::{as_f64, as_f64_mut};
 use distlops_core::Scalar;
 
 /// Outputs accumulated together: eight 256-bit registers of f64, enough independent

@@ -1,9 +1,9 @@
 //! [`Diagonal`]: element-wise multiplication by a vector, possibly broadcast along one axis
 //! (PyLops' `Diagonal`).
 
-use super::shape::{check_axis, check_dims, check_io, split_axis};
+use super::shape::{check_axis, check_dims, check_matvec_on, check_rmatvec_on, split_axis};
 use super::LocalOperator;
-use distlops_core::{Error, Result, Scalar};
+use distlops_core::{Engine, Error, Host, Result, Scalar};
 
 /// `y = d ∘ x` (element-wise product), and `x = conj(d) ∘ y` in adjoint mode. PyLops:
 /// `Diagonal(diag, dims, axis)`.
@@ -14,10 +14,14 @@ use distlops_core::{Error, Result, Scalar};
 /// * [`along_axis`](Self::along_axis): `d` has `dims[axis]` entries, broadcast along every other
 ///   axis: `y[.., i, ..] = d_i x[.., i, ..]` with `i` the index along `axis`
 ///   (PyLops' `Diagonal(diag, dims, axis)`).
-#[derive(Debug, Clone)]
-pub struct Diagonal<T: Scalar> {
-    diag: Vec<T>,
-    diag_conj: Vec<T>,
+///
+/// The diagonal lives on the engine `E` ([`to_engine`](Self::to_engine) moves it), and the
+/// product is the engine's [`diag_mul`](Engine::diag_mul), the same expression `d_i x_i` on
+/// every engine, so host and device give the same bits.
+#[derive(Debug)]
+pub struct Diagonal<T: Scalar, E: Engine = Host> {
+    diag: E::Storage<T>,
+    diag_conj: E::Storage<T>,
     dims: Vec<usize>,
     axis: Option<usize>,
     /// `(outer, n, inner)` along `axis` (`(1, len, 1)` without one).
@@ -76,67 +80,70 @@ impl<T: Scalar> Diagonal<T> {
             Some(axis) => split_axis(&dims, axis),
             None => (1, diag.len(), 1),
         };
+        let conj: Vec<T> = diag.iter().map(|v| v.conj()).collect();
+        let array = |v: Vec<T>| ndarray::Array1::from(v).into_dyn();
         Diagonal {
-            diag_conj: diag.iter().map(|v| v.conj()).collect(),
-            diag,
+            diag: array(diag),
+            diag_conj: array(conj),
             dims,
             axis,
             split,
         }
     }
 
-    /// The diagonal entries.
+    /// The diagonal `d`.
     pub fn diag(&self) -> &[T] {
-        &self.diag
+        Host::slice(&self.diag)
+    }
+}
+
+impl<T: Scalar> Clone for Diagonal<T> {
+    fn clone(&self) -> Self {
+        Diagonal {
+            diag: self.diag.clone(),
+            diag_conj: self.diag_conj.clone(),
+            dims: self.dims.clone(),
+            axis: self.axis,
+            split: self.split,
+        }
+    }
+}
+
+impl<T: Scalar, E: Engine> Diagonal<T, E> {
+    /// The same operator with its diagonal on `engine`.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] if the engine has no room for the diagonal.
+    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Diagonal<T, F>> {
+        Ok(Diagonal {
+            diag: engine.upload(E::download(&self.diag).view())?,
+            diag_conj: engine.upload(E::download(&self.diag_conj).view())?,
+            dims: self.dims.clone(),
+            axis: self.axis,
+            split: self.split,
+        })
     }
 
     /// The broadcast axis, if any.
     pub fn axis(&self) -> Option<usize> {
         self.axis
     }
-
-    fn apply(&self, d: &[T], x: &[T], y: &mut [T]) {
-        let (_, n, inner) = self.split;
-        let block = n * inner;
-        if block == 0 {
-            return;
-        }
-        for (xb, yb) in x.chunks_exact(block).zip(y.chunks_exact_mut(block)) {
-            if inner == 1 {
-                for ((yv, &xv), &dv) in yb.iter_mut().zip(xb).zip(d) {
-                    *yv = dv * xv;
-                }
-            } else {
-                for ((yr, xr), &dv) in yb
-                    .chunks_exact_mut(inner)
-                    .zip(xb.chunks_exact(inner))
-                    .zip(d)
-                {
-                    for (yv, &xv) in yr.iter_mut().zip(xr) {
-                        *yv = dv * xv;
-                    }
-                }
-            }
-        }
-    }
 }
 
-impl<T: Scalar> LocalOperator<T> for Diagonal<T> {
+impl<T: Scalar, E: Engine> LocalOperator<T, E> for Diagonal<T, E> {
     fn dims(&self) -> &[usize] {
         &self.dims
     }
     fn dimsd(&self) -> &[usize] {
         &self.dims
     }
-    fn matvec(&self, x: &[T], y: &mut [T]) {
-        let n = self.ncols();
-        check_io("Diagonal::matvec", x.len(), n, y.len(), n);
-        self.apply(&self.diag, x, y);
+    fn matvec(&self, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) {
+        check_matvec_on::<T, E, _>(self, "Diagonal::matvec", &x, &y);
+        E::diag_mul(E::slice(&self.diag), self.split.2, x, y);
     }
-    fn rmatvec(&self, y: &[T], x: &mut [T]) {
-        let n = self.ncols();
-        check_io("Diagonal::rmatvec", y.len(), n, x.len(), n);
-        self.apply(&self.diag_conj, y, x);
+    fn rmatvec(&self, y: E::Slice<'_, T>, x: E::SliceMut<'_, T>) {
+        check_rmatvec_on::<T, E, _>(self, "Diagonal::rmatvec", &y, &x);
+        E::diag_mul(E::slice(&self.diag_conj), self.split.2, y, x);
     }
     fn name(&self) -> String {
         "Diagonal".into()

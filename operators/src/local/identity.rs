@@ -2,9 +2,9 @@
 //! (PyLops' `Identity`).
 
 use super::boxcopy::Embedding;
-use super::shape::{check_matvec, check_rmatvec, check_shapes, shape_methods};
+use super::shape::{check_matvec_on, check_rmatvec_on, check_shapes, shape_methods};
 use super::LocalOperator;
-use distlops_core::{Error, Result, Scalar};
+use distlops_core::{Engine, Error, Result, Scalar};
 
 /// The `N x M` identity. PyLops: `Identity(N, M)`.
 ///
@@ -58,6 +58,7 @@ impl Identity {
             let extent: Vec<usize> = dims.iter().zip(dimsd).map(|(&m, &n)| m.min(n)).collect();
             Embedding::new(dims, dimsd, &vec![0; dims.len()], &extent)
         });
+        let common = common.transpose()?;
         Ok(Identity {
             dims: dims.to_vec(),
             dimsd: dimsd.to_vec(),
@@ -66,20 +67,20 @@ impl Identity {
     }
 }
 
-impl<T: Scalar> LocalOperator<T> for Identity {
+impl<T: Scalar, E: Engine> LocalOperator<T, E> for Identity {
     shape_methods!("Identity");
-    fn matvec(&self, x: &[T], y: &mut [T]) {
-        check_matvec(self, "Identity::matvec", x, y);
+    fn matvec(&self, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) {
+        check_matvec_on::<T, E, _>(self, "Identity::matvec", &x, &y);
         match &self.common {
-            None => y.copy_from_slice(x),
-            Some(common) => common.forward(x, y),
+            None => E::copy_slice(x, y),
+            Some(common) => common.forward::<T, E>(x, y),
         }
     }
-    fn rmatvec(&self, y: &[T], x: &mut [T]) {
-        check_rmatvec(self, "Identity::rmatvec", y, x);
+    fn rmatvec(&self, y: E::Slice<'_, T>, x: E::SliceMut<'_, T>) {
+        check_rmatvec_on::<T, E, _>(self, "Identity::rmatvec", &y, &x);
         match &self.common {
-            None => x.copy_from_slice(y),
-            Some(common) => common.adjoint(y, x),
+            None => E::copy_slice(y, x),
+            Some(common) => common.adjoint::<T, E>(y, x),
         }
     }
 }

@@ -1,13 +1,10 @@
 //! [`MatrixMult`]: a dense matrix applied to a vector or to every column of a matrix (PyLops'
-//! `MatrixMult`).
+//! `MatrixMult`), on any engine.
 
-use super::dense_kernels::{gemv, gemv_adjoint};
-use super::shape::{check_dims, check_matvec, check_rmatvec};
+use super::shape::{check_dims, check_matvec_on, check_rmatvec_on};
 use super::LocalOperator;
-use distlops_core::{Result, Scalar};
-use ndarray::linalg::general_mat_mul;
-use ndarray::{Array2, ArrayView2, ArrayViewMut2};
-use std::sync::Mutex;
+use distlops_core::{Engine, Host, MatOp, Result, Scalar};
+use ndarray::{Array2, ArrayView2};
 
 /// `Y = A X` with a dense `A` of shape `N x M`. PyLops: `MatrixMult(A, otherdims)`.
 ///
@@ -15,25 +12,27 @@ use std::sync::Mutex;
 /// * With `otherdims = (d1, d2, ...)`: `dims = (M, d1, d2, ...)`, `dimsd = (N, d1, d2, ...)`; the
 ///   model is seen as a matrix `X` of shape `M x prod(otherdims)` and `Y = A X`, `X = A^H Y`.
 ///
-/// The vector case runs one dot product per row of `A` (forward) and row-wise AXPYs (adjoint), both
-/// over contiguous rows, so each application streams `A` once from memory. The matrix case uses a
-/// GEMM (ndarray's `general_mat_mul`).
+/// The matrix lives on the engine `E` ([`to_engine`](Self::to_engine) moves it) and the product
+/// is the engine's [`matmul_slices`](Engine::matmul_slices). On the host, the vector case runs one
+/// dot product per row of `A` (forward) and row-wise AXPYs (adjoint), both over contiguous rows,
+/// so each application streams `A` once from memory, and the matrix case uses a GEMM (ndarray's
+/// `general_mat_mul`). On a CUDA device both are one cuBLAS `gemm`.
 #[derive(Debug)]
-pub struct MatrixMult<T: Scalar> {
-    a: Array2<T>,
+pub struct MatrixMult<T: Scalar, E: Engine = Host> {
+    a: E::Storage<T>,
+    /// `(N, M)`.
+    shape: (usize, usize),
     dims: Vec<usize>,
     dimsd: Vec<usize>,
     /// `prod(otherdims)`: the number of columns of `X`.
     ncol: usize,
-    /// `conj(Y)` for the complex adjoint with `otherdims` (empty otherwise).
-    scratch: Mutex<Vec<T>>,
 }
 
 impl<T: Scalar> MatrixMult<T> {
     /// `y = A x` for a vector `x` of length `A.ncols()`.
     ///
     /// # Errors
-    /// Never for a valid `Array2`; kept fallible like the other constructors.
+    /// [`Error::Allocation`](distlops_core::Error::Allocation) if the copy of `A` cannot be had.
     pub fn new(a: Array2<T>) -> Result<Self> {
         Self::build(a, None)
     }
@@ -48,84 +47,68 @@ impl<T: Scalar> MatrixMult<T> {
     }
 
     fn build(a: Array2<T>, otherdims: Option<&[usize]>) -> Result<Self> {
-        let a = if a.is_standard_layout() {
-            a
-        } else {
-            a.as_standard_layout().into_owned()
-        };
         let (n, m) = a.dim();
         let other = otherdims.unwrap_or(&[]);
         let dims: Vec<usize> = std::iter::once(m).chain(other.iter().copied()).collect();
         let dimsd: Vec<usize> = std::iter::once(n).chain(other.iter().copied()).collect();
         check_dims("MatrixMult dims", &dims)?;
-        let nrows = check_dims("MatrixMult dimsd", &dimsd)?;
-        let ncol = other.iter().product::<usize>();
-        let scratch_len = if T::IS_COMPLEX && ncol != 1 { nrows } else { 0 };
+        check_dims("MatrixMult dimsd", &dimsd)?;
         Ok(MatrixMult {
-            a,
+            a: Host.upload(a.view().into_dyn())?,
+            shape: (n, m),
             dims,
             dimsd,
-            ncol,
-            scratch: Mutex::new(vec![T::zero(); scratch_len]),
+            ncol: other.iter().product::<usize>(),
         })
     }
 
     /// The matrix `A`.
-    pub fn matrix(&self) -> &Array2<T> {
-        &self.a
-    }
-
-    /// The row-major elements of `A`.
-    fn rows(&self) -> &[T] {
+    pub fn matrix(&self) -> ArrayView2<'_, T> {
         self.a
-            .as_slice()
-            .expect("MatrixMult stores A in standard layout")
+            .view()
+            .into_dimensionality()
+            .expect("MatrixMult stores a 2-D matrix")
     }
 }
 
-impl<T: Scalar> LocalOperator<T> for MatrixMult<T> {
+impl<T: Scalar, E: Engine> MatrixMult<T, E> {
+    /// The same operator with its matrix on `engine` (one copy of `A`).
+    ///
+    /// # Errors
+    /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room for `A`.
+    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<MatrixMult<T, F>> {
+        Ok(MatrixMult {
+            a: engine.upload(E::download(&self.a).view())?,
+            shape: self.shape,
+            dims: self.dims.clone(),
+            dimsd: self.dimsd.clone(),
+            ncol: self.ncol,
+        })
+    }
+
+    fn product(&self, op: MatOp, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) {
+        let (n, m) = self.shape;
+        E::matmul_slices(op, (n, m, self.ncol), E::slice(&self.a), x, y)
+            .unwrap_or_else(|e| panic!("MatrixMult({n}x{m}): {e}"));
+    }
+}
+
+impl<T: Scalar, E: Engine> LocalOperator<T, E> for MatrixMult<T, E> {
     fn dims(&self) -> &[usize] {
         &self.dims
     }
     fn dimsd(&self) -> &[usize] {
         &self.dimsd
     }
-    fn matvec(&self, x: &[T], y: &mut [T]) {
-        check_matvec(self, "MatrixMult::matvec", x, y);
-        let (n, m) = self.a.dim();
-        if self.ncol == 1 {
-            gemv(self.rows(), x, y);
-        } else {
-            let xv = ArrayView2::from_shape((m, self.ncol), x).expect("length checked");
-            let mut yv = ArrayViewMut2::from_shape((n, self.ncol), y).expect("length checked");
-            general_mat_mul(T::one(), &self.a, &xv, T::zero(), &mut yv);
-        }
+    fn matvec(&self, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) {
+        check_matvec_on::<T, E, _>(self, "MatrixMult::matvec", &x, &y);
+        self.product(MatOp::N, x, y);
     }
-    fn rmatvec(&self, y: &[T], x: &mut [T]) {
-        check_rmatvec(self, "MatrixMult::rmatvec", y, x);
-        let (n, m) = self.a.dim();
-        if self.ncol == 1 {
-            gemv_adjoint(self.rows(), y, x);
-            return;
-        }
-        let mut xv = ArrayViewMut2::from_shape((m, self.ncol), &mut *x).expect("length checked");
-        if T::IS_COMPLEX {
-            // X = conj(A^T conj(Y)).
-            let mut guard = self.scratch.lock().unwrap_or_else(|e| e.into_inner());
-            let yc = &mut guard[..];
-            for (d, s) in yc.iter_mut().zip(y) {
-                *d = s.conj();
-            }
-            let yv = ArrayView2::from_shape((n, self.ncol), &*yc).expect("length checked");
-            general_mat_mul(T::one(), &self.a.t(), &yv, T::zero(), &mut xv);
-            drop(guard);
-            x.iter_mut().for_each(|v| *v = v.conj());
-        } else {
-            let yv = ArrayView2::from_shape((n, self.ncol), y).expect("length checked");
-            general_mat_mul(T::one(), &self.a.t(), &yv, T::zero(), &mut xv);
-        }
+    fn rmatvec(&self, y: E::Slice<'_, T>, x: E::SliceMut<'_, T>) {
+        check_rmatvec_on::<T, E, _>(self, "MatrixMult::rmatvec", &y, &x);
+        self.product(MatOp::H, y, x);
     }
     fn name(&self) -> String {
-        format!("MatrixMult({}x{})", self.a.nrows(), self.a.ncols())
+        format!("MatrixMult({}x{})", self.shape.0, self.shape.1)
     }
 }

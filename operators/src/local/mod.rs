@@ -37,7 +37,7 @@
 //! # Ok::<(), distlops_core::Error>(())
 //! ```
 
-use distlops_core::Scalar;
+use distlops_core::{Engine, Host, Scalar};
 use std::sync::Arc;
 
 mod boxcopy;
@@ -45,7 +45,6 @@ mod conj;
 mod convolve1d;
 mod corr_line;
 mod dense;
-mod dense_kernels;
 mod diagonal;
 mod first_derivative;
 mod identity;
@@ -74,19 +73,23 @@ pub use stencil::DerivativeKind;
 pub use transpose::Transpose;
 pub use zero::Zero;
 
-/// A serial linear operator on flat C-ordered arrays.
+/// A serial linear operator on flat C-ordered arrays of one engine's memory.
 ///
 /// `matvec` and `rmatvec` overwrite their output and allocate nothing. Object-safe: distributed
-/// operators hold `Box<dyn LocalOperator<T>>`.
-pub trait LocalOperator<T: Scalar>: Send + Sync {
+/// operators hold `Box<dyn LocalOperator<T, E>>`. On the host (`E = Host`, the default) the
+/// arrays are `&[T]` and `&mut [T]`; on another engine they are that engine's slices
+/// ([`Engine::Slice`]), and the operator's data lives on the engine too. [`MatrixMult`],
+/// [`Diagonal`], [`Identity`], [`Zero`], [`Transpose`] and [`Conj`] are written once for every
+/// engine (their data moves with `to_engine`); the others are host operators.
+pub trait LocalOperator<T: Scalar, E: Engine = Host>: Send + Sync {
     /// The model shape (of `x` in `y = A x`).
     fn dims(&self) -> &[usize];
     /// The data shape (of `y`).
     fn dimsd(&self) -> &[usize];
     /// `y = A x`, with `x.len() == ncols()` and `y.len() == nrows()`.
-    fn matvec(&self, x: &[T], y: &mut [T]);
+    fn matvec(&self, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>);
     /// `x = A^H y`.
-    fn rmatvec(&self, y: &[T], x: &mut [T]);
+    fn rmatvec(&self, y: E::Slice<'_, T>, x: E::SliceMut<'_, T>);
     /// A short name for messages.
     fn name(&self) -> String {
         "LocalOperator".into()
@@ -103,17 +106,17 @@ pub trait LocalOperator<T: Scalar>: Send + Sync {
 
 macro_rules! forward_impl {
     ($($ty:ty),*) => {$(
-        impl<T: Scalar, L: LocalOperator<T> + ?Sized> LocalOperator<T> for $ty {
+        impl<T: Scalar, E: Engine, L: LocalOperator<T, E> + ?Sized> LocalOperator<T, E> for $ty {
             fn dims(&self) -> &[usize] {
                 (**self).dims()
             }
             fn dimsd(&self) -> &[usize] {
                 (**self).dimsd()
             }
-            fn matvec(&self, x: &[T], y: &mut [T]) {
+            fn matvec(&self, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) {
                 (**self).matvec(x, y)
             }
-            fn rmatvec(&self, y: &[T], x: &mut [T]) {
+            fn rmatvec(&self, y: E::Slice<'_, T>, x: E::SliceMut<'_, T>) {
                 (**self).rmatvec(y, x)
             }
             fn name(&self) -> String {

@@ -1,9 +1,9 @@
 //! [`Pad`]: zero-padding of an n-D array (PyLops' `Pad`).
 
 use super::boxcopy::Embedding;
-use super::shape::{check_dims, check_matvec, check_rmatvec, shape_methods};
+use super::shape::{check_dims, check_matvec_on, check_rmatvec_on, shape_methods};
 use super::LocalOperator;
-use distlops_core::{Error, Result, Scalar};
+use distlops_core::{Engine, Error, Result, Scalar};
 
 /// Zero-pads the model in forward mode and extracts it back in adjoint mode. PyLops:
 /// `Pad(dims, pad)`.
@@ -44,7 +44,7 @@ impl Pad {
             .ok_or_else(|| Error::InvalidArgument(format!("Pad: padding {pad:?} overflows")))?;
         check_dims("Pad dimsd", &dimsd)?;
         let before: Vec<usize> = pad.iter().map(|p| p.0).collect();
-        let embedding = Embedding::new(dims, &dimsd, &before, dims);
+        let embedding = Embedding::new(dims, &dimsd, &before, dims)?;
         Ok(Pad {
             dims: dims.to_vec(),
             dimsd,
@@ -59,14 +59,14 @@ impl Pad {
     }
 }
 
-impl<T: Scalar> LocalOperator<T> for Pad {
+impl<T: Scalar, E: Engine> LocalOperator<T, E> for Pad {
     shape_methods!("Pad");
-    fn matvec(&self, x: &[T], y: &mut [T]) {
-        check_matvec(self, "Pad::matvec", x, y);
-        self.embedding.forward(x, y);
+    fn matvec(&self, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) {
+        check_matvec_on::<T, E, _>(self, "Pad::matvec", &x, &y);
+        self.embedding.forward::<T, E>(x, y);
     }
-    fn rmatvec(&self, y: &[T], x: &mut [T]) {
-        check_rmatvec(self, "Pad::rmatvec", y, x);
-        self.embedding.adjoint(y, x);
+    fn rmatvec(&self, y: E::Slice<'_, T>, x: E::SliceMut<'_, T>) {
+        check_rmatvec_on::<T, E, _>(self, "Pad::rmatvec", &y, &x);
+        self.embedding.adjoint::<T, E>(y, x);
     }
 }

@@ -2,7 +2,7 @@
 //! of a C-ordered array along one axis.
 
 use super::LocalOperator;
-use distlops_core::{Error, Result, Scalar};
+use distlops_core::{Engine, Error, Host, Result, Scalar, SliceLen};
 
 /// Checks that `axis < dims.len()`.
 pub(crate) fn check_axis(dims: &[usize], axis: usize) -> Result<()> {
@@ -62,7 +62,33 @@ pub(crate) fn check_io(
     );
 }
 
-/// [`check_io`] for `op.matvec(x, y)`: `x` has `op.ncols()` elements and `y` has `op.nrows()`.
+/// [`check_io`] for `op.matvec(x, y)` on any engine: `x` has `op.ncols()` elements and `y` has
+/// `op.nrows()`.
+#[inline]
+#[track_caller]
+pub(crate) fn check_matvec_on<T, E, L>(op: &L, name: &str, x: &impl SliceLen, y: &impl SliceLen)
+where
+    T: Scalar,
+    E: Engine,
+    L: LocalOperator<T, E> + ?Sized,
+{
+    check_io(name, x.len(), op.ncols(), y.len(), op.nrows());
+}
+
+/// [`check_io`] for `op.rmatvec(y, x)` on any engine: `y` has `op.nrows()` elements and `x` has
+/// `op.ncols()`.
+#[inline]
+#[track_caller]
+pub(crate) fn check_rmatvec_on<T, E, L>(op: &L, name: &str, y: &impl SliceLen, x: &impl SliceLen)
+where
+    T: Scalar,
+    E: Engine,
+    L: LocalOperator<T, E> + ?Sized,
+{
+    check_io(name, y.len(), op.nrows(), x.len(), op.ncols());
+}
+
+/// [`check_matvec_on`] for host slices.
 #[inline]
 #[track_caller]
 pub(crate) fn check_matvec<T: Scalar, L: LocalOperator<T> + ?Sized>(
@@ -71,10 +97,10 @@ pub(crate) fn check_matvec<T: Scalar, L: LocalOperator<T> + ?Sized>(
     x: &[T],
     y: &[T],
 ) {
-    check_io(name, x.len(), op.ncols(), y.len(), op.nrows());
+    check_matvec_on::<T, Host, L>(op, name, &x, &y);
 }
 
-/// [`check_io`] for `op.rmatvec(y, x)`: `y` has `op.nrows()` elements and `x` has `op.ncols()`.
+/// [`check_rmatvec_on`] for host slices.
 #[inline]
 #[track_caller]
 pub(crate) fn check_rmatvec<T: Scalar, L: LocalOperator<T> + ?Sized>(
@@ -83,7 +109,7 @@ pub(crate) fn check_rmatvec<T: Scalar, L: LocalOperator<T> + ?Sized>(
     y: &[T],
     x: &[T],
 ) {
-    check_io(name, y.len(), op.nrows(), x.len(), op.ncols());
+    check_rmatvec_on::<T, Host, L>(op, name, &y, &x);
 }
 
 /// The C-order (row-major) strides of an array of shape `dims`, in elements.

@@ -1,8 +1,8 @@
 //! [`Transpose`]: permutes the axes of an n-D array (PyLops' `Transpose`).
 
-use super::shape::{c_strides, check_axis, check_dims, check_io};
+use super::shape::{c_strides, check_axis, check_dims, check_matvec_on, check_rmatvec_on};
 use super::LocalOperator;
-use distlops_core::{Error, Result, Scalar};
+use distlops_core::{Engine, Error, Result, Scalar, StridedCopy};
 
 /// `y = x.transpose(axes)`. PyLops: `Transpose(dims, axes)`.
 ///
@@ -14,10 +14,10 @@ pub struct Transpose {
     dims: Vec<usize>,
     dimsd: Vec<usize>,
     axes: Vec<usize>,
-    /// For each data axis `k`, the stride in the model of the element index `i_k`.
-    strides: Vec<usize>,
-    /// The C strides of the data.
-    data_strides: Vec<usize>,
+    /// Model to data: the data in C order, reading the model with permuted strides.
+    to_data: StridedCopy,
+    /// Data to model: the same box the other way.
+    to_model: StridedCopy,
 }
 
 impl Transpose {
@@ -46,12 +46,15 @@ impl Transpose {
         }
         let dimsd: Vec<usize> = axes.iter().map(|&a| dims[a]).collect();
         let model_strides = c_strides(dims);
+        let strides: Vec<usize> = axes.iter().map(|&a| model_strides[a]).collect();
+        let n = dims.iter().product();
+        let to_data = StridedCopy::new(&dimsd, (0, &strides, n), (0, &c_strides(&dimsd), n))?;
         Ok(Transpose {
             dims: dims.to_vec(),
-            data_strides: c_strides(&dimsd),
             dimsd,
             axes: axes.to_vec(),
-            strides: axes.iter().map(|&a| model_strides[a]).collect(),
+            to_model: to_data.reversed(),
+            to_data,
         })
     }
 
@@ -59,57 +62,22 @@ impl Transpose {
     pub fn axes(&self) -> &[usize] {
         &self.axes
     }
-
-    /// Visits the data in C order: `f(model offset, data offset)` over the last data axis as a run.
-    fn walk(
-        &self,
-        level: usize,
-        model: usize,
-        data: usize,
-        f: &mut impl FnMut(usize, usize, usize, usize),
-    ) {
-        let n = self.dimsd[level];
-        if level + 1 == self.dimsd.len() {
-            f(model, self.strides[level], data, n);
-            return;
-        }
-        let (ms, ds) = (self.strides[level], self.data_strides[level]);
-        for i in 0..n {
-            self.walk(level + 1, model + i * ms, data + i * ds, f);
-        }
-    }
 }
 
-impl<T: Scalar> LocalOperator<T> for Transpose {
+impl<T: Scalar, E: Engine> LocalOperator<T, E> for Transpose {
     fn dims(&self) -> &[usize] {
         &self.dims
     }
     fn dimsd(&self) -> &[usize] {
         &self.dimsd
     }
-    fn matvec(&self, x: &[T], y: &mut [T]) {
-        let n = LocalOperator::<T>::ncols(self);
-        check_io("Transpose::matvec", x.len(), n, y.len(), n);
-        if n == 0 {
-            return;
-        }
-        self.walk(0, 0, 0, &mut |m, stride, d, len| {
-            for (k, v) in y[d..d + len].iter_mut().enumerate() {
-                *v = x[m + k * stride];
-            }
-        });
+    fn matvec(&self, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) {
+        check_matvec_on::<T, E, _>(self, "Transpose::matvec", &x, &y);
+        E::strided_copy(&self.to_data, x, y);
     }
-    fn rmatvec(&self, y: &[T], x: &mut [T]) {
-        let n = LocalOperator::<T>::ncols(self);
-        check_io("Transpose::rmatvec", y.len(), n, x.len(), n);
-        if n == 0 {
-            return;
-        }
-        self.walk(0, 0, 0, &mut |m, stride, d, len| {
-            for (k, &v) in y[d..d + len].iter().enumerate() {
-                x[m + k * stride] = v;
-            }
-        });
+    fn rmatvec(&self, y: E::Slice<'_, T>, x: E::SliceMut<'_, T>) {
+        check_rmatvec_on::<T, E, _>(self, "Transpose::rmatvec", &y, &x);
+        E::strided_copy(&self.to_model, y, x);
     }
     fn name(&self) -> String {
         "Transpose".into()

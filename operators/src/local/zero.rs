@@ -1,8 +1,8 @@
 //! [`Zero`]: the zero operator (PyLops' `Zero`).
 
-use super::shape::{check_matvec, check_rmatvec, check_shapes, shape_methods};
+use super::shape::{check_matvec_on, check_rmatvec_on, check_shapes, shape_methods};
 use super::LocalOperator;
-use distlops_core::{Result, Scalar};
+use distlops_core::{Engine, Result, Scalar};
 
 /// The `N x M` zero operator: `y = 0`, `x = 0`. PyLops: `Zero(N, M)`.
 ///
@@ -40,14 +40,14 @@ impl Zero {
     }
 }
 
-impl<T: Scalar> LocalOperator<T> for Zero {
+impl<T: Scalar, E: Engine> LocalOperator<T, E> for Zero {
     shape_methods!("Zero");
-    fn matvec(&self, x: &[T], y: &mut [T]) {
-        check_matvec(self, "Zero::matvec", x, y);
-        y.fill(T::zero());
+    fn matvec(&self, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) {
+        check_matvec_on::<T, E, _>(self, "Zero::matvec", &x, &y);
+        E::fill_slice(y, T::zero());
     }
-    fn rmatvec(&self, y: &[T], x: &mut [T]) {
-        check_rmatvec(self, "Zero::rmatvec", y, x);
-        x.fill(T::zero());
+    fn rmatvec(&self, y: E::Slice<'_, T>, x: E::SliceMut<'_, T>) {
+        check_rmatvec_on::<T, E, _>(self, "Zero::rmatvec", &y, &x);
+        E::fill_slice(x, T::zero());
     }
 }

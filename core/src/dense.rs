@@ -1,4 +1,4 @@
-//! Streaming kernels of [`MatrixMult`](super::MatrixMult) for one right-hand side:
+//! Streaming kernels of the host engine's dense product for one right-hand side:
 //! `y = A x` and `x = A^H y` for a row-major `A`, at the memory bandwidth of reading `A` once.
 //!
 //! Complex matrices are processed through their interleaved real view (`[re, im, re, im, ...]`,
@@ -18,7 +18,7 @@
 //! on the CPU, not on the rank count).
 
 use crate::reals::{as_f64, as_f64_mut, real, real_mut};
-use distlops_core::{RealScalar, Scalar};
+use crate::scalar::{RealScalar, Scalar};
 
 /// Lanes per accumulator (one 256-bit register of f64).
 const L: usize = 4;

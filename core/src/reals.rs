@@ -2,16 +2,16 @@
 //! slice (`re, im, re, im, ...` for complex types), and a slice of a generic type as `f64` when it
 //! is `f64` (to reach kernels written with explicit f64 intrinsics).
 
-use distlops_core::Scalar;
+use crate::scalar::Scalar;
 use std::any::TypeId;
 
 /// Reals per element: 1 for real types, 2 for complex ones.
-pub(crate) fn width<T: Scalar>() -> usize {
+pub fn width<T: Scalar>() -> usize {
     std::mem::size_of::<T>() / std::mem::size_of::<T::Real>()
 }
 
 /// A slice of scalars seen as its real components (`re, im` interleaved for complex types).
-pub(crate) fn real<T: Scalar>(s: &[T]) -> &[T::Real] {
+pub fn real<T: Scalar>(s: &[T]) -> &[T::Real] {
     let w = width::<T>();
     debug_assert_eq!(std::mem::size_of::<T>(), w * std::mem::size_of::<T::Real>());
     debug_assert_eq!(std::mem::align_of::<T>(), std::mem::align_of::<T::Real>());
@@ -23,7 +23,7 @@ pub(crate) fn real<T: Scalar>(s: &[T]) -> &[T::Real] {
 }
 
 /// [`real`] for a mutable slice.
-pub(crate) fn real_mut<T: Scalar>(s: &mut [T]) -> &mut [T::Real] {
+pub fn real_mut<T: Scalar>(s: &mut [T]) -> &mut [T::Real] {
     let w = width::<T>();
     // SAFETY: as in `real`; the mutable borrow of `s` is moved into the result, and every bit
     // pattern of the components is a valid `T`.
@@ -36,13 +36,13 @@ fn is_f64<T: 'static>() -> bool {
 }
 
 /// `s` as `&[f64]` when `T` is `f64`.
-pub(crate) fn as_f64<T: 'static>(s: &[T]) -> Option<&[f64]> {
+pub fn as_f64<T: 'static>(s: &[T]) -> Option<&[f64]> {
     // SAFETY: `T` is `f64` (checked), so the slice is one of f64.
     is_f64::<T>().then(|| unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), s.len()) })
 }
 
 /// `s` as `&mut [f64]` when `T` is `f64`.
-pub(crate) fn as_f64_mut<T: 'static>(s: &mut [T]) -> Option<&mut [f64]> {
+pub fn as_f64_mut<T: 'static>(s: &mut [T]) -> Option<&mut [f64]> {
     // SAFETY: as in `as_f64`.
     is_f64::<T>().then(|| unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast(), s.len()) })
 }
