@@ -512,6 +512,37 @@ pub trait Engine: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
         y: Self::SliceMut<'_, T>,
     ) -> Result<()>;
 
+    /// `recv = sum over the ranks of comm of send` (payload all-reduce; see
+    /// [`Communicator::all_reduce_sum_on`](crate::Communicator::all_reduce_sum_on)).
+    ///
+    /// # Errors
+    /// [`Error::Device`](crate::Error::Device) on every rank if the device collective fails or
+    /// the ranks' calls differ.
+    fn all_reduce_sum<T: Scalar>(
+        comm: &crate::Communicator,
+        send: Self::Slice<'_, T>,
+        recv: Self::SliceMut<'_, T>,
+    ) -> Result<()>;
+    /// `buf = buf of rank root` (payload broadcast, in place).
+    ///
+    /// # Errors
+    /// As [`all_reduce_sum`](Self::all_reduce_sum).
+    fn broadcast<T: Scalar>(
+        comm: &crate::Communicator,
+        buf: Self::SliceMut<'_, T>,
+        root: usize,
+    ) -> Result<()>;
+    /// Point-to-point exchange in one step: each `(peer, slice)` of `sends` goes to `peer`, each
+    /// of `recvs` is filled from `peer` (payload send/recv, grouped).
+    ///
+    /// # Errors
+    /// As [`all_reduce_sum`](Self::all_reduce_sum).
+    fn exchange<T: Scalar>(
+        comm: &crate::Communicator,
+        sends: &[(usize, Self::Slice<'_, T>)],
+        recvs: &mut [(usize, Self::SliceMut<'_, T>)],
+    ) -> Result<()>;
+
     /// A dense product on local blocks: `a` holds a row-major `n x m` matrix; `x` and `y` hold
     /// row-major matrices of `k` columns (or vectors, `k = 1`): `x` is `m x k` and `y` is `n x k`
     /// for [`MatOp::N`], the other way round for [`MatOp::H`]. `y` is overwritten. The sums run
@@ -747,6 +778,26 @@ impl Engine for Host {
     }
     fn strided_copy<T: Scalar>(copy: &StridedCopy, x: &[T], y: &mut [T]) {
         copy.host(x, y);
+    }
+    fn all_reduce_sum<T: Scalar>(
+        comm: &crate::Communicator,
+        send: &[T],
+        recv: &mut [T],
+    ) -> Result<()> {
+        comm.all_reduce_into(send, recv, crate::ReduceOp::Sum);
+        Ok(())
+    }
+    fn broadcast<T: Scalar>(comm: &crate::Communicator, buf: &mut [T], root: usize) -> Result<()> {
+        comm.broadcast_into(buf, root);
+        Ok(())
+    }
+    fn exchange<T: Scalar>(
+        comm: &crate::Communicator,
+        sends: &[(usize, &[T])],
+        recvs: &mut [(usize, &mut [T])],
+    ) -> Result<()> {
+        comm.exchange(sends, recvs);
+        Ok(())
     }
     fn matmul_slices<T: Scalar>(
         op: MatOp,

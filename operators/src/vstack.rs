@@ -64,8 +64,11 @@ impl<T: Scalar, E: Engine> VStack<T, E> {
 /// (allocated at the first product, again only if a product comes on another engine value).
 pub(crate) struct SumWork<T: Scalar, E: Engine> {
     len: usize,
-    bufs: Mutex<Option<(E, E::Storage<T>, E::Storage<T>)>>,
+    bufs: Mutex<Option<SumBuffers<T, E>>>,
 }
+
+/// The engine the buffers are on, the partial sum and one operator's output.
+type SumBuffers<T, E> = (E, <E as Engine>::Storage<T>, <E as Engine>::Storage<T>);
 
 impl<T: Scalar, E: Engine> SumWork<T, E> {
     /// Buffers of `len` elements.
@@ -100,8 +103,7 @@ impl<T: Scalar, E: Engine> SumWork<T, E> {
             apply(i, E::slice_mut(one));
             E::axpy(T::one(), one, sum);
         }
-        comm.all_reduce_sum_on::<T, E>(E::slice(sum), out);
-        Ok(())
+        comm.all_reduce_sum_on::<T, E>(E::slice(sum), out)
     }
 }
 

@@ -239,28 +239,27 @@ fn hstack_ops<T: TestScalar, E: Engine>(
 
 /// BlockDiag, VStack, HStack and Broadcasted of engine-`E` local operators, with uneven blocks
 /// per rank, and CGLS on a VStack of per-rank MatrixMult.
-fn stacking_operators<T: TestScalar, E: TestEngine>(comm: &Communicator) {
-    let engine = E::for_rank(comm);
+fn stacking_operators<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
     let r = comm.rank();
     let seed = 30 + 10 * r as u64;
     let host = BlockDiag::new(comm, block_ops::<T, Host>(&Host, r, seed)).unwrap();
-    let dev = BlockDiag::new(comm, block_ops(&engine, r, seed)).unwrap();
-    compare_dist::<T, E>(comm, &engine, "BlockDiag", &host, &dev);
+    let dev = BlockDiag::new(comm, block_ops(engine, r, seed)).unwrap();
+    compare_dist::<T, E>(comm, engine, "BlockDiag", &host, &dev);
     let host = VStack::new(comm, vstack_ops::<T, Host>(&Host, r, seed)).unwrap();
-    let dev = VStack::new(comm, vstack_ops(&engine, r, seed)).unwrap();
-    compare_dist::<T, E>(comm, &engine, "VStack", &host, &dev);
+    let dev = VStack::new(comm, vstack_ops(engine, r, seed)).unwrap();
+    compare_dist::<T, E>(comm, engine, "VStack", &host, &dev);
     let host = HStack::new(comm, hstack_ops::<T, Host>(&Host, r, seed)).unwrap();
-    let dev = HStack::new(comm, hstack_ops(&engine, r, seed)).unwrap();
-    compare_dist::<T, E>(comm, &engine, "HStack", &host, &dev);
+    let dev = HStack::new(comm, hstack_ops(engine, r, seed)).unwrap();
+    compare_dist::<T, E>(comm, engine, "HStack", &host, &dev);
     let host = Broadcasted::new(comm, diagonal::<T, Host>(&Host, 9, 50)).unwrap();
-    let dev = Broadcasted::new(comm, diagonal::<T, E>(&engine, 9, 50)).unwrap();
-    compare_dist::<T, E>(comm, &engine, "Broadcasted", &host, &dev);
+    let dev = Broadcasted::new(comm, diagonal::<T, E>(engine, 9, 50)).unwrap();
+    compare_dist::<T, E>(comm, engine, "Broadcasted", &host, &dev);
 
     // Least squares with a tall VStack of per-rank dense blocks, solved on the engine.
     use distlops::solvers::{cgls, CglsParams};
     let host = VStack::new(comm, vec![dense::<T, Host>(&Host, 9 + r, 6, seed + 5)]).unwrap();
-    let dev = VStack::new(comm, vec![dense::<T, E>(&engine, 9 + r, 6, seed + 5)]).unwrap();
-    let (y, hy) = vectors::<T, E>(comm, &engine, dev.range(), 63);
+    let dev = VStack::new(comm, vec![dense::<T, E>(engine, 9 + r, 6, seed + 5)]).unwrap();
+    let (y, hy) = vectors::<T, E>(comm, engine, dev.range(), 63);
     let params = CglsParams {
         niter: 6,
         ..CglsParams::default()
@@ -283,8 +282,24 @@ pub fn operators_all_dtypes<E: TestEngine>(comm: &Communicator) {
     local_operators::<Complex64, E>(comm);
     local_operators::<f32, E>(comm);
     local_operators::<Complex32, E>(comm);
-    stacking_operators::<f64, E>(comm);
-    stacking_operators::<Complex64, E>(comm);
-    stacking_operators::<f32, E>(comm);
-    stacking_operators::<Complex32, E>(comm);
+    stacking_all_dtypes(comm, &E::for_rank(comm));
+}
+
+/// The stacking operators on `engine`, every dtype.
+pub fn stacking_all_dtypes<E: Engine>(comm: &Communicator, engine: &E) {
+    stacking_operators::<f64, E>(comm, engine);
+    stacking_operators::<Complex64, E>(comm, engine);
+    stacking_operators::<f32, E>(comm, engine);
+    stacking_operators::<Complex32, E>(comm, engine);
+}
+
+/// The stacking operators on this rank's device with device collectives over `comm` (NCCL, or
+/// NCCL emulated on the emulated device): the VStack adjoint's and HStack forward's sums, and
+/// CGLS, go through them.
+#[cfg(feature = "emulator")]
+pub fn stacking_with_collectives(comm: &Communicator) {
+    let cuda = distlops::core::Cuda::for_rank(comm).unwrap();
+    let cuda = cuda.with_collectives(comm).unwrap();
+    assert!(cuda.has_collectives_for(comm));
+    stacking_all_dtypes(comm, &cuda);
 }

@@ -433,6 +433,118 @@ pub fn vector_ops_all_dtypes<E: TestEngine>(comm: &Communicator) {
     mismatch_is_an_error::<E>(comm);
 }
 
+/// The payload collectives on slices of `engine` (all-reduce, broadcast, a ring exchange of
+/// uneven lengths) give the host communicator's bits.
+fn payload_collectives<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
+    use distlops::core::ReduceOp;
+    let (r, p) = (comm.rank(), comm.size());
+    let mine = global::<T>(&[13], 70 + r as u64);
+    let mut want = ndarray::ArrayD::<T>::zeros(vec![13]);
+    comm.all_reduce_into(
+        mine.as_slice().unwrap(),
+        want.as_slice_mut().unwrap(),
+        ReduceOp::Sum,
+    );
+    let send = engine.upload(mine.view()).unwrap();
+    let mut recv = engine.zeros::<T>(&[13]).unwrap();
+    comm.all_reduce_sum_on::<T, E>(E::slice(&send), E::slice_mut(&mut recv))
+        .unwrap();
+    assert!(
+        same_bits(&E::download(&recv), &want),
+        "all-reduce on {}",
+        E::NAME
+    );
+
+    let root = p - 1;
+    let mut buf = engine.upload(mine.view()).unwrap();
+    comm.broadcast_on::<T, E>(E::slice_mut(&mut buf), root)
+        .unwrap();
+    let theirs = global::<T>(&[13], 70 + root as u64);
+    assert!(
+        same_bits(&E::download(&buf), &theirs),
+        "broadcast on {}",
+        E::NAME
+    );
+
+    if p > 1 {
+        // Rank r sends 3 + r values to r + 1 and receives 3 + (r - 1) from r - 1.
+        let (next, prev) = ((r + 1) % p, (r + p - 1) % p);
+        let out = engine
+            .upload(global::<T>(&[3 + r], 80 + r as u64).view())
+            .unwrap();
+        let mut inc = engine.zeros::<T>(&[3 + prev]).unwrap();
+        comm.exchange_on::<T, E>(
+            &[(next, E::slice(&out))],
+            &mut [(prev, E::slice_mut(&mut inc))],
+        )
+        .unwrap();
+        let sent = global::<T>(&[3 + prev], 80 + prev as u64);
+        assert!(
+            same_bits(&E::download(&inc), &sent),
+            "exchange on {}",
+            E::NAME
+        );
+    }
+}
+
+/// The payload collectives on the host, every dtype.
+pub fn payload_collectives_host(comm: &Communicator) {
+    payload_collectives::<f64, Host>(comm, &Host);
+    payload_collectives::<Complex64, Host>(comm, &Host);
+    payload_collectives::<f32, Host>(comm, &Host);
+    payload_collectives::<Complex32, Host>(comm, &Host);
+}
+
+/// The payload collectives on this rank's device, staged through host memory and through the
+/// device collectives (NCCL, emulated on the emulated device); calls that differ between ranks
+/// are errors on every rank, not hangs; collectives serve only their own communicator.
+#[cfg(feature = "emulator")]
+pub fn payload_collectives_cuda(comm: &Communicator) {
+    use distlops::core::Cuda;
+    let plain = Cuda::for_rank(comm).unwrap();
+    let nccl = plain.with_collectives(comm).unwrap();
+    assert!(!plain.has_collectives_for(comm) && nccl.has_collectives_for(comm));
+    let sub = comm.split(0).unwrap();
+    assert!(
+        !nccl.has_collectives_for(&sub),
+        "collectives of another communicator"
+    );
+    for cuda in [&plain, &nccl] {
+        payload_collectives::<f64, Cuda>(comm, cuda);
+        payload_collectives::<Complex64, Cuda>(comm, cuda);
+        payload_collectives::<f32, Cuda>(comm, cuda);
+        payload_collectives::<Complex32, Cuda>(comm, cuda);
+    }
+    if comm.size() < 2 {
+        return;
+    }
+    // Rank 0 all-reduces 5 values, the others 6: an error everywhere (NCCL would corrupt).
+    let n = if comm.rank() == 0 { 5 } else { 6 };
+    let send = nccl.zeros::<f64>(&[n]).unwrap();
+    let mut recv = nccl.zeros::<f64>(&[n]).unwrap();
+    let err = comm
+        .all_reduce_sum_on::<f64, Cuda>(Cuda::slice(&send), Cuda::slice_mut(&mut recv))
+        .unwrap_err();
+    assert!(err.to_string().contains("differ between ranks"), "{err}");
+    // Rank 1 expects one value more than rank 0 sends it: an error everywhere (NCCL would hang).
+    let (r, p) = (comm.rank(), comm.size());
+    let (next, prev) = ((r + 1) % p, (r + p - 1) % p);
+    let out = nccl.zeros::<f64>(&[4]).unwrap();
+    let mut inc = nccl.zeros::<f64>(&[if r == 1 { 5 } else { 4 }]).unwrap();
+    let err = comm
+        .exchange_on::<f64, Cuda>(
+            &[(next, Cuda::slice(&out))],
+            &mut [(prev, Cuda::slice_mut(&mut inc))],
+        )
+        .unwrap_err();
+    assert!(
+        err.to_string().contains("rank 0 sends 4 reals to rank 1"),
+        "{err}"
+    );
+    // Both mistakes left the collectives usable and in step.
+    payload_collectives::<f64, Cuda>(comm, &nccl);
+}
+
 /// Every kernel of the manifest ran on some rank (the emulator counts launches): run last, so a
 /// kernel that no test exercises fails the GPU suite.
 #[cfg(feature = "emulator")]
@@ -466,6 +578,14 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "engine_operators::operators_all_dtypes[cuda]",
         super::engine_operators::operators_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
+        "engines::payload_collectives[cuda]",
+        payload_collectives_cuda,
+    ),
+    (
+        "engine_operators::stacking_with_collectives[cuda]",
+        super::engine_operators::stacking_with_collectives,
     ),
     (
         "engines::every_kernel_was_launched[cuda]",

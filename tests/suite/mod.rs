@@ -248,6 +248,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         engine_operators::operators_all_dtypes::<distlops::core::Host>,
     ),
     (
+        "engines::payload_collectives[host]",
+        engines::payload_collectives_host,
+    ),
+    (
         "engines::node_rank_on_one_machine",
         engines::node_rank_on_one_machine,
     ),

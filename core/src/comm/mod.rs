@@ -121,6 +121,18 @@ impl Communicator {
         }
     }
 
+    /// An identity of this rank's handle on its group of ranks, local to this rank: equal for
+    /// clones of one communicator, different for communicators made separately (splits), so
+    /// state made for one communicator (device collectives, caches) is never used with another.
+    pub fn group_id(&self) -> usize {
+        match &self.backend {
+            Backend::Serial => 0,
+            Backend::Threads(c) => c.group_id(),
+            #[cfg(feature = "mpi")]
+            Backend::Mpi(c) => c.group_id(),
+        }
+    }
+
     /// `"serial"`, `"threads"` or `"mpi"`.
     pub fn kind(&self) -> &'static str {
         match &self.backend {

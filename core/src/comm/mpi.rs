@@ -151,6 +151,11 @@ fn system_op(op: ReduceOp) -> SystemOperation {
 }
 
 impl MpiComm {
+    /// The address of this rank's shared handle (see `Communicator::group_id`).
+    pub(crate) fn group_id(&self) -> usize {
+        Arc::as_ptr(&self.comm) as usize
+    }
+
     pub(crate) fn rank(&self) -> usize {
         self.comm.rank() as usize
     }

@@ -1,18 +1,25 @@
 //! Payload collectives on engine memory: the values of arrays, as opposed to the metadata
 //! (layouts, sizes, agreement on errors) that the host communicator carries.
 //!
-//! On the host the engine's slices are main memory and go straight to the communicator. On an
-//! engine whose memory is elsewhere (a CUDA device without a device-aware communicator) the
-//! values are staged through host memory: copied out, reduced, copied back, in that order on
-//! every rank, so the result is the host path's result bit for bit.
+//! Each engine moves its own payloads ([`Engine::all_reduce_sum`], [`Engine::broadcast`],
+//! [`Engine::exchange`]): the host hands its slices straight to the communicator; the `Cuda`
+//! engine uses the device collectives it carries for the communicator (NCCL, see
+//! `Cuda::with_collectives`) and otherwise stages the values through host memory: copied out,
+//! moved by the host communicator, copied back, in the same order on every rank, so results are
+//! the host path's bit for bit.
 
-use super::{Communicator, ReduceOp};
+use super::Communicator;
 use crate::engine::{Engine, SliceLen};
+use crate::error::Result;
 use crate::scalar::Scalar;
 
 impl Communicator {
     /// `recv = sum over ranks of send`, on slices of any engine (the same length on every
     /// rank). Collective.
+    ///
+    /// # Errors
+    /// [`Error::Device`](crate::Error::Device) on every rank if a device collective fails or
+    /// the ranks' calls differ (checked on the emulated device).
     ///
     /// # Panics
     /// If `send` and `recv` differ in length.
@@ -20,21 +27,40 @@ impl Communicator {
         &self,
         send: E::Slice<'_, T>,
         recv: E::SliceMut<'_, T>,
-    ) {
+    ) -> Result<()> {
         assert_eq!(
             send.len(),
             recv.len(),
             "all_reduce_sum_on: buffer lengths differ"
         );
-        if let Some(s) = E::host_slice(send) {
-            let r =
-                E::host_slice_mut(recv).expect("an engine's slices are all in host memory or none");
-            self.all_reduce_into(s, r, ReduceOp::Sum);
-            return;
-        }
-        let staged = E::read_slice(send);
-        let mut sum = vec![T::zero(); staged.len()];
-        self.all_reduce_into(&staged, &mut sum, ReduceOp::Sum);
-        E::write_slice(&sum, recv);
+        E::all_reduce_sum(self, send, recv)
+    }
+
+    /// `buf = buf of rank root`, on a slice of any engine (the same length on every rank).
+    /// Collective.
+    ///
+    /// # Errors
+    /// As [`all_reduce_sum_on`](Self::all_reduce_sum_on).
+    pub fn broadcast_on<T: Scalar, E: Engine>(
+        &self,
+        buf: E::SliceMut<'_, T>,
+        root: usize,
+    ) -> Result<()> {
+        E::broadcast(self, buf, root)
+    }
+
+    /// Point-to-point exchange in one step on slices of any engine: every `(peer, slice)` of
+    /// `sends` goes to `peer`, every slice of `recvs` is filled from its peer (a send of `n`
+    /// elements from rank `i` to rank `j` meets a receive of `n` at `j` from `i`). Collective
+    /// over the ranks that take part.
+    ///
+    /// # Errors
+    /// As [`all_reduce_sum_on`](Self::all_reduce_sum_on).
+    pub fn exchange_on<T: Scalar, E: Engine>(
+        &self,
+        sends: &[(usize, E::Slice<'_, T>)],
+        recvs: &mut [(usize, E::SliceMut<'_, T>)],
+    ) -> Result<()> {
+        E::exchange(self, sends, recvs)
     }
 }

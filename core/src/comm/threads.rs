@@ -207,6 +207,11 @@ impl<T> RawSlice<T> {
 }
 
 impl ThreadComm {
+    /// The address of the group's shared state (see `Communicator::group_id`).
+    pub(crate) fn group_id(&self) -> usize {
+        Arc::as_ptr(&self.shared) as usize
+    }
+
     pub(crate) fn rank(&self) -> usize {
         self.rank
     }

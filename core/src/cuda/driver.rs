@@ -201,6 +201,10 @@ impl DeviceApi for DriverDevice {
             .map_err(|e| device_error("cuMemsetD8Async", e))
     }
 
+    fn native_stream(&self) -> Result<*mut c_void> {
+        self.current()?;
+        Ok(self.stream.cast())
+    }
     unsafe fn launch(&self, _s: Stream, launch: &Launch, args: &[KernelArg]) -> Result<()> {
         self.current()?;
         let f = *self

@@ -84,7 +84,7 @@ enum Job {
         launch: Launch,
         args: Vec<KernelArg>,
     },
-    Gemm(Gemm),
+    Gemm(Box<Gemm>),
 }
 
 #[derive(Debug, Default)]
@@ -434,6 +434,12 @@ impl DeviceApi for EmulatedDevice {
         Ok(())
     }
 
+    fn native_stream(&self) -> Result<*mut c_void> {
+        Err(Error::Device(format!(
+            "{} has no native CUDA stream",
+            self.describe()
+        )))
+    }
     unsafe fn launch(&self, _s: Stream, launch: &Launch, args: &[KernelArg]) -> Result<()> {
         let mut state = self.state();
         for a in args {
@@ -462,7 +468,7 @@ impl DeviceApi for EmulatedDevice {
         state.check_range(g.a, ea * size, "gemm A")?;
         state.check_range(g.b, eb * size, "gemm B")?;
         state.check_range(g.c, ec * size, "gemm C")?;
-        state.queue.push(Job::Gemm(g.clone()));
+        state.queue.push(Job::Gemm(Box::new(g.clone())));
         Ok(())
     }
 

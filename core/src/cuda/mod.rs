@@ -22,10 +22,15 @@
 //! | `norm(inf)` | a block reduction in shared memory |
 //! | `norm` of orders 0, 1, -inf and p | the block is downloaded and reduced on the host (slow path) |
 
+mod collective;
 #[cfg(feature = "cuda")]
 mod driver;
 #[cfg(feature = "emulator")]
 mod emulated;
+#[cfg(feature = "emulator")]
+mod emulated_nccl;
+#[cfg(feature = "nccl")]
+mod nccl;
 mod seam;
 mod sources;
 mod tree;
@@ -76,6 +81,8 @@ const MAX_SYNC_GRID: u32 = 64;
 #[derive(Clone)]
 pub struct Cuda {
     api: Arc<dyn DeviceApi>,
+    /// The device collectives of one host communicator ([`Cuda::with_collectives`]).
+    collectives: Option<Arc<collective::Collectives>>,
 }
 
 impl PartialEq for Cuda {
@@ -97,6 +104,7 @@ impl Cuda {
     pub fn emulated() -> Cuda {
         Cuda {
             api: Arc::new(emulated::EmulatedDevice::new()),
+            collectives: None,
         }
     }
 
@@ -140,6 +148,7 @@ impl Cuda {
     pub fn device(ordinal: usize) -> Result<Cuda> {
         Ok(Cuda {
             api: Arc::new(driver::DriverDevice::open(ordinal)?),
+            collectives: None,
         })
     }
 
@@ -897,5 +906,66 @@ impl Engine for Cuda {
         // with ld k), the matrix n * m (A^T with ld m) and y k * outer (Y^T with ld k), each a
         // live range of this device; y is borrowed mutably, so C overlaps neither input.
         unsafe { cuda.api.gemm(cuda.api.stream(), &g) }
+    }
+    fn all_reduce_sum<T: Scalar>(
+        comm: &crate::Communicator,
+        send: DeviceSlice<'_, T>,
+        recv: DeviceSliceMut<'_, T>,
+    ) -> Result<()> {
+        same_slices((send.len, send.cuda), (recv.len, recv.cuda));
+        let Some(c) = send.cuda.collectives_for(comm) else {
+            return collective::staged_all_reduce_sum::<T, Self>(comm, send, recv);
+        };
+        let (count, dtype) = collective::reals::<T>(send.len);
+        // SAFETY: both slices are live ranges of `send.len` elements, that is `count` reals, on
+        // the device the collectives were made for.
+        let r = unsafe { c.all_reduce_sum(send.ptr, recv.ptr, count, dtype) };
+        collective::on_device(send.cuda, c, "all-reduce", r)
+    }
+
+    fn broadcast<T: Scalar>(
+        comm: &crate::Communicator,
+        buf: DeviceSliceMut<'_, T>,
+        root: usize,
+    ) -> Result<()> {
+        let Some(c) = buf.cuda.collectives_for(comm) else {
+            return collective::staged_broadcast::<T, Self>(comm, buf, root);
+        };
+        let (count, dtype) = collective::reals::<T>(buf.len);
+        // SAFETY: `buf` is a live range of `count` reals on the collectives' device.
+        let r = unsafe { c.broadcast(buf.ptr, count, dtype, root) };
+        collective::on_device(buf.cuda, c, "broadcast", r)
+    }
+
+    fn exchange<T: Scalar>(
+        comm: &crate::Communicator,
+        sends: &[(usize, DeviceSlice<'_, T>)],
+        recvs: &mut [(usize, DeviceSliceMut<'_, T>)],
+    ) -> Result<()> {
+        let cuda = sends
+            .first()
+            .map(|s| s.1.cuda)
+            .or_else(|| recvs.first().map(|r| r.1.cuda));
+        let Some(c) = cuda.and_then(|cuda| cuda.collectives_for(comm)) else {
+            return collective::staged_exchange::<T, Self>(comm, sends, recvs);
+        };
+        let cuda = cuda.expect("collectives come from a slice's device");
+        let list = |peer: usize, ptr: DevicePtr, len: usize, other: &Cuda| {
+            assert!(other == cuda, "exchange of slices on different devices");
+            (peer, ptr, collective::reals::<T>(len).0)
+        };
+        let s: Vec<_> = sends
+            .iter()
+            .map(|(p, x)| list(*p, x.ptr, x.len, x.cuda))
+            .collect();
+        let r: Vec<_> = recvs
+            .iter()
+            .map(|(p, y)| list(*p, y.ptr, y.len, y.cuda))
+            .collect();
+        let dtype = collective::reals::<T>(0).1;
+        // SAFETY: every entry is a live range of its slice's length (in reals) on this device;
+        // the receive slices are borrowed mutably, so no two overlap.
+        let result = unsafe { c.exchange(&s, &r, dtype) };
+        collective::on_device(cuda, c, "exchange", result)
     }
 }

@@ -211,6 +211,13 @@ pub(crate) trait DeviceApi: Send + Sync + std::fmt::Debug {
     /// # Safety
     /// `dst` is a live allocation with room for `bytes`.
     unsafe fn memset(&self, s: Stream, dst: DevicePtr, value: u8, bytes: usize) -> Result<()>;
+    /// The native handle (`CUstream`) of the engine's stream, with the device's context made
+    /// current on the calling thread, for libraries that enqueue on it (NCCL).
+    ///
+    /// # Errors
+    /// [`Error::Device`](crate::Error::Device) on the emulated device, which has none.
+    #[cfg_attr(not(feature = "nccl"), allow(dead_code))]
+    fn native_stream(&self) -> Result<*mut c_void>;
     /// Launches a kernel with the given arguments (cuLaunchKernel).
     ///
     /// # Safety
