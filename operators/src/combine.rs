@@ -1,42 +1,26 @@
-//! The kernels of the stencil engine ([`crate::dist_stencil`]): `y = sum_k c_k s_k` over slices
-//! of `y`'s length, in one pass with the sum of each chunk kept in registers.
+//! The kernels of the stencil operators' engine: `y = sum_k c_k s_k` over slices of `y`'s length, in one pass with the sum of each chunk kept in registers.
 //!
 //! [`combine`] stores as usual and suits outputs that stay in cache. [`combine_streamed`] is for
-//! outputs too large for the caches (see [`stream_min_bytes`]): it writes whole 64-byte lines
-//! with streaming (non-temporal) stores, which skip the read of each output line that an ordinary
-//! store first does, and it prefetches the source rows that arrive from memory ahead of use. Both
-//! compute every element with the same operations in the same order, so the choice never changes
-//! a result.
+//! outputs too large for the caches (from [`DEFAULT_STREAM_MIN_BYTES`] per rank on, or what the
+//! operator's `with_stream_min_bytes` sets): it writes whole 64-byte lines with streaming
+//! (non-temporal) stores, which skip the read of each output line that an ordinary store first
+//! does, and it prefetches the source rows that arrive from memory ahead of use. Both compute
+//! every element with the same operations in the same order, so the choice never changes a
+//! result.
 
 use distlops_core::RealScalar;
 use std::ops::Range;
-use std::sync::atomic::{AtomicUsize, Ordering};
 
-/// The default of [`stream_min_bytes`]: 8 MiB.
+/// The default size from which the stencil operators ([`FirstDerivative`](crate::FirstDerivative),
+/// [`SecondDerivative`](crate::SecondDerivative), [`Laplacian`](crate::Laplacian),
+/// [`Gradient`](crate::Gradient)) write their outputs with streaming stores: 8 MiB of outputs
+/// per rank. Each operator sets its own with `with_stream_min_bytes` (for example
+/// [`Laplacian::with_stream_min_bytes`](crate::Laplacian::with_stream_min_bytes)).
 pub const DEFAULT_STREAM_MIN_BYTES: usize = 8 << 20;
 
-static STREAM_MIN_BYTES: AtomicUsize = AtomicUsize::new(DEFAULT_STREAM_MIN_BYTES);
-
-/// The size from which the stencil operators ([`FirstDerivative`](crate::FirstDerivative),
-/// [`SecondDerivative`](crate::SecondDerivative), [`Laplacian`](crate::Laplacian),
-/// [`Gradient`](crate::Gradient)) write their outputs with streaming stores: a product whose
-/// outputs take at least this many bytes on a rank (default [`DEFAULT_STREAM_MIN_BYTES`]) then
-/// skips the read of every output cache line that an ordinary store first does, and prefetches
-/// the inputs it reads from memory. Above a few MiB per core the output would leave the caches
-/// before it is read again anyway, so this only saves memory traffic (a third of it for a
-/// one-input stencil).
-///
-/// The values are the same bits either way; only the speed differs.
-pub fn stream_min_bytes() -> usize {
-    STREAM_MIN_BYTES.load(Ordering::Relaxed)
-}
-
-/// Sets [`stream_min_bytes`] for the operators constructed afterwards (on this process): `0`
-/// streams every output, `usize::MAX` none. A tuning knob for machines whose caches are unusually
-/// large or small; the tests use it to run both paths.
-pub fn set_stream_min_bytes(bytes: usize) {
-    STREAM_MIN_BYTES.store(bytes, Ordering::Relaxed);
-}
+/// The most `(slice, coefficient)` sources one call of the kernels takes, and so the most one
+/// output row of a stencil may combine.
+pub(crate) const MAX_SOURCES: usize = 64;
 
 /// How far ahead of the chunk being computed (in bytes) [`combine_streamed`] prefetches the
 /// leading sources.
@@ -245,7 +229,7 @@ fn ordinary<R: RealScalar>(
     if r.is_empty() {
         return;
     }
-    let mut part = [(&[][..], R::zero()); MAX_PART_SOURCES];
+    let mut part = [(&[][..], R::zero()); MAX_SOURCES];
     for (p, &(s, c)) in part.iter_mut().zip(srcs) {
         *p = (&s[r.clone()], c);
     }
@@ -321,9 +305,6 @@ unsafe fn combine_streamed_avx2_fma<R: RealScalar>(
     _mm_sfence();
     ordinary(y, body_end..n, srcs, fixes, &mut k, fix);
 }
-
-/// The most sources [`combine_streamed`] takes (the engine's limit).
-const MAX_PART_SOURCES: usize = crate::dist_stencil::MAX_SOURCES;
 
 #[cfg(test)]
 mod tests {

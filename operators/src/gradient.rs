@@ -1,7 +1,7 @@
 //! [`Gradient`]: the first derivatives along every axis of a distributed N-D array, stacked, in
 //! one fused pass (PyLops-MPI's `MPIGradient`).
 
-use crate::dist_stencil::{band_along, check_layout, DistStencil, Term};
+use crate::dist_stencil::{band_along, check_layout, stream_min_bytes_option, DistStencil, Term};
 use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::DerivativeKind;
 use crate::seam::{parts, parts_mut};
@@ -26,7 +26,9 @@ use distlops_core::{Communicator, DistVector, Error, Layout, Result, Scalar};
 ///   are empty) per product, overlapped with the interior: of `x` forward, of the distributed
 ///   axis' component adjoint. No metadata collectives; buffers are allocated at construction;
 ///   a product is one pass over memory (outputs of at least
-///   [`stream_min_bytes`](crate::stream_min_bytes) per rank written with streaming stores).
+///   [`with_stream_min_bytes`](Self::with_stream_min_bytes) per rank, by default
+///   [`DEFAULT_STREAM_MIN_BYTES`](crate::DEFAULT_STREAM_MIN_BYTES), written with streaming
+///   stores).
 /// * PyLops-MPI: `MPIGradient(dims, sampling, edge, kind)`, an `MPIStackedVStack` of
 ///   `MPIFirstDerivative` (axis 0) and `MPIBlockDiag`s of local `FirstDerivative`s; here one
 ///   fused operator, and 1-D arrays are allowed.
@@ -134,6 +136,8 @@ impl<T: Scalar> Gradient<T> {
     }
 
     derivative_accessors!(axes);
+
+    stream_min_bytes_option!();
 }
 
 impl<T: Scalar> LinearOperator<T> for Gradient<T> {

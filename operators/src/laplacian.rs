@@ -1,7 +1,9 @@
 //! [`Laplacian`]: the weighted sum of second derivatives along several axes of a distributed N-D
 //! array, fused into one pass (PyLops-MPI's `MPILaplacian`).
 
-use crate::dist_stencil::{band_along, check_layout, single_stencil_operator, DistStencil, Term};
+use crate::dist_stencil::{
+    band_along, check_layout, single_stencil_operator, stream_min_bytes_option, DistStencil, Term,
+};
 use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::DerivativeKind;
 use distlops_core::operator::Space;
@@ -26,7 +28,9 @@ use distlops_core::{Communicator, Error, Layout, Result, Scalar};
 ///   ranks are thinner than that) per product if an axis of `axes` is the distributed one,
 ///   overlapped with the interior; none otherwise. No metadata collectives; buffers are
 ///   allocated at construction; a product is one pass over memory (outputs of at least
-///   [`stream_min_bytes`](crate::stream_min_bytes) per rank written with streaming stores).
+///   [`with_stream_min_bytes`](Self::with_stream_min_bytes) per rank, by default
+///   [`DEFAULT_STREAM_MIN_BYTES`](crate::DEFAULT_STREAM_MIN_BYTES), written with streaming
+///   stores).
 /// * PyLops-MPI: `MPILaplacian(dims, axes, weights, sampling, edge, kind)`, a sum of
 ///   `MPISecondDerivative` (axis 0) and `MPIBlockDiag` of local `SecondDerivative`s (other axes);
 ///   here one fused operator, and 1-D arrays are allowed.
@@ -155,6 +159,8 @@ impl<T: Scalar> Laplacian<T> {
     }
 
     derivative_accessors!(axes);
+
+    stream_min_bytes_option!();
 }
 
 single_stencil_operator!(Laplacian, "Laplacian");

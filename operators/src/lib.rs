@@ -51,7 +51,7 @@ mod vstack;
 
 pub use block_diag::BlockDiag;
 pub use broadcasted::Broadcasted;
-pub use combine::{set_stream_min_bytes, stream_min_bytes, DEFAULT_STREAM_MIN_BYTES};
+pub use combine::DEFAULT_STREAM_MIN_BYTES;
 pub use first_derivative::FirstDerivative;
 pub use gradient::Gradient;
 pub use halo::{halo_block_split, Halo, HaloBoundary, HaloBuilder, HaloWidths};

@@ -1,7 +1,7 @@
 //! [`SecondDerivative`]: second-order finite differences along any axis of a distributed N-D
 //! array (PyLops-MPI's `MPISecondDerivative`).
 
-use crate::dist_stencil::{single_stencil_operator, DistStencil};
+use crate::dist_stencil::{single_stencil_operator, stream_min_bytes_option, DistStencil};
 use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::DerivativeKind;
 use distlops_core::operator::Space;
@@ -27,7 +27,9 @@ use distlops_core::{Communicator, Layout, Result, Scalar};
 ///   side; from several ranks when ranks are thinner than that) per product, overlapped with the
 ///   interior; along any other axis, none. No metadata collectives; buffers are allocated at
 ///   construction, and a product is one pass over memory (outputs of at least
-///   [`stream_min_bytes`](crate::stream_min_bytes) per rank written with streaming stores).
+///   [`with_stream_min_bytes`](Self::with_stream_min_bytes) per rank, by default
+///   [`DEFAULT_STREAM_MIN_BYTES`](crate::DEFAULT_STREAM_MIN_BYTES), written with streaming
+///   stores).
 /// * PyLops-MPI: `MPISecondDerivative(dims, sampling, kind, edge)`, which differentiates along
 ///   axis 0 only; here any `axis`.
 ///
@@ -118,6 +120,8 @@ impl<T: Scalar> SecondDerivative<T> {
     }
 
     derivative_accessors!(axis);
+
+    stream_min_bytes_option!();
 }
 
 single_stencil_operator!(SecondDerivative, "SecondDerivative");

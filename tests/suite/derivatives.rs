@@ -9,13 +9,12 @@
 use super::util::{assert_close, global, TestScalar, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt, Space};
 use distlops::core::{
-    balanced_counts, Communicator, Complex64, DistVector, DistributedArray, Error, Layout,
+    balanced_counts, Communicator, Complex64, DistVector, DistributedArray, Error, Layout, Scalar,
     StackedDistributedArray,
 };
 use distlops::operators::local::{self, DerivativeKind, LocalOperator};
 use distlops::operators::{
-    set_stream_min_bytes, stream_min_bytes, FirstDerivative, Gradient, Laplacian, SecondDerivative,
-    DEFAULT_STREAM_MIN_BYTES,
+    FirstDerivative, Gradient, Laplacian, SecondDerivative, DEFAULT_STREAM_MIN_BYTES,
 };
 use ndarray::{ArrayD, IxDyn};
 
@@ -95,27 +94,31 @@ fn gathered<T: TestScalar>(v: &DistVector<T>) -> Vec<ArrayD<T>> {
     }
 }
 
-/// `build()` twice, on every rank: as configured (the tests' arrays are far below
-/// [`stream_min_bytes`], so with ordinary stores) and with streaming stores forced (threshold 0).
-fn both_paths<O>(comm: &Communicator, build: impl Fn() -> O) -> [O; 2] {
-    assert!(
-        stream_min_bytes() > 1 << 20,
-        "another test left streaming forced"
-    );
-    let ordinary = build();
-    // Every rank has built its ordinary operator before any forces streaming, and has built its
-    // streamed one before any restores the default.
-    comm.barrier();
-    set_stream_min_bytes(0);
-    let streamed = build();
-    comm.barrier();
-    set_stream_min_bytes(DEFAULT_STREAM_MIN_BYTES);
-    comm.barrier();
-    [ordinary, streamed]
+/// The stencil operators, whose stream threshold [`both_paths`] sets.
+trait StreamOption: Sized {
+    fn with_stream_min_bytes(self, bytes: usize) -> Self;
 }
 
+macro_rules! stream_option {
+    ($($ty:ident),*) => {$(
+        impl<T: Scalar> StreamOption for $ty<T> {
+            fn with_stream_min_bytes(self, bytes: usize) -> Self {
+                $ty::with_stream_min_bytes(self, bytes)
+            }
+        }
+    )*};
+}
+stream_option!(FirstDerivative, SecondDerivative, Laplacian, Gradient);
+
+/// `build()` twice: as built (the default threshold, [`DEFAULT_STREAM_MIN_BYTES`], is far above
+/// the tests' arrays, so with ordinary stores) and with streaming stores forced (threshold 0).
+fn both_paths<O: StreamOption>(build: impl Fn() -> O) -> [O; 2] {
+    [build(), build().with_stream_min_bytes(0)]
+}
+const _: () = assert!(DEFAULT_STREAM_MIN_BYTES > 1 << 20);
+
 /// Forward, adjoint and dot test of the operator `build()` makes, see [`check_ops`].
-fn check<T: TestScalar, O: LinearOperator<T>>(
+fn check<T: TestScalar, O: LinearOperator<T> + StreamOption>(
     comm: &Communicator,
     build: impl Fn() -> O,
     dims: &[usize],
@@ -124,7 +127,7 @@ fn check<T: TestScalar, O: LinearOperator<T>>(
     adj: impl Fn(&[ArrayD<T>]) -> ArrayD<T>,
     what: &str,
 ) {
-    let [ordinary, streamed] = both_paths(comm, build);
+    let [ordinary, streamed] = both_paths(build);
     check_ops(comm, [&ordinary, &streamed], dims, nout, fwd, adj, what);
 }
 
@@ -501,7 +504,7 @@ pub fn thin_ranks_and_short_axes(comm: &Communicator) {
     let counts = [counts, &vec![0; p.saturating_sub(4)][..]].concat();
     let layout = Layout::with_counts(&dims, 1, &counts).unwrap();
     for (kind, order) in [(DerivativeKind::Centered, 5), (DerivativeKind::Forward, 3)] {
-        let [ordinary, streamed] = both_paths(comm, || {
+        let [ordinary, streamed] = both_paths(|| {
             FirstDerivative::<Complex64>::with_layout(comm, &layout, 1, 1.0, kind, true, order)
                 .unwrap()
         });
