@@ -545,6 +545,67 @@ pub fn payload_collectives_cuda(comm: &Communicator) {
     payload_collectives::<f64, Cuda>(comm, &nccl);
 }
 
+/// A symmetric heap on this rank's device: uneven buffers, puts into the next rank's buffer
+/// visible after the barrier (and only then, on the emulated device), allocations that differ
+/// between ranks as errors on every rank, a dropped buffer counted as leaked.
+#[cfg(feature = "emulator")]
+fn symmetric<T: TestScalar>(comm: &Communicator) {
+    use distlops::core::Cuda;
+    let cuda = Cuda::for_rank(comm).unwrap();
+    let heap = cuda.symmetric_heap(comm).unwrap();
+    let (r, p) = (comm.rank(), comm.size());
+    let (next, prev) = ((r + 1) % p, (r + p - 1) % p);
+    let mut buf = heap.alloc_largest::<T>(comm, 5 + r).unwrap();
+    assert_eq!((buf.len(), buf.capacity()), (5 + r, 4 + p));
+    Cuda::fill_slice(buf.as_slice_mut(), T::zero());
+    heap.barrier().unwrap();
+    // Rank r writes its two values at offset r of the next rank's buffer.
+    let mine = global::<T>(&[2], 90 + r as u64);
+    let src = cuda.upload(mine.view()).unwrap();
+    heap.put(Cuda::slice(&src), &buf, r, next).unwrap();
+    if cuda.is_emulated() {
+        let before = Cuda::read_slice(buf.as_slice());
+        assert!(
+            before.iter().all(|v| *v == T::zero()),
+            "a put seen before the barrier"
+        );
+    }
+    heap.barrier().unwrap();
+    let got = Cuda::read_slice(buf.as_slice());
+    let theirs = global::<T>(&[2], 90 + prev as u64);
+    for (i, v) in got.iter().enumerate() {
+        let want = if (prev..prev + 2).contains(&i) {
+            theirs[[i - prev]]
+        } else {
+            T::zero()
+        };
+        assert_eq!(*v, want, "element {i} of rank {r}'s symmetric buffer");
+    }
+    assert!(heap
+        .put(Cuda::slice(&src), &buf, buf.capacity() - 1, next)
+        .is_err());
+    // Lengths that differ between ranks: an error on every rank, and the heap stays usable.
+    if p > 1 {
+        let err = heap.alloc::<T>(3 + usize::from(r == 0)).unwrap_err();
+        assert!(err.to_string().contains("differ between ranks"), "{err}");
+    }
+    let dropped = heap.alloc::<T>(4).unwrap();
+    drop(dropped);
+    assert_eq!(heap.leaked_bytes(), 4 * std::mem::size_of::<T>());
+    heap.free(buf).unwrap();
+    assert_eq!(heap.leaked_bytes(), 4 * std::mem::size_of::<T>());
+    heap.barrier().unwrap();
+}
+
+/// The symmetric heap, every dtype.
+#[cfg(feature = "emulator")]
+pub fn symmetric_heap_cuda(comm: &Communicator) {
+    symmetric::<f64>(comm);
+    symmetric::<Complex64>(comm);
+    symmetric::<f32>(comm);
+    symmetric::<Complex32>(comm);
+}
+
 /// Every kernel of the manifest ran on some rank (the emulator counts launches): run last, so a
 /// kernel that no test exercises fails the GPU suite.
 #[cfg(feature = "emulator")]
@@ -583,6 +644,7 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         "engines::payload_collectives[cuda]",
         payload_collectives_cuda,
     ),
+    ("engines::symmetric_heap[cuda]", symmetric_heap_cuda),
     (
         "engine_operators::stacking_with_collectives[cuda]",
         super::engine_operators::stacking_with_collectives,

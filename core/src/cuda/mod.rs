@@ -29,11 +29,18 @@ mod driver;
 mod emulated;
 #[cfg(feature = "emulator")]
 mod emulated_nccl;
+#[cfg(feature = "emulator")]
+mod emulated_shmem;
 #[cfg(feature = "nccl")]
 mod nccl;
+#[cfg(feature = "nvshmem")]
+mod nvshmem;
 mod seam;
 mod sources;
+mod symmetric;
 mod tree;
+
+pub use symmetric::{SymmetricBuffer, SymmetricHeap};
 
 #[cfg(feature = "emulator")]
 pub use emulated::launch_count;
