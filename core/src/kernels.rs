@@ -16,8 +16,9 @@ use num_traits::{Float, Zero};
 /// The number of accumulators of the fixed summation pattern.
 pub const LANES: usize = 8;
 
-/// The length of the fully unrolled blocks of the sums: a leaf of the reproducible sums' tree.
-const BLOCK: usize = crate::repro::FANOUT;
+/// The length of the fully unrolled blocks of the sums: a leaf of the reproducible sums' tree,
+/// whose fan-out ([`FANOUT`](crate::repro::FANOUT)) is this length.
+pub(crate) const BLOCK: usize = 64;
 
 /// Adds the terms of one block of [`BLOCK`] to the accumulators (term `i` to `acc[i % 8]`), in a
 /// loop the compiler unrolls completely.

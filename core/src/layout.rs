@@ -1,6 +1,6 @@
 //! Layouts: the global shape of a distributed array and which part of it every rank holds.
 
-use crate::comm::{Communicator, ReduceOp};
+use crate::comm::{prefix_sums, Communicator, ReduceOp};
 use crate::error::{Error, Result};
 use crate::partition::Partition;
 use std::sync::Arc;
@@ -61,18 +61,6 @@ fn check_axis(shape: &[usize], axis: usize) -> Result<()> {
         });
     }
     Ok(())
-}
-
-/// Exclusive prefix sums: where each of consecutive blocks of `counts` starts.
-pub(crate) fn prefix_sums(counts: &[usize]) -> Vec<usize> {
-    counts
-        .iter()
-        .scan(0, |acc, &n| {
-            let o = *acc;
-            *acc += n;
-            Some(o)
-        })
-        .collect()
 }
 
 impl Layout {

@@ -123,7 +123,7 @@ use std::ops::Range;
 /// 64 terms) while the all-reduce buffer stays a few KiB; see the [module docs](self). (With 16,
 /// the buffer is 4 times smaller but the leaves' reductions make in-cache sums about twice as
 /// slow.)
-pub const FANOUT: usize = 64;
+pub const FANOUT: usize = kernels::BLOCK;
 
 /// A node of the tree: `index` at `level` covers the terms `index F^level .. (index + 1) F^level`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]

@@ -17,6 +17,20 @@ pub trait MaybeOrd: Copy {
     fn gt(&self, other: &Self) -> Option<bool>;
 }
 
+/// Bound that the MPI back-end puts on data types (rsmpi's `Equivalence`); empty without `mpi`.
+#[cfg(feature = "mpi")]
+#[doc(hidden)]
+pub trait MpiEquivalence: ::mpi::datatype::Equivalence {}
+#[cfg(feature = "mpi")]
+impl<T: ::mpi::datatype::Equivalence> MpiEquivalence for T {}
+
+/// Bound that the MPI back-end puts on data types (rsmpi's `Equivalence`); empty without `mpi`.
+#[cfg(not(feature = "mpi"))]
+#[doc(hidden)]
+pub trait MpiEquivalence {}
+#[cfg(not(feature = "mpi"))]
+impl<T> MpiEquivalence for T {}
+
 /// Plain data that communicators can move and reduce: the four [`Scalar`]s plus the integers used
 /// for metadata (`u8`, `u64`, `i64`, `usize`).
 ///
@@ -24,7 +38,7 @@ pub trait MaybeOrd: Copy {
 /// how to move and reduce each of them.
 pub trait CommData:
     sealed::Sealed
-    + crate::comm::MpiEquivalence
+    + MpiEquivalence
     + MaybeOrd
     + Copy
     + Default

@@ -27,19 +27,19 @@ pub use threads::Threads;
 use crate::error::{Error, Result};
 use crate::scalar::CommData;
 
-/// Bound that the MPI back-end puts on data types (rsmpi's `Equivalence`); empty without `mpi`.
-#[cfg(feature = "mpi")]
-#[doc(hidden)]
-pub trait MpiEquivalence: ::mpi::datatype::Equivalence {}
-#[cfg(feature = "mpi")]
-impl<T: ::mpi::datatype::Equivalence> MpiEquivalence for T {}
+pub use crate::scalar::MpiEquivalence;
 
-/// Bound that the MPI back-end puts on data types (rsmpi's `Equivalence`); empty without `mpi`.
-#[cfg(not(feature = "mpi"))]
-#[doc(hidden)]
-pub trait MpiEquivalence {}
-#[cfg(not(feature = "mpi"))]
-impl<T> MpiEquivalence for T {}
+/// Exclusive prefix sums: where each of consecutive blocks of `counts` starts.
+pub(crate) fn prefix_sums(counts: &[usize]) -> Vec<usize> {
+    counts
+        .iter()
+        .scan(0, |acc, &n| {
+            let o = *acc;
+            *acc += n;
+            Some(o)
+        })
+        .collect()
+}
 
 /// A reduction operation for [`Communicator::all_reduce_into`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]

@@ -1,8 +1,8 @@
 //! The MPI back-end (feature `mpi`): rsmpi on Open MPI.
 
+use super::prefix_sums;
 use super::{Communicator, ReduceOp};
 use crate::error::{Error, Result};
-use crate::layout::prefix_sums;
 use crate::scalar::CommData;
 use mpi::collective::SystemOperation;
 use mpi::datatype::PartitionMut;
