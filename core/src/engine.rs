@@ -465,6 +465,16 @@ pub trait Engine: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
         x: &'a mut Self::SliceMut<'_, T>,
         range: Range<usize>,
     ) -> Self::SliceMut<'a, T>;
+    /// A mutable slice cut in two at `at` (panics if `at > len`).
+    fn split_at_mut<'a, T: Scalar>(
+        x: Self::SliceMut<'a, T>,
+        at: usize,
+    ) -> (Self::SliceMut<'a, T>, Self::SliceMut<'a, T>)
+    where
+        Self: 'a;
+    /// The same block with a new shape of the same number of elements (no copy). Panics if the
+    /// numbers differ.
+    fn reshape<T: Scalar>(block: Self::Storage<T>, shape: &[usize]) -> Self::Storage<T>;
     /// A mutable slice read as a slice.
     fn freeze<'a, T: Scalar>(x: &'a Self::SliceMut<'_, T>) -> Self::Slice<'a, T>;
     /// The slice as host memory, for engines whose blocks are in main memory.
@@ -737,6 +747,17 @@ impl Engine for Host {
     }
     fn sub_mut<'a, T: Scalar>(x: &'a mut &mut [T], range: Range<usize>) -> &'a mut [T] {
         &mut x[range]
+    }
+    fn split_at_mut<'a, T: Scalar>(x: &'a mut [T], at: usize) -> (&'a mut [T], &'a mut [T])
+    where
+        Self: 'a,
+    {
+        x.split_at_mut(at)
+    }
+    fn reshape<T: Scalar>(block: ArrayD<T>, shape: &[usize]) -> ArrayD<T> {
+        block
+            .into_shape_with_order(IxDyn(shape))
+            .expect("a reshape keeps the number of elements of a C-contiguous block")
     }
     fn freeze<'a, T: Scalar>(x: &'a &mut [T]) -> &'a [T] {
         x

@@ -209,6 +209,62 @@ fn matmul<T: TestScalar, E: TestEngine>(comm: &Communicator) {
     }
 }
 
+/// Redistribution to every axis and to uneven counts, ravel and reshape on engine `E`: the same
+/// blocks as on the host, bit for bit (pure data movement: packed by the engine's strided
+/// copies, moved by the engine's exchange).
+fn redistribute_on_engine<T: TestScalar, E: TestEngine>(comm: &Communicator) {
+    let engine = E::for_rank(comm);
+    let p = comm.size();
+    for shape in [vec![7, 5, 3], vec![11]] {
+        let a = global::<T>(&shape, 21);
+        for (case, layout) in layout_cases(&shape, p) {
+            let x = dist(comm, &a, &layout);
+            if x.partition() != distlops::core::Partition::Scatter {
+                continue;
+            }
+            let dx = on(&x, &engine);
+            let what = |op: &str| format!("{op} on {} ({case}, {})", E::NAME, T::SUFFIX);
+            for axis in 0..shape.len() {
+                let (h, d) = (
+                    x.redistribute(axis).unwrap(),
+                    dx.redistribute(axis).unwrap(),
+                );
+                assert_eq!(d.layout(), h.layout(), "{}", what("redistribute"));
+                assert!(
+                    same_bits(&d.to_host().unwrap().into_local(), &h.local().to_owned()),
+                    "{}",
+                    what(&format!("redistribute to axis {axis}"))
+                );
+            }
+            let counts: Vec<usize> = super::check::random_counts(shape[0], p, 5);
+            let target = Layout::with_counts(&shape, 0, &counts).unwrap();
+            let (h, d) = (
+                x.redistribute_to(&target).unwrap(),
+                dx.redistribute_to(&target).unwrap(),
+            );
+            assert!(
+                same_bits(&d.to_host().unwrap().into_local(), &h.local().to_owned()),
+                "{}",
+                what("redistribute_to")
+            );
+            let (h, d) = (x.ravel().unwrap(), dx.ravel().unwrap());
+            assert_eq!(d.layout(), h.layout());
+            assert!(
+                same_bits(&d.to_host().unwrap().into_local(), &h.local().to_owned()),
+                "{}",
+                what("ravel")
+            );
+            let n: usize = shape.iter().product();
+            let (h, d) = (x.reshape(&[n], 0).unwrap(), dx.reshape(&[n], 0).unwrap());
+            assert!(
+                same_bits(&d.to_host().unwrap().into_local(), &h.local().to_owned()),
+                "{}",
+                what("reshape")
+            );
+        }
+    }
+}
+
 /// On one machine every rank shares the node: the node rank is the rank (how `Cuda::for_rank`
 /// picks a device), on Threads and under `mpirun` alike.
 pub fn node_rank_on_one_machine(comm: &Communicator) {
@@ -431,6 +487,9 @@ pub fn vector_ops_all_dtypes<E: TestEngine>(comm: &Communicator) {
     vector_ops::<f32, E>(comm);
     vector_ops::<Complex32, E>(comm);
     mismatch_is_an_error::<E>(comm);
+    // Data movement only: one real and one complex type cover every element size's path.
+    redistribute_on_engine::<f64, E>(comm);
+    redistribute_on_engine::<Complex32, E>(comm);
 }
 
 /// The payload collectives on slices of `engine` (all-reduce, broadcast, a ring exchange of

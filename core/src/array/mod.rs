@@ -151,6 +151,22 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         E::of(&self.local)
     }
 
+    /// Consumes the array and returns its communicator, layout, block and mask (the array's
+    /// `Drop`, which would recycle the block, does not run).
+    pub(crate) fn into_parts(self) -> (Communicator, Layout, E::Storage<T>, Option<Mask>) {
+        let me = std::mem::ManuallyDrop::new(self);
+        // SAFETY: each field is read exactly once out of a value that is never used or dropped
+        // again (ManuallyDrop), so ownership of every field moves to the caller.
+        unsafe {
+            (
+                std::ptr::read(&me.comm),
+                std::ptr::read(&me.layout),
+                std::ptr::read(&me.local),
+                std::ptr::read(&me.mask),
+            )
+        }
+    }
+
     /// A copy of this array on another engine (`x.to_engine(&cuda)` uploads, `x.to_engine(&Host)`
     /// downloads), with the same layout and mask. No communication.
     ///
@@ -576,22 +592,6 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// Consumes the array and returns this rank's block.
     pub fn into_local(self) -> ArrayD<T> {
         self.into_parts().2
-    }
-
-    /// Consumes the array and returns its communicator, layout, block and mask (the array's
-    /// `Drop`, which would recycle the block, does not run).
-    pub(crate) fn into_parts(self) -> (Communicator, Layout, ArrayD<T>, Option<Mask>) {
-        let me = std::mem::ManuallyDrop::new(self);
-        // SAFETY: each field is read exactly once out of a value that is never used or dropped
-        // again (ManuallyDrop), so ownership of every field moves to the caller.
-        unsafe {
-            (
-                std::ptr::read(&me.comm),
-                std::ptr::read(&me.layout),
-                std::ptr::read(&me.local),
-                std::ptr::read(&me.mask),
-            )
-        }
     }
 
     /// Overwrites this rank's block with `value` (PyLops-MPI's `x[:] = value`). For Broadcast the

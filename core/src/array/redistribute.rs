@@ -2,12 +2,11 @@
 //! `ravel` and `reshape` (zero-copy whenever the blocks already line up).
 
 use super::DistributedArray;
-use crate::engine::Host;
+use crate::engine::{Engine, StridedCopy};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::partition::Partition;
 use crate::scalar::Scalar;
-use ndarray::{ArrayViewD, IxDyn, Slice};
 use std::ops::Range;
 
 /// The global box that rank `p` holds in `src` and rank `q` holds in `dst` (both Scatter, same
@@ -35,7 +34,28 @@ fn volume(b: &[Range<usize>]) -> usize {
     b.iter().map(|r| r.end - r.start).product()
 }
 
-impl<T: Scalar> DistributedArray<T, Host> {
+/// The copy of the box `local` of a block of `shape` to or from `len` contiguous elements at
+/// `start` of a buffer of `buffer_len` (C order): `pack` reads the block, else writes it.
+fn box_copy(
+    shape: &[usize],
+    local: &[Range<usize>],
+    (start, buffer_len): (usize, usize),
+    pack: bool,
+) -> StridedCopy {
+    let extent: Vec<usize> = local.iter().map(|r| r.end - r.start).collect();
+    let strides = StridedCopy::c_strides(shape);
+    let offset: usize = local.iter().zip(&strides).map(|(r, s)| r.start * s).sum();
+    let block = (offset, &strides[..], shape.iter().product());
+    let packed = (start, &StridedCopy::c_strides(&extent)[..], buffer_len);
+    let copy = if pack {
+        StridedCopy::new(&extent, block, packed)
+    } else {
+        StridedCopy::new(&extent, packed, block)
+    };
+    copy.expect("boxes lie inside their blocks")
+}
+
+impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// The same global array distributed along `axis` with the balanced split (PyLops-MPI's
     /// `redistribute`). One all-to-all moves every element straight to its new owner, whatever the
     /// old layout (PyLops-MPI only moves data between neighbours). Replicated arrays are returned
@@ -81,49 +101,73 @@ impl<T: Scalar> DistributedArray<T, Host> {
             return Ok(self.clone());
         }
         let (me, size) = (self.comm.rank(), self.comm.size());
-        let src = &self.layout;
-        // Pack each destination's box contiguously (C order); `assign` copies whole rows.
-        let send_boxes: Vec<Option<Vec<Range<usize>>>> =
-            (0..size).map(|q| overlap(src, me, target, q)).collect();
-        let send_counts: Vec<usize> = send_boxes
-            .iter()
-            .map(|b| b.as_deref().map_or(0, volume))
-            .collect();
-        let mut send = vec![T::zero(); send_counts.iter().sum()];
+        let (src, engine) = (&self.layout, self.engine());
+        let src_shape = src.local_shape(me);
+        let boxes = |to_me: bool| -> Vec<Option<Vec<Range<usize>>>> {
+            (0..size)
+                .map(|q| {
+                    if to_me {
+                        overlap(src, q, target, me)
+                    } else {
+                        overlap(src, me, target, q)
+                    }
+                })
+                .collect()
+        };
+        let counts = |b: &[Option<Vec<Range<usize>>>]| -> Vec<usize> {
+            b.iter().map(|b| b.as_deref().map_or(0, volume)).collect()
+        };
+        // Pack each destination's box contiguously (C order), in rank order.
+        let (send_boxes, recv_boxes) = (boxes(false), boxes(true));
+        let (send_counts, recv_counts) = (counts(&send_boxes), counts(&recv_boxes));
+        let total = |c: &[usize]| c.iter().sum::<usize>();
+        let mut send = engine.zeros::<T>(&[total(&send_counts)])?;
         let mut start = 0;
         for b in send_boxes.iter().flatten() {
-            let n = volume(b);
-            let local = to_local(src, me, b);
-            let shape: Vec<usize> = local.iter().map(|r| r.end - r.start).collect();
-            let view = self
-                .local
-                .slice_each_axis(|ax| Slice::from(local[ax.axis.index()].clone()));
-            ndarray::ArrayViewMutD::from_shape(IxDyn(&shape), &mut send[start..start + n])
-                .expect("box volume")
-                .assign(&view);
-            start += n;
+            let copy = box_copy(
+                &src_shape,
+                &to_local(src, me, b),
+                (start, total(&send_counts)),
+                true,
+            );
+            E::strided_copy(&copy, E::slice(&self.local), E::slice_mut(&mut send));
+            start += volume(b);
         }
-        let recv_boxes: Vec<Option<Vec<Range<usize>>>> =
-            (0..size).map(|p| overlap(src, p, target, me)).collect();
-        let recv_counts: Vec<usize> = recv_boxes
-            .iter()
-            .map(|b| b.as_deref().map_or(0, volume))
-            .collect();
-        let mut recv = vec![T::zero(); recv_counts.iter().sum()];
-        self.comm
-            .all_to_all_varcount_into(&send, &send_counts, &mut recv, &recv_counts);
-        let mut local = crate::alloc::array_zeros(&target.local_shape(me));
+        // One exchange of the non-empty messages; this rank's own box is a local copy.
+        let mut recv = engine.zeros::<T>(&[total(&recv_counts)])?;
+        {
+            let (mut sends, mut own) = (Vec::new(), None);
+            let mut at = 0;
+            for (q, &n) in send_counts.iter().enumerate() {
+                let part = E::sub(E::slice(&send), at..at + n);
+                at += n;
+                if q == me {
+                    own = Some(part);
+                } else if n > 0 {
+                    sends.push((q, part));
+                }
+            }
+            let mut recvs = Vec::new();
+            let mut rest = E::slice_mut(&mut recv);
+            for (q, &n) in recv_counts.iter().enumerate() {
+                let (head, tail) = E::split_at_mut(rest, n);
+                rest = tail;
+                if q == me {
+                    E::copy_slice(own.take().expect("a box to itself on both sides"), head);
+                } else if n > 0 {
+                    recvs.push((q, head));
+                }
+            }
+            E::exchange(&self.comm, &sends, &mut recvs)?;
+        }
+        let target_shape = target.local_shape(me);
+        let mut local = engine.zeros::<T>(&target_shape)?;
         let mut start = 0;
         for b in recv_boxes.iter().flatten() {
-            let n = volume(b);
             let dst = to_local(target, me, b);
-            let shape: Vec<usize> = dst.iter().map(|r| r.end - r.start).collect();
-            let block =
-                ArrayViewD::from_shape(IxDyn(&shape), &recv[start..start + n]).expect("box volume");
-            local
-                .slice_each_axis_mut(|ax| Slice::from(dst[ax.axis.index()].clone()))
-                .assign(&block);
-            start += n;
+            let copy = box_copy(&target_shape, &dst, (start, total(&recv_counts)), false);
+            E::strided_copy(&copy, E::slice(&recv), E::slice_mut(&mut local));
+            start += volume(b);
         }
         Ok(Self::from_parts(
             self.comm.clone(),
@@ -152,11 +196,13 @@ impl<T: Scalar> DistributedArray<T, Host> {
             p => Layout::new(&[n], 0, p, nranks)?,
         };
         let (comm, _, local, mask) = x.into_parts();
-        let len = local.len();
-        let local = local
-            .into_shape_with_order(IxDyn(&[len]))
-            .expect("contiguous");
-        Ok(Self::from_parts(comm, layout, local, mask))
+        let len = E::shape(&local).iter().product::<usize>();
+        Ok(Self::from_parts(
+            comm,
+            layout,
+            E::reshape(local, &[len]),
+            mask,
+        ))
     }
 
     /// A flattened copy (see [`into_ravel`](Self::into_ravel)).
@@ -196,9 +242,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
         if self.partition().is_replicated() {
             let layout = Layout::new(global_shape, axis, self.partition(), nranks)?;
             let (comm, _, local, mask) = self.into_parts();
-            let local = local
-                .into_shape_with_order(IxDyn(global_shape))
-                .expect("contiguous");
+            let local = E::reshape(local, global_shape);
             return Ok(Self::from_parts(comm, layout, local, mask));
         }
         let flat = self.into_ravel()?;
@@ -216,9 +260,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
         };
         let layout = Layout::with_counts(global_shape, 0, &counts)?;
         let (comm, _, local, mask) = flat.into_parts();
-        let local = local
-            .into_shape_with_order(IxDyn(&layout.local_shape(comm.rank())))
-            .expect("aligned blocks");
+        let local = E::reshape(local, &layout.local_shape(comm.rank()));
         let x = Self::from_parts(comm, layout, local, mask);
         if axis == 0 {
             Ok(x)

@@ -686,6 +686,41 @@ impl Engine for Cuda {
             _t: PhantomData,
         }
     }
+    fn split_at_mut<'a, T: Scalar>(
+        x: DeviceSliceMut<'a, T>,
+        at: usize,
+    ) -> (DeviceSliceMut<'a, T>, DeviceSliceMut<'a, T>)
+    where
+        Self: 'a,
+    {
+        let (ptr, len, cuda) = (x.ptr, x.len, x.cuda);
+        let second = offset::<T>(ptr, len, &(at..len));
+        (
+            DeviceSliceMut {
+                ptr,
+                len: at,
+                cuda,
+                _t: PhantomData,
+            },
+            DeviceSliceMut {
+                ptr: second,
+                len: len - at,
+                cuda,
+                _t: PhantomData,
+            },
+        )
+    }
+    fn reshape<T: Scalar>(block: DeviceBlock<T>, shape: &[usize]) -> DeviceBlock<T> {
+        assert_eq!(
+            shape.iter().product::<usize>(),
+            block.len(),
+            "a reshape keeps the number of elements"
+        );
+        DeviceBlock {
+            shape: shape.to_vec(),
+            ..block
+        }
+    }
     fn freeze<'a, T: Scalar>(x: &'a DeviceSliceMut<'_, T>) -> DeviceSlice<'a, T> {
         DeviceSlice {
             ptr: x.ptr,
