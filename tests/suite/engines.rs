@@ -209,9 +209,10 @@ fn matmul<T: TestScalar, E: TestEngine>(comm: &Communicator) {
     }
 }
 
-/// Redistribution to every axis and to uneven counts, ravel and reshape on engine `E`: the same
-/// blocks as on the host, bit for bit (pure data movement: packed by the engine's strided
-/// copies, moved by the engine's exchange).
+/// Redistribution to every axis and to uneven counts, ghost cells of several widths (wider than a
+/// neighbour's block too), ravel and reshape on engine `E`: the same blocks as on the host, bit
+/// for bit (pure data movement: packed by the engine's strided copies, moved by the engine's
+/// exchange).
 fn redistribute_on_engine<T: TestScalar, E: TestEngine>(comm: &Communicator) {
     let engine = E::for_rank(comm);
     let p = comm.size();
@@ -254,6 +255,15 @@ fn redistribute_on_engine<T: TestScalar, E: TestEngine>(comm: &Communicator) {
                 "{}",
                 what("ravel")
             );
+            for (front, back) in [(0, 0), (1, 2), (3, 0), (5, 5)] {
+                let h = x.add_ghost_cells(front, back).unwrap();
+                let d = E::download(&dx.add_ghost_cells(front, back).unwrap());
+                assert!(
+                    same_bits(&d, &h),
+                    "{}",
+                    what(&format!("ghost cells {front}, {back}"))
+                );
+            }
             let n: usize = shape.iter().product();
             let (h, d) = (x.reshape(&[n], 0).unwrap(), dx.reshape(&[n], 0).unwrap());
             assert!(
@@ -574,6 +584,21 @@ pub fn payload_collectives_cuda(comm: &Communicator) {
         payload_collectives::<f32, Cuda>(comm, cuda);
         payload_collectives::<Complex32, Cuda>(comm, cuda);
     }
+    // Ghost cells wider than a block (several messages between a pair of ranks) and a
+    // redistribution, through the device collectives.
+    let layout = Layout::scatter(&[9, 4], 0, comm.size()).unwrap();
+    let x = dist(comm, &global::<f64>(&[9, 4], 3), &layout);
+    let dx = x.to_engine(&nccl).unwrap();
+    let ghost = Cuda::download(&dx.add_ghost_cells(5, 5).unwrap());
+    assert!(
+        same_bits(&ghost, &x.add_ghost_cells(5, 5).unwrap()),
+        "ghost cells over NCCL"
+    );
+    let moved = dx.redistribute(1).unwrap().to_host().unwrap();
+    assert!(same_bits(
+        &moved.local().to_owned(),
+        &x.redistribute(1).unwrap().local().to_owned()
+    ));
     if comm.size() < 2 {
         return;
     }

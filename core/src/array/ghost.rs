@@ -1,18 +1,18 @@
 //! Ghost cells: a rank's block extended with its neighbours' slabs along the distributed axis.
 
+use super::redistribute::box_copy;
 use super::DistributedArray;
-use crate::engine::Host;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::partition::Partition;
 use crate::scalar::Scalar;
-use ndarray::{ArrayD, ArrayViewD, Axis, IxDyn, Slice};
 use std::ops::Range;
 
 fn intersect(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
     a.start.max(b.start)..a.end.min(b.end).max(a.start.max(b.start))
 }
 
-impl<T: Scalar> DistributedArray<T, Host> {
+impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// This rank's block extended along the distributed axis with up to `front` slabs that precede
     /// it in the global array and up to `back` slabs that follow it (PyLops-MPI's
     /// `add_ghost_cells`), clipped at the global boundaries: rank 0 gets no front cells, the last
@@ -20,11 +20,13 @@ impl<T: Scalar> DistributedArray<T, Host> {
     ///
     /// Widths may exceed a neighbour's thickness: the slabs then come from several ranks. All
     /// messages are posted at once (non-blocking), so the exchange takes one step, not a pipeline
-    /// through the ranks. `front` and `back` must be the same on every rank.
+    /// through the ranks. `front` and `back` must be the same on every rank. On any engine: the
+    /// slabs are packed and placed by the engine's strided copies and move in one
+    /// [`Engine::exchange`](crate::Engine::exchange); the result is a block of that engine.
     ///
     /// # Errors
     /// [`Error::UnsupportedPartition`] for replicated arrays (they have no neighbours).
-    pub fn add_ghost_cells(&self, front: usize, back: usize) -> Result<ArrayD<T>> {
+    pub fn add_ghost_cells(&self, front: usize, back: usize) -> Result<E::Storage<T>> {
         if self.partition() != Partition::Scatter {
             return Err(Error::UnsupportedPartition(
                 "ghost cells exist only for Scatter arrays".into(),
@@ -42,27 +44,44 @@ impl<T: Scalar> DistributedArray<T, Host> {
             ]
         };
         let mine = owned(me);
-        // What every other rank wants from me, in (front, back) order.
-        let mut send_bufs: Vec<(usize, Vec<T>)> = Vec::new();
+        let engine = self.engine();
+        let shape = E::shape(&self.local).to_vec();
+        let local_len: usize = shape.iter().product();
+        // The box of the local block (or of the extended block) between two positions along
+        // the axis, whole along the other axes.
+        let slab = |shape: &[usize], r: Range<usize>| -> Vec<Range<usize>> {
+            (0..shape.len())
+                .map(|a| if a == axis { r.clone() } else { 0..shape[a] })
+                .collect()
+        };
+        let slab_len = |r: &Range<usize>| -> usize {
+            r.len()
+                * shape
+                    .iter()
+                    .enumerate()
+                    .filter(|&(a, _)| a != axis)
+                    .map(|(_, &n)| n)
+                    .product::<usize>()
+        };
+        // What every other rank wants from me, in (front, back) order, packed in one block.
+        let mut sends_plan: Vec<(usize, Range<usize>)> = Vec::new();
         for q in (0..size).filter(|&q| q != me) {
             for w in wanted(q) {
                 let part = intersect(&mine, &w);
                 if !part.is_empty() {
-                    let local = part.start - mine.start..part.end - mine.start;
-                    let slab = self.local.slice_axis(Axis(axis), Slice::from(local));
-                    send_bufs.push((q, slab.iter().copied().collect()));
+                    sends_plan.push((q, part.start - mine.start..part.end - mine.start));
                 }
             }
         }
+        let send_total: usize = sends_plan.iter().map(|(_, r)| slab_len(r)).sum();
+        let mut send = engine.zeros::<T>(&[send_total])?;
+        let mut at = 0;
+        for (_, r) in &sends_plan {
+            let copy = box_copy(&shape, &slab(&shape, r.clone()), (at, send_total), true);
+            E::strided_copy(&copy, E::slice(&self.local), E::slice_mut(&mut send));
+            at += slab_len(r);
+        }
         // What I want from every other rank, in the same order.
-        let slab_len: usize = self
-            .local
-            .shape()
-            .iter()
-            .enumerate()
-            .filter(|&(a, _)| a != axis)
-            .map(|(_, &n)| n)
-            .product();
         let mut recv_plan: Vec<(usize, Range<usize>)> = Vec::new();
         for p in (0..size).filter(|&p| p != me) {
             for w in wanted(me) {
@@ -72,36 +91,42 @@ impl<T: Scalar> DistributedArray<T, Host> {
                 }
             }
         }
-        let mut recv_bufs: Vec<Vec<T>> = recv_plan
-            .iter()
-            .map(|(_, r)| vec![T::zero(); r.len() * slab_len])
-            .collect();
+        let recv_total: usize = recv_plan.iter().map(|(_, r)| slab_len(r)).sum();
+        let mut recv = engine.zeros::<T>(&[recv_total])?;
         {
-            let sends: Vec<(usize, &[T])> = send_bufs.iter().map(|(q, b)| (*q, &b[..])).collect();
-            let mut recvs: Vec<(usize, &mut [T])> = recv_plan
+            let mut at = 0;
+            let sends: Vec<(usize, E::Slice<'_, T>)> = sends_plan
                 .iter()
-                .zip(recv_bufs.iter_mut())
-                .map(|((p, _), b)| (*p, &mut b[..]))
+                .map(|(q, r)| {
+                    let n = slab_len(r);
+                    at += n;
+                    (*q, E::sub(E::slice(&send), at - n..at))
+                })
                 .collect();
-            self.comm.exchange(&sends, &mut recvs);
+            let mut recvs = Vec::with_capacity(recv_plan.len());
+            let mut rest = E::slice_mut(&mut recv);
+            for (p, r) in &recv_plan {
+                let (head, tail) = E::split_at_mut(rest, slab_len(r));
+                rest = tail;
+                recvs.push((*p, head));
+            }
+            E::exchange(&self.comm, &sends, &mut recvs)?;
         }
         let [wf, wb] = wanted(me);
-        let mut shape = self.local.shape().to_vec();
-        shape[axis] = wf.len() + mine.len() + wb.len();
-        let mut out = crate::alloc::array_zeros(&shape);
+        let mut out_shape = shape.clone();
+        out_shape[axis] = wf.len() + mine.len() + wb.len();
+        let mut out = engine.zeros::<T>(&out_shape)?;
         let start = wf.start;
-        let mut slab_shape = self.local.shape().to_vec();
-        for ((_, range), buf) in recv_plan.iter().zip(&recv_bufs) {
-            slab_shape[axis] = range.len();
-            let block = ArrayViewD::from_shape(IxDyn(&slab_shape), buf).expect("slab size");
-            out.slice_axis_mut(
-                Axis(axis),
-                Slice::from(range.start - start..range.end - start),
-            )
-            .assign(&block);
+        let mut at = 0;
+        for (_, range) in &recv_plan {
+            let dst = slab(&out_shape, range.start - start..range.end - start);
+            let copy = box_copy(&out_shape, &dst, (at, recv_total), false);
+            E::strided_copy(&copy, E::slice(&recv), E::slice_mut(&mut out));
+            at += slab_len(range);
         }
-        out.slice_axis_mut(Axis(axis), Slice::from(wf.len()..wf.len() + mine.len()))
-            .assign(&self.local);
+        let own = slab(&out_shape, wf.len()..wf.len() + mine.len());
+        let copy = box_copy(&out_shape, &own, (0, local_len), false);
+        E::strided_copy(&copy, E::slice(&self.local), E::slice_mut(&mut out));
         Ok(out)
     }
 }

@@ -36,7 +36,7 @@ fn volume(b: &[Range<usize>]) -> usize {
 
 /// The copy of the box `local` of a block of `shape` to or from `len` contiguous elements at
 /// `start` of a buffer of `buffer_len` (C order): `pack` reads the block, else writes it.
-fn box_copy(
+pub(super) fn box_copy(
     shape: &[usize],
     local: &[Range<usize>],
     (start, buffer_len): (usize, usize),

@@ -224,38 +224,60 @@ impl CollectiveApi for EmulatedNccl {
         recvs: &[(usize, DevicePtr, usize)],
         dtype: Real,
     ) -> Result<()> {
-        // Every rank's counts to and from every peer: a send of c from i to j must meet a
-        // receive of c at j from i (u64::MAX: none).
+        // Every rank's messages to and from every peer, in order: the k-th send of rank i to
+        // rank j must meet the k-th receive of rank j from rank i with the same count.
         let p = self.comm.size();
-        let mut words = vec![EXCHANGE, code(dtype)];
-        let (mut to, mut from) = (vec![u64::MAX; p], vec![u64::MAX; p]);
-        for (table, list) in [(&mut to, sends), (&mut from, recvs)] {
-            for &(peer, _, count) in list {
-                if peer >= p || table[peer] != u64::MAX {
-                    return Err(Error::Device(format!(
-                        "emulated NCCL: peer {peer} out of range or named twice in one group"
-                    )));
-                }
-                table[peer] = count as u64;
+        if let Some(&(peer, _, _)) = sends.iter().chain(recvs).find(|m| m.0 >= p) {
+            return Err(Error::Device(format!(
+                "emulated NCCL: peer {peer} of {p} ranks (ncclInvalidArgument)"
+            )));
+        }
+        self.agree(
+            "ncclGroupStart/ncclSend/ncclRecv",
+            &[EXCHANGE, code(dtype), 0, 0],
+        )?;
+        // Per rank: for each peer, the number of sends and their counts, then the same for the
+        // receives.
+        let mut words = Vec::new();
+        for list in [sends, recvs] {
+            for q in 0..p {
+                let counts: Vec<u64> = list
+                    .iter()
+                    .filter(|m| m.0 == q)
+                    .map(|m| m.2 as u64)
+                    .collect();
+                words.push(counts.len() as u64);
+                words.extend(counts);
             }
         }
-        // The kind and datatype must agree; the pairs are checked against the transposed table.
-        self.agree("ncclGroupStart/ncclSend/ncclRecv", &words)?;
-        words = to.iter().chain(&from).copied().collect();
-        let mut all = vec![0u64; words.len() * p];
-        self.comm.all_gather_into(&words, &mut all);
-        let (me, row) = (self.comm.rank(), |r: usize| {
-            &all[r * 2 * p..(r + 1) * 2 * p]
-        });
+        let mut lens = vec![0usize; p];
+        self.comm.all_gather_into(&[words.len()], &mut lens);
+        let mut all = vec![0u64; lens.iter().sum()];
+        self.comm.all_gather_varcount_into(&words, &mut all, &lens);
+        // Rank r's lists, parsed back: (sends by peer, receives by peer).
+        let mut tables = Vec::with_capacity(p);
+        let mut at = 0;
+        for _ in 0..p {
+            let mut both = [Vec::new(), Vec::new()];
+            for side in &mut both {
+                for _ in 0..p {
+                    let n = all[at] as usize;
+                    side.push(all[at + 1..at + 1 + n].to_vec());
+                    at += 1 + n;
+                }
+            }
+            tables.push(both);
+        }
+        let me = self.comm.rank();
         for i in 0..p {
             for j in 0..p {
-                let (sent, received) = (row(i)[j], row(j)[p + i]);
+                let (sent, received) = (&tables[i][0][j], &tables[j][1][i]);
                 if sent != received {
                     return Err(Error::Device(format!(
                         "emulated NCCL: rank {i} sends {} to rank {j}, which receives {} from it \
                          (rank {me} reports; real NCCL would hang or truncate)",
-                        describe_count(sent),
-                        describe_count(received)
+                        describe_counts(sent),
+                        describe_counts(received)
                     )));
                 }
             }
@@ -268,11 +290,11 @@ impl CollectiveApi for EmulatedNccl {
     }
 }
 
-/// A count of the exchange table for messages.
-fn describe_count(c: u64) -> String {
-    if c == u64::MAX {
-        "nothing".into()
-    } else {
-        format!("{c} reals")
+/// The messages between two ranks, for errors.
+fn describe_counts(counts: &[u64]) -> String {
+    match counts {
+        [] => "nothing".into(),
+        [c] => format!("{c} reals"),
+        _ => format!("messages of {counts:?} reals"),
     }
 }
