@@ -631,7 +631,8 @@ pub fn payload_collectives_cuda(comm: &Communicator) {
 
 /// A symmetric heap on this rank's device: uneven buffers, puts into the next rank's buffer
 /// visible after the barrier (and only then, on the emulated device), allocations that differ
-/// between ranks as errors on every rank, a dropped buffer counted as leaked.
+/// between ranks as errors on every rank, a distributed array on the heap, a dropped buffer
+/// counted as leaked.
 #[cfg(feature = "emulator")]
 fn symmetric<T: TestScalar>(comm: &Communicator) {
     use distlops::core::Cuda;
@@ -673,6 +674,28 @@ fn symmetric<T: TestScalar>(comm: &Communicator) {
         let err = heap.alloc::<T>(3 + usize::from(r == 0)).unwrap_err();
         assert!(err.to_string().contains("differ between ranks"), "{err}");
     }
+    // A distributed array on the heap (uneven blocks): engine operations work on it, a put
+    // writes the next rank's first row, and it is freed collectively.
+    let layout = Layout::scatter(&[10, 3], 0, p).unwrap();
+    let mut x = heap.zeros::<T>(comm, &layout).unwrap();
+    x.fill(T::one());
+    let row = cuda
+        .upload(global::<T>(&[3], 95 + r as u64).view())
+        .unwrap();
+    heap.put_block(Cuda::slice(&row), &x, 0, next).unwrap();
+    let too_far = layout.local_len(next) - 2;
+    assert!(heap
+        .put_block(Cuda::slice(&row), &x, too_far, next)
+        .is_err());
+    heap.barrier().unwrap();
+    let got = x.to_host().unwrap().into_local();
+    let theirs = global::<T>(&[3], 95 + prev as u64);
+    for (i, v) in got.iter().enumerate() {
+        let want = if i < 3 { theirs[[i]] } else { T::one() };
+        assert_eq!(*v, want, "element {i} of rank {r}'s symmetric block");
+    }
+    assert_eq!(x.norm2().to_f64(), x.to_host().unwrap().norm2().to_f64());
+    heap.free_array(x).unwrap();
     let dropped = heap.alloc::<T>(4).unwrap();
     drop(dropped);
     assert_eq!(heap.leaked_bytes(), 4 * std::mem::size_of::<T>());

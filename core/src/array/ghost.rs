@@ -22,7 +22,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// messages are posted at once (non-blocking), so the exchange takes one step, not a pipeline
     /// through the ranks. `front` and `back` must be the same on every rank. On any engine: the
     /// slabs are packed and placed by the engine's strided copies and move in one
-    /// [`Engine::exchange`](crate::Engine::exchange); the result is a block of that engine.
+    /// [`Engine::exchange`]; the result is a block of that engine.
     ///
     /// # Errors
     /// [`Error::UnsupportedPartition`] for replicated arrays (they have no neighbours).

@@ -231,6 +231,7 @@ impl Cuda {
             ptr,
             len,
             cuda: self.clone(),
+            symmetric: None,
             _t: PhantomData,
         })
     }
@@ -283,11 +284,15 @@ trait Plain: Copy + Default + Send + Sync + 'static {}
 impl<T: Scalar> Plain for T {}
 impl Plain for i64 {}
 
-/// Device memory for `len` elements of `T`, freed on drop (after the device's pending work).
+/// Device memory for `len` elements of `T`, freed on drop (after the device's pending work), or,
+/// for a part of a symmetric allocation, never freed by a drop (the free is collective, see
+/// `symmetric.rs`): the drop adds its bytes to the heap's count of leaked bytes instead.
 struct Buffer<T: Plain> {
     ptr: DevicePtr,
     len: usize,
     cuda: Cuda,
+    /// The symmetric allocation this memory is this rank's part of, if it is one.
+    symmetric: Option<symmetric::SymmetricPart>,
     _t: PhantomData<T>,
 }
 
@@ -299,8 +304,25 @@ impl<T: Plain> Buffer<T> {
     }
 }
 
+impl<T: Plain> Buffer<T> {
+    /// Gives up a symmetric part without counting it as leaked (its collective free is under
+    /// way): the drop then does nothing. Returns its address.
+    fn release_symmetric(mut self) -> DevicePtr {
+        assert!(
+            self.symmetric.is_some(),
+            "only symmetric memory is released"
+        );
+        self.symmetric = None;
+        std::mem::replace(&mut self.ptr, 0)
+    }
+}
+
 impl<T: Plain> Drop for Buffer<T> {
     fn drop(&mut self) {
+        if let Some(part) = &self.symmetric {
+            part.leak();
+            return;
+        }
         if self.ptr != 0 {
             // SAFETY: `ptr` came from this device's `alloc` and is freed once, here.
             unsafe { self.cuda.api.free(self.ptr) };

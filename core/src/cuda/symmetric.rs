@@ -14,18 +14,43 @@
 //! host communicator; one heap per process, so one rank per process: `mpirun`), and, on the
 //! emulated device, NVSHMEM emulated over the host communicator (`emulated_shmem.rs`).
 //!
-//! Dropping a [`SymmetricBuffer`] without [`SymmetricHeap::free`] is safe: NVSHMEM's free is
-//! collective, so a drop (which one rank may do alone) cannot free the memory; the buffer stays
-//! allocated until the process ends, and [`SymmetricHeap::leaked_bytes`] reports it.
+//! Distributed arrays can live on the heap too: [`SymmetricHeap::zeros`] makes a
+//! `DistributedArray<T, Cuda>` whose blocks are the parts of one symmetric allocation (every rank
+//! allocates the largest block, as nvmath-python's `make_symmetric` does for uneven shapes); every
+//! engine operation works on it, [`SymmetricHeap::put_block`] writes into another rank's block,
+//! and [`SymmetricHeap::free_array`] frees it collectively. A copy of such an array
+//! (`clone`, arithmetic results) is ordinary device memory.
+//!
+//! Dropping a [`SymmetricBuffer`] or a symmetric array without its collective free is safe:
+//! NVSHMEM's free is collective, so a drop (which one rank may do alone) cannot free the memory;
+//! it stays allocated until the process ends, and [`SymmetricHeap::leaked_bytes`] reports it.
 
 use super::seam::DevicePtr;
-use super::{Cuda, DeviceSlice, DeviceSliceMut};
+use super::{Buffer, Cuda, DeviceBlock, DeviceSlice, DeviceSliceMut};
+use crate::array::DistributedArray;
 use crate::comm::Communicator;
+use crate::engine::Engine;
 use crate::error::{Error, Result};
+use crate::layout::Layout;
 use crate::scalar::Scalar;
 use std::marker::PhantomData;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
+
+/// What a [`Buffer`] that is this rank's part of a symmetric allocation remembers: the heap's
+/// count of leaked bytes and the allocation's size on this rank.
+#[derive(Debug)]
+pub(crate) struct SymmetricPart {
+    leaked: Arc<AtomicUsize>,
+    bytes: usize,
+}
+
+impl SymmetricPart {
+    /// Counts the part as leaked (dropped without the collective free).
+    pub(crate) fn leak(&self) {
+        self.leaked.fetch_add(self.bytes, Ordering::Relaxed);
+    }
+}
 
 /// What the engine needs from a symmetric-memory library, on the device's stream.
 pub(crate) trait SymmetricApi: Send + Sync + std::fmt::Debug {
@@ -59,15 +84,21 @@ pub struct SymmetricHeap {
 }
 
 /// A buffer of `len` elements of `T` at the same symmetric address on every rank.
-#[derive(Debug)]
 pub struct SymmetricBuffer<T: Scalar> {
-    ptr: DevicePtr,
-    len: usize,
+    buf: Buffer<T>,
     capacity: usize,
-    cuda: Cuda,
-    leaked: Arc<AtomicUsize>,
-    freed: bool,
-    _t: PhantomData<T>,
+}
+
+impl<T: Scalar> std::fmt::Debug for SymmetricBuffer<T> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "SymmetricBuffer({} of {} elements on {})",
+            self.buf.len,
+            self.capacity,
+            self.buf.cuda.describe()
+        )
+    }
 }
 
 impl Cuda {
@@ -138,17 +169,26 @@ impl SymmetricHeap {
     }
 
     fn alloc_with<T: Scalar>(&self, len: usize, capacity: usize) -> Result<SymmetricBuffer<T>> {
+        Ok(SymmetricBuffer {
+            buf: self.part::<T>(len, capacity)?,
+            capacity,
+        })
+    }
+
+    /// This rank's part of a new symmetric allocation of `capacity` elements, seen as `len`.
+    fn part<T: Scalar>(&self, len: usize, capacity: usize) -> Result<Buffer<T>> {
         let bytes = capacity
             .checked_mul(std::mem::size_of::<T>())
             .ok_or_else(|| Error::Allocation(format!("{capacity} elements overflow")))?;
         let ptr = self.api.malloc(bytes)?;
-        Ok(SymmetricBuffer {
+        Ok(Buffer {
             ptr,
             len,
-            capacity,
             cuda: self.cuda.clone(),
-            leaked: self.leaked.clone(),
-            freed: false,
+            symmetric: Some(SymmetricPart {
+                leaked: self.leaked.clone(),
+                bytes,
+            }),
             _t: PhantomData,
         })
     }
@@ -157,14 +197,102 @@ impl SymmetricHeap {
     /// allocations and frees.
     ///
     /// # Errors
-    /// [`Error::Device`] on every rank if the ranks free different buffers.
-    pub fn free<T: Scalar>(&self, mut buf: SymmetricBuffer<T>) -> Result<()> {
-        // SAFETY: the buffer came from this heap's `malloc` (a buffer is only made there) and is
-        // consumed here, so it is freed once.
-        let r = unsafe { self.api.free(buf.ptr) };
-        // A failed free leaves the memory allocated: the drop counts it as leaked.
-        buf.freed = r.is_ok();
+    /// [`Error::Device`] on every rank if the ranks free different buffers (the buffer then
+    /// stays allocated, counted as leaked).
+    pub fn free<T: Scalar>(&self, buf: SymmetricBuffer<T>) -> Result<()> {
+        self.free_part(buf.buf)
+    }
+
+    fn free_part<T: Scalar>(&self, buf: Buffer<T>) -> Result<()> {
+        let part = buf.symmetric.as_ref().expect("symmetric memory");
+        let (leaked, bytes) = (part.leaked.clone(), part.bytes);
+        let ptr = buf.release_symmetric();
+        // SAFETY: the part came from this heap's `malloc` (symmetric parts are only made in
+        // `part`) and was released above, so nothing else frees it.
+        let r = unsafe { self.api.free(ptr) };
+        if r.is_err() {
+            leaked.fetch_add(bytes, Ordering::Relaxed);
+        }
         r
+    }
+
+    /// A distributed array of zeros in `layout` whose blocks are the parts of one symmetric
+    /// allocation of the largest block (uneven blocks allowed). Collective.
+    ///
+    /// # Errors
+    /// As [`alloc`](Self::alloc); [`Error::CommSizeMismatch`] if `layout` is for another number
+    /// of ranks.
+    pub fn zeros<T: Scalar>(
+        &self,
+        comm: &Communicator,
+        layout: &Layout,
+    ) -> Result<DistributedArray<T, Cuda>> {
+        layout.check_comm(comm)?;
+        let shape = layout.local_shape(comm.rank());
+        let len = layout.local_len(comm.rank());
+        let largest = comm.all_reduce(len, crate::ReduceOp::Max);
+        let mut block = DeviceBlock {
+            buf: self.part::<T>(len, largest)?,
+            shape,
+        };
+        Cuda::fill(&mut block, T::zero());
+        Ok(DistributedArray::from_parts(
+            comm.clone(),
+            layout.clone(),
+            block,
+            None,
+        ))
+    }
+
+    /// Frees an array made by [`zeros`](Self::zeros). Collective.
+    ///
+    /// # Errors
+    /// As [`free`](Self::free); [`Error::InvalidArgument`] if the array is not on this heap.
+    pub fn free_array<T: Scalar>(&self, x: DistributedArray<T, Cuda>) -> Result<()> {
+        let (_, _, block, _) = x.into_parts();
+        let on_heap = block
+            .buf
+            .symmetric
+            .as_ref()
+            .is_some_and(|p| Arc::ptr_eq(&p.leaked, &self.leaked));
+        if !on_heap {
+            return Err(Error::InvalidArgument(
+                "free_array of an array that is not on this symmetric heap".into(),
+            ));
+        }
+        self.free_part(block.buf)
+    }
+
+    /// Enqueues the copy of `src` into rank `pe`'s block of the symmetric array `dst`, from
+    /// element `offset` of that block (C order). Visible after the next
+    /// [`barrier`](Self::barrier).
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if the range is outside rank `pe`'s block or `dst` is not on
+    /// this heap; as [`put`](Self::put).
+    pub fn put_block<T: Scalar>(
+        &self,
+        src: DeviceSlice<'_, T>,
+        dst: &DistributedArray<T, Cuda>,
+        offset: usize,
+        pe: usize,
+    ) -> Result<()> {
+        let buf = &dst.local_block().buf;
+        if !buf
+            .symmetric
+            .as_ref()
+            .is_some_and(|p| Arc::ptr_eq(&p.leaked, &self.leaked))
+        {
+            return Err(Error::InvalidArgument(
+                "put_block into an array that is not on this symmetric heap".into(),
+            ));
+        }
+        let theirs = if pe < self.ranks {
+            dst.layout().local_len(pe)
+        } else {
+            0
+        };
+        self.put_checked(src, buf.ptr, theirs, &buf.cuda, offset, pe)
     }
 
     /// Enqueues the copy of `src` into `dst[offset..offset + src.len()]` on rank `pe`. Visible
@@ -181,15 +309,28 @@ impl SymmetricHeap {
         offset: usize,
         pe: usize,
     ) -> Result<()> {
+        self.put_checked(src, dst.buf.ptr, dst.capacity, &dst.buf.cuda, offset, pe)
+    }
+
+    /// A put into `len` elements at the symmetric address `dst` on rank `pe`, after the checks.
+    fn put_checked<T: Scalar>(
+        &self,
+        src: DeviceSlice<'_, T>,
+        dst: DevicePtr,
+        len: usize,
+        device: &Cuda,
+        offset: usize,
+        pe: usize,
+    ) -> Result<()> {
         let end = offset.checked_add(src.len);
-        if end.is_none_or(|e| e > dst.capacity) || pe >= self.ranks {
+        if end.is_none_or(|e| e > len) || pe >= self.ranks {
             return Err(Error::InvalidArgument(format!(
-                "symmetric put of {} elements at offset {offset} into a buffer of {} on rank \
+                "symmetric put of {} elements at offset {offset} into {len} elements on rank \
                  {pe} of {}",
-                src.len, dst.capacity, self.ranks
+                src.len, self.ranks
             )));
         }
-        if src.cuda != &self.cuda || dst.cuda != self.cuda {
+        if src.cuda != &self.cuda || device != &self.cuda {
             return Err(Error::InvalidArgument(
                 "symmetric put between different devices".into(),
             ));
@@ -199,14 +340,10 @@ impl SymmetricHeap {
         }
         let size = std::mem::size_of::<T>();
         // SAFETY: `src` is a live slice of `src.len` elements; the destination range was
-        // checked against the buffer's capacity, which is its symmetric allocation's size.
+        // checked against the destination's length on `pe`, inside its symmetric allocation.
         unsafe {
-            self.api.put(
-                dst.ptr + (offset * size) as u64,
-                src.ptr,
-                src.len * size,
-                pe,
-            )
+            self.api
+                .put(dst + (offset * size) as u64, src.ptr, src.len * size, pe)
         }
     }
 
@@ -234,12 +371,12 @@ impl SymmetricHeap {
 impl<T: Scalar> SymmetricBuffer<T> {
     /// This rank's number of elements.
     pub fn len(&self) -> usize {
-        self.len
+        self.buf.len
     }
 
     /// Whether this rank's part is empty.
     pub fn is_empty(&self) -> bool {
-        self.len == 0
+        self.buf.len == 0
     }
 
     /// The elements allocated on every rank (the largest `len` for
@@ -251,9 +388,9 @@ impl<T: Scalar> SymmetricBuffer<T> {
     /// This rank's elements as a device slice (for the engine's primitives).
     pub fn as_slice(&self) -> DeviceSlice<'_, T> {
         DeviceSlice {
-            ptr: self.ptr,
-            len: self.len,
-            cuda: &self.cuda,
+            ptr: self.buf.ptr,
+            len: self.buf.len,
+            cuda: &self.buf.cuda,
             _t: PhantomData,
         }
     }
@@ -261,19 +398,10 @@ impl<T: Scalar> SymmetricBuffer<T> {
     /// This rank's elements as a mutable device slice.
     pub fn as_slice_mut(&mut self) -> DeviceSliceMut<'_, T> {
         DeviceSliceMut {
-            ptr: self.ptr,
-            len: self.len,
-            cuda: &self.cuda,
+            ptr: self.buf.ptr,
+            len: self.buf.len,
+            cuda: &self.buf.cuda,
             _t: PhantomData,
-        }
-    }
-}
-
-impl<T: Scalar> Drop for SymmetricBuffer<T> {
-    fn drop(&mut self) {
-        if !self.freed {
-            self.leaked
-                .fetch_add(self.capacity * std::mem::size_of::<T>(), Ordering::Relaxed);
         }
     }
 }
