@@ -542,6 +542,17 @@ pub trait Engine: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
         buf: Self::SliceMut<'_, T>,
         root: usize,
     ) -> Result<()>;
+    /// `recv = the concatenation of every rank's send`, rank `r` contributing `counts[r]`
+    /// elements (payload all-gather of uneven blocks, without padding).
+    ///
+    /// # Errors
+    /// As [`all_reduce_sum`](Self::all_reduce_sum).
+    fn all_gather_varcount<T: Scalar>(
+        comm: &crate::Communicator,
+        send: Self::Slice<'_, T>,
+        recv: Self::SliceMut<'_, T>,
+        counts: &[usize],
+    ) -> Result<()>;
     /// Point-to-point exchange in one step: each `(peer, slice)` of `sends` goes to `peer`, each
     /// of `recvs` is filled from `peer` (payload send/recv, grouped).
     ///
@@ -818,6 +829,15 @@ impl Engine for Host {
         recvs: &mut [(usize, &mut [T])],
     ) -> Result<()> {
         comm.exchange(sends, recvs);
+        Ok(())
+    }
+    fn all_gather_varcount<T: Scalar>(
+        comm: &crate::Communicator,
+        send: &[T],
+        recv: &mut [T],
+        counts: &[usize],
+    ) -> Result<()> {
+        comm.all_gather_varcount_into(send, recv, counts);
         Ok(())
     }
     fn matmul_slices<T: Scalar>(

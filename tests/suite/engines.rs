@@ -502,8 +502,8 @@ pub fn vector_ops_all_dtypes<E: TestEngine>(comm: &Communicator) {
     redistribute_on_engine::<Complex32, E>(comm);
 }
 
-/// The payload collectives on slices of `engine` (all-reduce, broadcast, a ring exchange of
-/// uneven lengths) give the host communicator's bits.
+/// The payload collectives on slices of `engine` (all-reduce, broadcast, uneven all-gather, a
+/// ring exchange of uneven lengths) give the host communicator's bits.
 fn payload_collectives<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
     use distlops::core::ReduceOp;
     let (r, p) = (comm.rank(), comm.size());
@@ -532,6 +532,25 @@ fn payload_collectives<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E
     assert!(
         same_bits(&E::download(&buf), &theirs),
         "broadcast on {}",
+        E::NAME
+    );
+
+    // Uneven all-gather (rank 1 contributes nothing): no padding, the host's bits.
+    let counts: Vec<usize> = (0..p).map(|q| if q == 1 { 0 } else { 2 + q }).collect();
+    let part = global::<T>(&[counts[r]], 60 + r as u64);
+    let mut want = ndarray::ArrayD::<T>::zeros(vec![counts.iter().sum::<usize>()]);
+    comm.all_gather_varcount_into(
+        part.as_slice().unwrap(),
+        want.as_slice_mut().unwrap(),
+        &counts,
+    );
+    let send = engine.upload(part.view()).unwrap();
+    let mut recv = engine.zeros::<T>(want.shape()).unwrap();
+    comm.all_gather_varcount_on::<T, E>(E::slice(&send), E::slice_mut(&mut recv), &counts)
+        .unwrap();
+    assert!(
+        same_bits(&E::download(&recv), &want),
+        "all-gather on {}",
         E::NAME
     );
 
@@ -625,7 +644,22 @@ pub fn payload_collectives_cuda(comm: &Communicator) {
         err.to_string().contains("rank 0 sends 4 reals to rank 1"),
         "{err}"
     );
-    // Both mistakes left the collectives usable and in step.
+    // Ranks that disagree on the counts of an all-gather (each consistent with itself): an
+    // error everywhere.
+    let counts: Vec<usize> = (0..p)
+        .map(|q| if q == 1 && r == 1 { 4 } else { 3 })
+        .collect();
+    let send = nccl.zeros::<f64>(&[counts[r]]).unwrap();
+    let mut recv = nccl.zeros::<f64>(&[counts.iter().sum()]).unwrap();
+    let err = comm
+        .all_gather_varcount_on::<f64, Cuda>(
+            Cuda::slice(&send),
+            Cuda::slice_mut(&mut recv),
+            &counts,
+        )
+        .unwrap_err();
+    assert!(err.to_string().contains("differ between ranks"), "{err}");
+    // The mistakes left the collectives usable and in step.
     payload_collectives::<f64, Cuda>(comm, &nccl);
 }
 

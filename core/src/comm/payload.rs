@@ -49,6 +49,39 @@ impl Communicator {
         E::broadcast(self, buf, root)
     }
 
+    /// The concatenation of every rank's `send` in `recv` on every rank, rank `r` contributing
+    /// `counts[r]` elements (uneven blocks, no padding), on slices of any engine. Collective.
+    ///
+    /// # Errors
+    /// As [`all_reduce_sum_on`](Self::all_reduce_sum_on).
+    ///
+    /// # Panics
+    /// If `counts` does not have one entry per rank, `send` is not `counts[rank]` long or
+    /// `recv` not their sum.
+    pub fn all_gather_varcount_on<T: Scalar, E: Engine>(
+        &self,
+        send: E::Slice<'_, T>,
+        recv: E::SliceMut<'_, T>,
+        counts: &[usize],
+    ) -> Result<()> {
+        assert_eq!(
+            counts.len(),
+            self.size(),
+            "all_gather_varcount_on: one count per rank"
+        );
+        assert_eq!(
+            send.len(),
+            counts[self.rank()],
+            "all_gather_varcount_on: send length"
+        );
+        assert_eq!(
+            recv.len(),
+            counts.iter().sum::<usize>(),
+            "all_gather_varcount_on: receive length"
+        );
+        E::all_gather_varcount(self, send, recv, counts)
+    }
+
     /// Point-to-point exchange in one step on slices of any engine: every `(peer, slice)` of
     /// `sends` goes to `peer`, every slice of `recvs` is filled from its peer (a send of `n`
     /// elements from rank `i` to rank `j` meets a receive of `n` at `j` from `i`). Collective

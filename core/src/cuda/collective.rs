@@ -65,6 +65,15 @@ pub(crate) trait CollectiveApi: Send + Sync + std::fmt::Debug {
         dtype: Real,
         root: usize,
     ) -> Result<()>;
+    /// Every rank's `counts[rank]` reals at `send` into `recv` at their offsets, on every rank:
+    /// one group of `ncclBroadcast`s, one per rank as root (no padding to the largest count).
+    unsafe fn all_gather_varcount(
+        &self,
+        send: DevicePtr,
+        recv: DevicePtr,
+        counts: &[usize],
+        dtype: Real,
+    ) -> Result<()>;
     /// One group of `ncclSend` and `ncclRecv` (`(peer, pointer, count)` each): every pair of
     /// ranks exchanges in one step, so no ordering of the calls can deadlock.
     unsafe fn exchange(
@@ -206,5 +215,19 @@ pub(crate) fn staged_exchange<T: Scalar, E: Engine>(
     for ((_, dst), (_, values)) in recvs.iter_mut().zip(&incoming) {
         E::write_slice(values, E::sub_mut(dst, 0..values.len()));
     }
+    Ok(())
+}
+
+/// [`Engine::all_gather_varcount`] through host memory.
+pub(crate) fn staged_all_gather_varcount<T: Scalar, E: Engine>(
+    comm: &Communicator,
+    send: E::Slice<'_, T>,
+    recv: E::SliceMut<'_, T>,
+    counts: &[usize],
+) -> Result<()> {
+    let mine = E::read_slice(send);
+    let mut all = vec![T::zero(); recv.len()];
+    comm.all_gather_varcount_into(&mine, &mut all, counts);
+    E::write_slice(&all, recv);
     Ok(())
 }

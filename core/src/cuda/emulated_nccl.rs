@@ -19,6 +19,7 @@ use std::sync::{Arc, Mutex};
 const ALL_REDUCE: u64 = 1;
 const BROADCAST: u64 = 2;
 const EXCHANGE: u64 = 3;
+const ALL_GATHER: u64 = 4;
 
 /// NCCL over the host communicator of the ranks' emulated devices.
 #[derive(Debug)]
@@ -137,6 +138,22 @@ impl EmulatedNccl {
     }
 
     /// # Safety
+    /// As [`CollectiveApi::all_gather_varcount`].
+    unsafe fn all_gather_as<R: CommData + Default>(
+        &self,
+        send: DevicePtr,
+        recv: DevicePtr,
+        counts: &[usize],
+    ) -> Result<()> {
+        // SAFETY: forwarded.
+        let mine = unsafe { self.read::<R>(send, counts[self.comm.rank()])? };
+        let mut all = vec![R::default(); counts.iter().sum()];
+        self.comm.all_gather_varcount_into(&mine, &mut all, counts);
+        // SAFETY: forwarded.
+        unsafe { self.write(recv, &all) }
+    }
+
+    /// # Safety
     /// As [`CollectiveApi::exchange`].
     unsafe fn exchange_as<R: CommData + Default>(
         &self,
@@ -215,6 +232,29 @@ impl CollectiveApi for EmulatedNccl {
         match dtype {
             Real::F32 => unsafe { self.broadcast_as::<f32>(buf, count, root) },
             Real::F64 => unsafe { self.broadcast_as::<f64>(buf, count, root) },
+        }
+    }
+
+    unsafe fn all_gather_varcount(
+        &self,
+        send: DevicePtr,
+        recv: DevicePtr,
+        counts: &[usize],
+        dtype: Real,
+    ) -> Result<()> {
+        // The counts must agree too: a hash of them travels with the call.
+        let digest = counts.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &c| {
+            (h ^ c as u64).wrapping_mul(0x100_0000_01b3)
+        });
+        let total: usize = counts.iter().sum();
+        self.agree(
+            "ncclGroupStart/ncclBroadcast",
+            &[ALL_GATHER, total as u64, code(dtype), digest],
+        )?;
+        // SAFETY: forwarded from the trait's contract.
+        match dtype {
+            Real::F32 => unsafe { self.all_gather_as::<f32>(send, recv, counts) },
+            Real::F64 => unsafe { self.all_gather_as::<f64>(send, recv, counts) },
         }
     }
 

@@ -1001,6 +1001,27 @@ impl Engine for Cuda {
         collective::on_device(buf.cuda, c, "broadcast", r)
     }
 
+    fn all_gather_varcount<T: Scalar>(
+        comm: &crate::Communicator,
+        send: DeviceSlice<'_, T>,
+        recv: DeviceSliceMut<'_, T>,
+        counts: &[usize],
+    ) -> Result<()> {
+        assert!(send.cuda == recv.cuda, "slices on different devices");
+        let Some(c) = send.cuda.collectives_for(comm) else {
+            return collective::staged_all_gather_varcount::<T, Self>(comm, send, recv, counts);
+        };
+        let reals: Vec<usize> = counts
+            .iter()
+            .map(|&n| collective::reals::<T>(n).0)
+            .collect();
+        let dtype = collective::reals::<T>(0).1;
+        // SAFETY: `send` holds counts[rank] elements and `recv` their sum (checked by the
+        // caller, `Communicator::all_gather_varcount_on`), in reals as `reals` counts them.
+        let r = unsafe { c.all_gather_varcount(send.ptr, recv.ptr, &reals, dtype) };
+        collective::on_device(send.cuda, c, "all-gather", r)
+    }
+
     fn exchange<T: Scalar>(
         comm: &crate::Communicator,
         sends: &[(usize, DeviceSlice<'_, T>)],

@@ -142,6 +142,56 @@ impl CollectiveApi for NcclComm {
         .map_err(nccl_error)
     }
 
+    unsafe fn all_gather_varcount(
+        &self,
+        send: DevicePtr,
+        recv: DevicePtr,
+        counts: &[usize],
+        dtype: Real,
+    ) -> Result<()> {
+        let stream = self.stream()?;
+        let size = match dtype {
+            Real::F32 => 4,
+            Real::F64 => 8,
+        };
+        let me = usize::try_from(
+            // SAFETY: the communicator is live.
+            unsafe { self.nccl.comm_user_rank(self.comm) }.map_err(nccl_error)?,
+        )
+        .expect("a rank is not negative");
+        self.nccl.group_start().map_err(nccl_error)?;
+        let mut result = Ok(());
+        let mut offset = 0;
+        for (root, &count) in counts.iter().enumerate() {
+            let dst = recv + (offset * size) as u64;
+            offset += count;
+            if count == 0 {
+                continue;
+            }
+            // The root broadcasts from its send buffer into its own place in `recv`.
+            let src = if root == me { send } else { dst };
+            let root = i32::try_from(root).expect("ranks fit in i32");
+            // SAFETY: the trait's contract (`send` holds counts[me] reals, `recv` their sum);
+            // inside the group, so the calls only record work.
+            result = result.and_then(|()| {
+                unsafe {
+                    self.nccl.broadcast(
+                        src as *const _,
+                        dst as *mut _,
+                        count,
+                        datatype(dtype),
+                        root,
+                        self.comm,
+                        stream,
+                    )
+                }
+                .map_err(nccl_error)
+            });
+        }
+        let end = self.nccl.group_end().map_err(nccl_error);
+        result.and(end)
+    }
+
     unsafe fn exchange(
         &self,
         sends: &[(usize, DevicePtr, usize)],
