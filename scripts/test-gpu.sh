@@ -47,6 +47,8 @@ if [ "$emulated" = 1 ]; then
   run "emulated device" cargo test -p distlops-core --features emulator --no-fail-fast "$@"
   run "Cuda suite on the emulated device (Threads, mpirun)" \
     cargo test --features emulator,mpi --test gpu_threads --test gpu_mpi --no-fail-fast "$@"
+  DISTLOPS_CUDA_AWARE_MPI=1 run "Cuda suite under mpirun, device payloads by address through MPI (the CUDA-aware MPI path)" \
+    cargo test --features emulator,mpi --test gpu_mpi --no-fail-fast "$@"
   echo "==> NVIDIA libraries (pinned wheels)"
   scripts/gpu-libs.sh
   # shellcheck disable=SC1091

@@ -558,7 +558,11 @@ pub trait Engine: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
     ///
     /// # Errors
     /// As [`all_reduce_sum`](Self::all_reduce_sum).
+    ///
+    /// Every rank of `comm` calls it, also one without messages (`self` says which device
+    /// collectives to use when it has no slices to tell).
     fn exchange<T: Scalar>(
+        &self,
         comm: &crate::Communicator,
         sends: &[(usize, Self::Slice<'_, T>)],
         recvs: &mut [(usize, Self::SliceMut<'_, T>)],
@@ -824,6 +828,7 @@ impl Engine for Host {
         Ok(())
     }
     fn exchange<T: Scalar>(
+        &self,
         comm: &crate::Communicator,
         sends: &[(usize, &[T])],
         recvs: &mut [(usize, &mut [T])],

@@ -133,6 +133,17 @@ impl fmt::Display for LoadError {
 
 impl std::error::Error for LoadError {}
 
+/// Whether the running process (its executable and the libraries already loaded, such as
+/// `libmpi.so`) exports a function of this name, for optional features of other libraries (Open
+/// MPI's `MPIX_Query_cuda_support`).
+pub fn process_symbol(name: &str) -> Option<*const std::ffi::c_void> {
+    let this = libloading::os::unix::Library::this();
+    // SAFETY: only the address is read; calling it is the caller's business (with the
+    // signature the library documents).
+    let symbol = unsafe { this.get::<*const std::ffi::c_void>(name.as_bytes()) }.ok()?;
+    Some(*symbol)
+}
+
 /// The candidates for a library, in search order (see the crate docs).
 pub(crate) fn candidates(env_var: &str, sonames: &[&str]) -> Vec<String> {
     if let Some(path) = std::env::var_os(env_var).filter(|p| !p.is_empty()) {

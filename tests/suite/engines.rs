@@ -562,6 +562,7 @@ fn payload_collectives<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E
             .unwrap();
         let mut inc = engine.zeros::<T>(&[3 + prev]).unwrap();
         comm.exchange_on::<T, E>(
+            engine,
             &[(next, E::slice(&out))],
             &mut [(prev, E::slice_mut(&mut inc))],
         )
@@ -589,6 +590,7 @@ pub fn payload_collectives_host(comm: &Communicator) {
 #[cfg(feature = "emulator")]
 pub fn payload_collectives_cuda(comm: &Communicator) {
     use distlops::core::Cuda;
+    let (r, p) = (comm.rank(), comm.size());
     let plain = Cuda::for_rank(comm).unwrap();
     let nccl = plain.with_collectives(comm).unwrap();
     assert!(!plain.has_collectives_for(comm) && nccl.has_collectives_for(comm));
@@ -618,6 +620,21 @@ pub fn payload_collectives_cuda(comm: &Communicator) {
         &moved.local().to_owned(),
         &x.redistribute(1).unwrap().local().to_owned()
     ));
+    // A redistribution in which rank 0 neither sends nor receives (it keeps its rows) but
+    // still takes part in the device exchange.
+    let rows = layout.counts().to_vec();
+    let mut target = vec![0; p];
+    target[0] = rows[0];
+    if p > 1 {
+        target[1] = 9 - rows[0];
+    }
+    let target = Layout::with_counts(&[9, 4], 0, &target).unwrap();
+    let moved = dx.redistribute_to(&target).unwrap().to_host().unwrap();
+    let want = x.redistribute_to(&target).unwrap();
+    assert!(same_bits(
+        &moved.local().to_owned(),
+        &want.local().to_owned()
+    ));
     if comm.size() < 2 {
         return;
     }
@@ -630,12 +647,12 @@ pub fn payload_collectives_cuda(comm: &Communicator) {
         .unwrap_err();
     assert!(err.to_string().contains("differ between ranks"), "{err}");
     // Rank 1 expects one value more than rank 0 sends it: an error everywhere (NCCL would hang).
-    let (r, p) = (comm.rank(), comm.size());
     let (next, prev) = ((r + 1) % p, (r + p - 1) % p);
     let out = nccl.zeros::<f64>(&[4]).unwrap();
     let mut inc = nccl.zeros::<f64>(&[if r == 1 { 5 } else { 4 }]).unwrap();
     let err = comm
         .exchange_on::<f64, Cuda>(
+            &nccl,
             &[(next, Cuda::slice(&out))],
             &mut [(prev, Cuda::slice_mut(&mut inc))],
         )

@@ -110,7 +110,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
                 rest = tail;
                 recvs.push((*p, head));
             }
-            E::exchange(&self.comm, &sends, &mut recvs)?;
+            engine.exchange(&self.comm, &sends, &mut recvs)?;
         }
         let [wf, wb] = wanted(me);
         let mut out_shape = shape.clone();

@@ -158,7 +158,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
                     recvs.push((q, head));
                 }
             }
-            E::exchange(&self.comm, &sends, &mut recvs)?;
+            engine.exchange(&self.comm, &sends, &mut recvs)?;
         }
         let target_shape = target.local_shape(me);
         let mut local = engine.zeros::<T>(&target_shape)?;

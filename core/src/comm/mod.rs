@@ -133,6 +133,16 @@ impl Communicator {
         }
     }
 
+    /// The MPI back-end of this communicator, if it is one (for device payloads through a
+    /// CUDA-aware MPI).
+    #[cfg(all(feature = "mpi", any(feature = "cuda", feature = "emulator")))]
+    pub(crate) fn as_mpi(&self) -> Option<&mpi::MpiComm> {
+        match &self.backend {
+            Backend::Mpi(c) => Some(c),
+            _ => None,
+        }
+    }
+
     /// `"serial"`, `"threads"` or `"mpi"`.
     pub fn kind(&self) -> &'static str {
         match &self.backend {

@@ -287,3 +287,179 @@ impl MpiComm {
         }
     }
 }
+
+/// Payloads given by address (device memory under a CUDA-aware MPI): the calls the `Cuda`
+/// engine makes when MPI takes device pointers (see `cuda/aware_mpi.rs`). Values are reals
+/// (`MPI_FLOAT` or `MPI_DOUBLE`; complex as pairs); counts must fit MPI's `int`.
+#[cfg(any(feature = "cuda", feature = "emulator"))]
+impl MpiComm {
+    fn raw_type(real64: bool) -> mpi::ffi::MPI_Datatype {
+        // SAFETY: reading rsmpi's constant handles, initialised with MPI.
+        unsafe {
+            if real64 {
+                mpi::ffi::RSMPI_DOUBLE
+            } else {
+                mpi::ffi::RSMPI_FLOAT
+            }
+        }
+    }
+
+    fn raw_count(n: usize) -> Result<i32> {
+        i32::try_from(n).map_err(|_| {
+            Error::InvalidArgument(format!(
+                "{n} values in one device message exceed MPI's int counts"
+            ))
+        })
+    }
+
+    fn raw_check(what: &str, rc: i32) -> Result<()> {
+        if rc == 0 {
+            Ok(())
+        } else {
+            Err(Error::Device(format!(
+                "{what} failed with MPI error code {rc}"
+            )))
+        }
+    }
+
+    /// `MPI_Allreduce(send, recv, count, MPI_SUM)`; `send` and `recv` do not overlap.
+    ///
+    /// # Safety
+    /// Both addresses hold `count` reals that MPI can access (host memory, or device memory
+    /// under a CUDA-aware MPI), with no pending device work on them.
+    pub(crate) unsafe fn raw_all_reduce_sum(
+        &self,
+        send: *const std::ffi::c_void,
+        recv: *mut std::ffi::c_void,
+        count: usize,
+        real64: bool,
+    ) -> Result<()> {
+        let n = Self::raw_count(count)?;
+        // SAFETY: the caller's contract; the communicator handle is live.
+        let rc = unsafe {
+            mpi::ffi::MPI_Allreduce(
+                send,
+                recv,
+                n,
+                Self::raw_type(real64),
+                mpi::ffi::RSMPI_SUM,
+                self.comm.as_raw(),
+            )
+        };
+        Self::raw_check("MPI_Allreduce", rc)
+    }
+
+    /// `MPI_Bcast(buf, count, root)`.
+    ///
+    /// # Safety
+    /// As [`raw_all_reduce_sum`](Self::raw_all_reduce_sum), for `buf`.
+    pub(crate) unsafe fn raw_broadcast(
+        &self,
+        buf: *mut std::ffi::c_void,
+        count: usize,
+        real64: bool,
+        root: usize,
+    ) -> Result<()> {
+        let n = Self::raw_count(count)?;
+        let root = Self::raw_count(root)?;
+        // SAFETY: the caller's contract; the communicator handle is live.
+        let rc = unsafe {
+            mpi::ffi::MPI_Bcast(buf, n, Self::raw_type(real64), root, self.comm.as_raw())
+        };
+        Self::raw_check("MPI_Bcast", rc)
+    }
+
+    /// `MPI_Allgatherv`: `counts[r]` reals from every rank `r` into `recv` in rank order.
+    ///
+    /// # Safety
+    /// As [`raw_all_reduce_sum`](Self::raw_all_reduce_sum): `send` holds `counts[rank]` reals,
+    /// `recv` their sum.
+    pub(crate) unsafe fn raw_all_gather_varcount(
+        &self,
+        send: *const std::ffi::c_void,
+        recv: *mut std::ffi::c_void,
+        counts: &[usize],
+        real64: bool,
+    ) -> Result<()> {
+        let counts32 = counts
+            .iter()
+            .map(|&c| Self::raw_count(c))
+            .collect::<Result<Vec<i32>>>()?;
+        let displs = prefix_sums(counts)
+            .into_iter()
+            .map(Self::raw_count)
+            .collect::<Result<Vec<i32>>>()?;
+        let mine = counts32[self.rank()];
+        let t = Self::raw_type(real64);
+        // SAFETY: the caller's contract; the count and displacement arrays have one entry per
+        // rank and live for the call.
+        let rc = unsafe {
+            mpi::ffi::MPI_Allgatherv(
+                send,
+                mine,
+                t,
+                recv,
+                counts32.as_ptr(),
+                displs.as_ptr(),
+                t,
+                self.comm.as_raw(),
+            )
+        };
+        Self::raw_check("MPI_Allgatherv", rc)
+    }
+
+    /// Every receive posted (`MPI_Irecv`), then every send (`MPI_Isend`), then `MPI_Waitall`:
+    /// `(peer, address, reals)` each, messages between a pair matched in order.
+    ///
+    /// # Safety
+    /// As [`raw_all_reduce_sum`](Self::raw_all_reduce_sum) for every address; no two receive
+    /// ranges overlap.
+    pub(crate) unsafe fn raw_exchange(
+        &self,
+        sends: &[(usize, *const std::ffi::c_void, usize)],
+        recvs: &[(usize, *mut std::ffi::c_void, usize)],
+        real64: bool,
+    ) -> Result<()> {
+        /// The tag of device payloads (host messages use rsmpi's default tag).
+        const TAG: i32 = 0x6470;
+        let t = Self::raw_type(real64);
+        let comm = self.comm.as_raw();
+        // SAFETY: reading rsmpi's constant null request.
+        let null = unsafe { mpi::ffi::RSMPI_REQUEST_NULL };
+        // Every count and peer converted first, so nothing is posted before an error.
+        let convert = |&(peer, _, n): &(usize, _, usize)| -> Result<(i32, i32)> {
+            Ok((Self::raw_count(peer)?, Self::raw_count(n)?))
+        };
+        let recv_args = recvs
+            .iter()
+            .map(|r| convert(&(r.0, (), r.2)))
+            .collect::<Result<Vec<_>>>()?;
+        let send_args = sends
+            .iter()
+            .map(|s| convert(&(s.0, (), s.2)))
+            .collect::<Result<Vec<_>>>()?;
+        let count = Self::raw_count(sends.len() + recvs.len())?;
+        let mut requests = vec![null; sends.len() + recvs.len()];
+        let mut rc = 0;
+        for (k, (&(_, ptr, _), &(peer, n))) in recvs.iter().zip(&recv_args).enumerate() {
+            // SAFETY: the caller's contract; `requests[k]` is a live out-pointer.
+            rc = rc
+                .max(unsafe { mpi::ffi::MPI_Irecv(ptr, n, t, peer, TAG, comm, &mut requests[k]) });
+        }
+        for (k, (&(_, ptr, _), &(peer, n))) in sends.iter().zip(&send_args).enumerate() {
+            let slot = &mut requests[recvs.len() + k];
+            // SAFETY: as above.
+            rc = rc.max(unsafe { mpi::ffi::MPI_Isend(ptr, n, t, peer, TAG, comm, slot) });
+        }
+        // SAFETY: every request was started above (or is null); statuses are ignored.
+        let wait = unsafe {
+            mpi::ffi::MPI_Waitall(
+                count,
+                requests.as_mut_ptr(),
+                mpi::ffi::RSMPI_STATUSES_IGNORE,
+            )
+        };
+        Self::raw_check("MPI_Isend/MPI_Irecv", rc)?;
+        Self::raw_check("MPI_Waitall", wait)
+    }
+}

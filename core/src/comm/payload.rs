@@ -84,16 +84,17 @@ impl Communicator {
 
     /// Point-to-point exchange in one step on slices of any engine: every `(peer, slice)` of
     /// `sends` goes to `peer`, every slice of `recvs` is filled from its peer (a send of `n`
-    /// elements from rank `i` to rank `j` meets a receive of `n` at `j` from `i`). Collective
-    /// over the ranks that take part.
+    /// elements from rank `i` to rank `j` meets a receive of `n` at `j` from `i`). Collective:
+    /// every rank calls it, also one without messages; `engine` is the slices' engine value.
     ///
     /// # Errors
     /// As [`all_reduce_sum_on`](Self::all_reduce_sum_on).
     pub fn exchange_on<T: Scalar, E: Engine>(
         &self,
+        engine: &E,
         sends: &[(usize, E::Slice<'_, T>)],
         recvs: &mut [(usize, E::SliceMut<'_, T>)],
     ) -> Result<()> {
-        E::exchange(self, sends, recvs)
+        engine.exchange(self, sends, recvs)
     }
 }

@@ -14,9 +14,9 @@
 //! communicator and stage through host memory for any other.
 
 use super::seam::DevicePtr;
-use super::Cuda;
+use super::{Cuda, DeviceSlice, DeviceSliceMut};
 use crate::comm::{Communicator, ReduceOp};
-use crate::engine::{Engine, SliceLen};
+use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use std::sync::Arc;
@@ -166,45 +166,144 @@ pub(crate) fn on_device(
     })
 }
 
-/// [`Engine::all_reduce_sum`] through host memory (no device collectives for the communicator).
-pub(crate) fn staged_all_reduce_sum<T: Scalar, E: Engine>(
+/// A payload collective by address, in reals.
+#[derive(Debug, Clone, Copy)]
+#[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+pub(crate) enum Payload<'a> {
+    /// `recv = sum of send`.
+    AllReduceSum {
+        send: DevicePtr,
+        recv: DevicePtr,
+        count: usize,
+    },
+    /// `buf = buf of root`.
+    Broadcast {
+        buf: DevicePtr,
+        count: usize,
+        root: usize,
+    },
+    /// Every rank's `counts[r]` reals into `recv`.
+    AllGather {
+        send: DevicePtr,
+        recv: DevicePtr,
+        counts: &'a [usize],
+    },
+    /// Point-to-point messages `(peer, address, reals)`.
+    Exchange {
+        sends: &'a [(usize, DevicePtr, usize)],
+        recvs: &'a [(usize, DevicePtr, usize)],
+    },
+}
+
+/// [`Engine::all_reduce_sum`] without device collectives: through MPI by address where MPI
+/// takes device pointers, else staged through host memory.
+pub(crate) fn fallback_all_reduce_sum<T: Scalar>(
     comm: &Communicator,
-    send: E::Slice<'_, T>,
-    recv: E::SliceMut<'_, T>,
+    send: DeviceSlice<'_, T>,
+    recv: DeviceSliceMut<'_, T>,
 ) -> Result<()> {
-    let staged = E::read_slice(send);
+    let (count, real) = reals::<T>(send.len);
+    let payload = Payload::AllReduceSum {
+        send: send.ptr,
+        recv: recv.ptr,
+        count,
+    };
+    // SAFETY: both slices are live ranges of `count` reals of one device (checked by the
+    // caller); `recv` is borrowed mutably, so it overlaps nothing.
+    if let Some(r) = unsafe { super::aware_mpi::try_payload(comm, send.cuda, payload, real) } {
+        return r;
+    }
+    let staged = Cuda::read_slice(send);
     let mut sum = vec![T::zero(); staged.len()];
     comm.all_reduce_into(&staged, &mut sum, ReduceOp::Sum);
-    E::write_slice(&sum, recv);
+    Cuda::write_slice(&sum, recv);
     Ok(())
 }
 
-/// [`Engine::broadcast`] through host memory.
-pub(crate) fn staged_broadcast<T: Scalar, E: Engine>(
+/// [`Engine::broadcast`] without device collectives (as [`fallback_all_reduce_sum`]).
+pub(crate) fn fallback_broadcast<T: Scalar>(
     comm: &Communicator,
-    buf: E::SliceMut<'_, T>,
+    buf: DeviceSliceMut<'_, T>,
     root: usize,
 ) -> Result<()> {
+    let (count, real) = reals::<T>(buf.len);
+    let payload = Payload::Broadcast {
+        buf: buf.ptr,
+        count,
+        root,
+    };
+    // SAFETY: `buf` is a live range of `count` reals.
+    if let Some(r) = unsafe { super::aware_mpi::try_payload(comm, buf.cuda, payload, real) } {
+        return r;
+    }
     let mut values = if comm.rank() == root {
-        E::read_slice(E::freeze(&buf))
+        Cuda::read_slice(Cuda::freeze(&buf))
     } else {
-        vec![T::zero(); buf.len()]
+        vec![T::zero(); buf.len]
     };
     comm.broadcast_into(&mut values, root);
-    E::write_slice(&values, buf);
+    Cuda::write_slice(&values, buf);
     Ok(())
 }
 
-/// [`Engine::exchange`] through host memory.
-pub(crate) fn staged_exchange<T: Scalar, E: Engine>(
+/// [`Engine::all_gather_varcount`] without device collectives (as
+/// [`fallback_all_reduce_sum`]).
+pub(crate) fn fallback_all_gather_varcount<T: Scalar>(
     comm: &Communicator,
-    sends: &[(usize, E::Slice<'_, T>)],
-    recvs: &mut [(usize, E::SliceMut<'_, T>)],
+    send: DeviceSlice<'_, T>,
+    recv: DeviceSliceMut<'_, T>,
+    counts: &[usize],
 ) -> Result<()> {
-    let out: Vec<(usize, Vec<T>)> = sends.iter().map(|(p, s)| (*p, E::read_slice(*s))).collect();
+    let real_counts: Vec<usize> = counts.iter().map(|&n| reals::<T>(n).0).collect();
+    let payload = Payload::AllGather {
+        send: send.ptr,
+        recv: recv.ptr,
+        counts: &real_counts,
+    };
+    // SAFETY: `send` holds counts[rank] elements and `recv` their sum (checked by the caller).
+    let real = reals::<T>(0).1;
+    if let Some(r) = unsafe { super::aware_mpi::try_payload(comm, send.cuda, payload, real) } {
+        return r;
+    }
+    let mine = Cuda::read_slice(send);
+    let mut all = vec![T::zero(); recv.len];
+    comm.all_gather_varcount_into(&mine, &mut all, counts);
+    Cuda::write_slice(&all, recv);
+    Ok(())
+}
+
+/// [`Engine::exchange`] without device collectives (as [`fallback_all_reduce_sum`]).
+pub(crate) fn fallback_exchange<T: Scalar>(
+    comm: &Communicator,
+    cuda: &Cuda,
+    sends: &[(usize, DeviceSlice<'_, T>)],
+    recvs: &mut [(usize, DeviceSliceMut<'_, T>)],
+) -> Result<()> {
+    let s: Vec<_> = sends
+        .iter()
+        .map(|(p, x)| (*p, x.ptr, reals::<T>(x.len).0))
+        .collect();
+    let r: Vec<_> = recvs
+        .iter()
+        .map(|(p, y)| (*p, y.ptr, reals::<T>(y.len).0))
+        .collect();
+    let payload = Payload::Exchange {
+        sends: &s,
+        recvs: &r,
+    };
+    // SAFETY: every entry is a live range of its slice's length on `cuda` (checked by the
+    // caller); the receive slices are borrowed mutably, so no two overlap.
+    let real = reals::<T>(0).1;
+    if let Some(r) = unsafe { super::aware_mpi::try_payload(comm, cuda, payload, real) } {
+        return r;
+    }
+    let out: Vec<(usize, Vec<T>)> = sends
+        .iter()
+        .map(|(p, x)| (*p, Cuda::read_slice(*x)))
+        .collect();
     let mut incoming: Vec<(usize, Vec<T>)> = recvs
         .iter()
-        .map(|(p, r)| (*p, vec![T::zero(); r.len()]))
+        .map(|(p, y)| (*p, vec![T::zero(); y.len]))
         .collect();
     {
         let s: Vec<(usize, &[T])> = out.iter().map(|(p, v)| (*p, &v[..])).collect();
@@ -213,21 +312,7 @@ pub(crate) fn staged_exchange<T: Scalar, E: Engine>(
         comm.exchange(&s, &mut r);
     }
     for ((_, dst), (_, values)) in recvs.iter_mut().zip(&incoming) {
-        E::write_slice(values, E::sub_mut(dst, 0..values.len()));
+        Cuda::write_slice(values, dst.reborrow());
     }
-    Ok(())
-}
-
-/// [`Engine::all_gather_varcount`] through host memory.
-pub(crate) fn staged_all_gather_varcount<T: Scalar, E: Engine>(
-    comm: &Communicator,
-    send: E::Slice<'_, T>,
-    recv: E::SliceMut<'_, T>,
-    counts: &[usize],
-) -> Result<()> {
-    let mine = E::read_slice(send);
-    let mut all = vec![T::zero(); recv.len()];
-    comm.all_gather_varcount_into(&mine, &mut all, counts);
-    E::write_slice(&all, recv);
     Ok(())
 }

@@ -22,6 +22,25 @@
 //! | `norm(inf)` | a block reduction in shared memory |
 //! | `norm` of orders 0, 1, -inf and p | the block is downloaded and reduced on the host (slow path) |
 
+#[cfg(feature = "mpi")]
+mod aware_mpi;
+/// Without MPI there is no MPI to take device pointers: payloads stage through host memory.
+#[cfg(not(feature = "mpi"))]
+mod aware_mpi {
+    pub(crate) use super::collective::Payload;
+    /// Never: no MPI back-end.
+    ///
+    /// # Safety
+    /// None needed; kept `unsafe` to match the MPI build.
+    pub(crate) unsafe fn try_payload(
+        _comm: &crate::Communicator,
+        _cuda: &super::Cuda,
+        _payload: Payload<'_>,
+        _real: super::collective::Real,
+    ) -> Option<crate::Result<()>> {
+        None
+    }
+}
 mod collective;
 #[cfg(feature = "cuda")]
 mod driver;
@@ -978,7 +997,7 @@ impl Engine for Cuda {
     ) -> Result<()> {
         same_slices((send.len, send.cuda), (recv.len, recv.cuda));
         let Some(c) = send.cuda.collectives_for(comm) else {
-            return collective::staged_all_reduce_sum::<T, Self>(comm, send, recv);
+            return collective::fallback_all_reduce_sum(comm, send, recv);
         };
         let (count, dtype) = collective::reals::<T>(send.len);
         // SAFETY: both slices are live ranges of `send.len` elements, that is `count` reals, on
@@ -993,7 +1012,7 @@ impl Engine for Cuda {
         root: usize,
     ) -> Result<()> {
         let Some(c) = buf.cuda.collectives_for(comm) else {
-            return collective::staged_broadcast::<T, Self>(comm, buf, root);
+            return collective::fallback_broadcast(comm, buf, root);
         };
         let (count, dtype) = collective::reals::<T>(buf.len);
         // SAFETY: `buf` is a live range of `count` reals on the collectives' device.
@@ -1009,7 +1028,7 @@ impl Engine for Cuda {
     ) -> Result<()> {
         assert!(send.cuda == recv.cuda, "slices on different devices");
         let Some(c) = send.cuda.collectives_for(comm) else {
-            return collective::staged_all_gather_varcount::<T, Self>(comm, send, recv, counts);
+            return collective::fallback_all_gather_varcount(comm, send, recv, counts);
         };
         let reals: Vec<usize> = counts
             .iter()
@@ -1023,34 +1042,29 @@ impl Engine for Cuda {
     }
 
     fn exchange<T: Scalar>(
+        &self,
         comm: &crate::Communicator,
         sends: &[(usize, DeviceSlice<'_, T>)],
         recvs: &mut [(usize, DeviceSliceMut<'_, T>)],
     ) -> Result<()> {
-        let cuda = sends
-            .first()
-            .map(|s| s.1.cuda)
-            .or_else(|| recvs.first().map(|r| r.1.cuda));
-        let Some(c) = cuda.and_then(|cuda| cuda.collectives_for(comm)) else {
-            return collective::staged_exchange::<T, Self>(comm, sends, recvs);
-        };
-        let cuda = cuda.expect("collectives come from a slice's device");
-        let list = |peer: usize, ptr: DevicePtr, len: usize, other: &Cuda| {
-            assert!(other == cuda, "exchange of slices on different devices");
-            (peer, ptr, collective::reals::<T>(len).0)
+        let on_self =
+            sends.iter().all(|s| s.1.cuda == self) && recvs.iter().all(|r| r.1.cuda == self);
+        assert!(on_self, "exchange of slices of another device");
+        let Some(c) = self.collectives_for(comm) else {
+            return collective::fallback_exchange(comm, self, sends, recvs);
         };
         let s: Vec<_> = sends
             .iter()
-            .map(|(p, x)| list(*p, x.ptr, x.len, x.cuda))
+            .map(|(p, x)| (*p, x.ptr, collective::reals::<T>(x.len).0))
             .collect();
         let r: Vec<_> = recvs
             .iter()
-            .map(|(p, y)| list(*p, y.ptr, y.len, y.cuda))
+            .map(|(p, y)| (*p, y.ptr, collective::reals::<T>(y.len).0))
             .collect();
         let dtype = collective::reals::<T>(0).1;
         // SAFETY: every entry is a live range of its slice's length (in reals) on this device;
         // the receive slices are borrowed mutably, so no two overlap.
         let result = unsafe { c.exchange(&s, &r, dtype) };
-        collective::on_device(cuda, c, "exchange", result)
+        collective::on_device(self, c, "exchange", result)
     }
 }
