@@ -132,6 +132,7 @@ impl Gemm {
     }
 
     /// The elements each operand spans in memory: `(A, B, C)`.
+    #[cfg_attr(not(feature = "emulator"), allow(dead_code))]
     pub(crate) fn extents(&self) -> (usize, usize, usize) {
         let span = |ld: usize, rows: usize, cols: usize| {
             if rows == 0 || cols == 0 {
