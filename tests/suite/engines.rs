@@ -764,6 +764,159 @@ pub fn symmetric_heap_cuda(comm: &Communicator) {
     symmetric::<Complex32>(comm);
 }
 
+/// The direct DFT of every transform of a C-order `(batch, *n)` array, along the axes of `n`
+/// (`sign` -1 forward, +1 inverse; unnormalised).
+#[cfg(feature = "emulator")]
+fn dft(x: &[Complex64], n: &[usize], batch: usize, sign: f64) -> Vec<Complex64> {
+    let total: usize = n.iter().product();
+    let index = |mut flat: usize| -> Vec<usize> {
+        let mut idx = vec![0; n.len()];
+        for d in (0..n.len()).rev() {
+            idx[d] = flat % n[d];
+            flat /= n[d];
+        }
+        idx
+    };
+    let mut out = vec![Complex64::new(0.0, 0.0); x.len()];
+    for b in 0..batch {
+        for k in 0..total {
+            let kk = index(k);
+            out[b * total + k] = (0..total)
+                .map(|j| {
+                    let jj = index(j);
+                    let phase: f64 = kk
+                        .iter()
+                        .zip(&jj)
+                        .zip(n)
+                        .map(|((&k, &j), &m)| (k * j) as f64 / m as f64)
+                        .sum();
+                    let angle = sign * 2.0 * std::f64::consts::PI * phase;
+                    x[b * total + j] * Complex64::from_polar(1.0, angle)
+                })
+                .sum();
+        }
+    }
+    out
+}
+
+/// Batched device FFTs (cuFFT; emulated with cuFFT's contract on the emulated device) against a
+/// direct DFT, complex and real, 1-D to 3-D, odd and even sizes, both precisions: forward,
+/// unnormalised inverse, half spectra of real transforms.
+#[cfg(feature = "emulator")]
+fn device_fft<R: distlops::core::HasComplex + TestScalar>(comm: &Communicator)
+where
+    R::Complex: TestScalar,
+{
+    use distlops::core::cuda::DeviceFft;
+    use distlops::core::{Cuda, Scalar};
+    let cuda = Cuda::for_rank(comm).unwrap();
+    let tol = if std::mem::size_of::<R>() == 8 {
+        1e-12
+    } else {
+        1e-4
+    };
+    let to64 = |v: &[R::Complex]| -> Vec<Complex64> {
+        v.iter()
+            .map(|c| Complex64::new(RealScalar::to_f64(c.re()), RealScalar::to_f64(c.im())))
+            .collect()
+    };
+    let close = |a: &[Complex64], b: &[Complex64], what: &str| {
+        let scale = b.iter().map(|v| v.norm()).fold(1.0, f64::max);
+        let err = a
+            .iter()
+            .zip(b)
+            .map(|(x, y)| (x - y).norm())
+            .fold(0.0, f64::max);
+        assert!(err <= tol * scale, "{what}: error {err} of {scale}");
+    };
+    for (n, batch) in [
+        (vec![8], 3),
+        (vec![5], 2),
+        (vec![4, 6], 2),
+        (vec![3, 5], 1),
+        (vec![2, 3, 4], 2),
+    ] {
+        let total: usize = n.iter().product();
+        let what = |k: &str| {
+            format!(
+                "{k} of {n:?} x {batch} on {} ({})",
+                cuda.describe(),
+                R::SUFFIX
+            )
+        };
+        // Complex to complex, both ways.
+        let fft = DeviceFft::<R>::complex(&cuda, &n, batch).unwrap();
+        let xs = global::<R::Complex>(&fft.shape(), 7 + comm.rank() as u64);
+        let x = cuda.upload(xs.view()).unwrap();
+        let mut y = cuda.zeros::<R::Complex>(&fft.spectrum_shape()).unwrap();
+        fft.forward_c2c(Cuda::slice(&x), Cuda::slice_mut(&mut y))
+            .unwrap();
+        let x64 = to64(xs.as_slice().unwrap());
+        let y_host = Cuda::download(&y);
+        close(
+            &to64(y_host.as_slice().unwrap()),
+            &dft(&x64, &n, batch, -1.0),
+            &what("forward"),
+        );
+        let mut back = cuda.zeros::<R::Complex>(&fft.shape()).unwrap();
+        fft.inverse_c2c(Cuda::slice(&y), Cuda::slice_mut(&mut back))
+            .unwrap();
+        let scaled: Vec<Complex64> = x64.iter().map(|v| v * total as f64).collect();
+        close(
+            &to64(Cuda::download(&back).as_slice().unwrap()),
+            &scaled,
+            &what("inverse"),
+        );
+        // Real to half spectrum and back.
+        let rfft = DeviceFft::<R>::real(&cuda, &n, batch).unwrap();
+        let rs = global::<R>(&rfft.shape(), 9 + comm.rank() as u64);
+        let xr = cuda.upload(rs.view()).unwrap();
+        let mut half = cuda.zeros::<R::Complex>(&rfft.spectrum_shape()).unwrap();
+        rfft.forward_r2c(Cuda::slice(&xr), Cuda::slice_mut(&mut half))
+            .unwrap();
+        let r64: Vec<Complex64> = rs
+            .iter()
+            .map(|v| Complex64::new(RealScalar::to_f64(*v), 0.0))
+            .collect();
+        let full = dft(&r64, &n, batch, -1.0);
+        let last = *n.last().unwrap();
+        let kept = last / 2 + 1;
+        let want: Vec<Complex64> = full
+            .chunks(last)
+            .flat_map(|row| row[..kept].to_vec())
+            .collect();
+        close(
+            &to64(Cuda::download(&half).as_slice().unwrap()),
+            &want,
+            &what("real forward"),
+        );
+        let mut xr_back = cuda.zeros::<R>(&rfft.shape()).unwrap();
+        rfft.inverse_c2r(Cuda::slice(&half), Cuda::slice_mut(&mut xr_back))
+            .unwrap();
+        let got: Vec<Complex64> = Cuda::download(&xr_back)
+            .iter()
+            .map(|v| Complex64::new(RealScalar::to_f64(*v), 0.0))
+            .collect();
+        let scaled: Vec<Complex64> = r64.iter().map(|v| v * total as f64).collect();
+        close(&got, &scaled, &what("real inverse"));
+        // Misuse is an error, not a wrong answer.
+        assert!(fft
+            .forward_r2c(Cuda::slice(&xr), Cuda::slice_mut(&mut half))
+            .is_err());
+        let mut short = cuda.zeros::<R::Complex>(&[1]).unwrap();
+        assert!(fft
+            .forward_c2c(Cuda::slice(&x), Cuda::slice_mut(&mut short))
+            .is_err());
+    }
+}
+
+/// Device FFTs in both precisions.
+#[cfg(feature = "emulator")]
+pub fn device_fft_cuda(comm: &Communicator) {
+    device_fft::<f64>(comm);
+    device_fft::<f32>(comm);
+}
+
 /// Every kernel of the manifest ran on some rank (the emulator counts launches): run last, so a
 /// kernel that no test exercises fails the GPU suite.
 #[cfg(feature = "emulator")]
@@ -803,6 +956,7 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         payload_collectives_cuda,
     ),
     ("engines::symmetric_heap[cuda]", symmetric_heap_cuda),
+    ("engines::device_fft[cuda]", device_fft_cuda),
     (
         "engine_operators::stacking_with_collectives[cuda]",
         super::engine_operators::stacking_with_collectives,

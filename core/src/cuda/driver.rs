@@ -5,10 +5,13 @@
 //! Not run on this project's CI machines (they have no GPU): it is compiled, linted and
 //! documented there, and its kernels are compiled by NVRTC; see the README's GPU section.
 
-use super::seam::{BlasOp, DeviceApi, DevicePtr, Gemm, KernelArg, Launch, Stream};
+use super::seam::{
+    BlasOp, DeviceApi, DevicePtr, FftKind, FftPlan, Gemm, KernelArg, Launch, Stream,
+};
 use super::sources;
 use crate::error::{Error, Result};
 use cudarc::cublas::{result as blas, sys as blas_sys};
+use cudarc::cufft::{result as fft, sys as fft_sys};
 use cudarc::driver::{result, sys};
 use std::collections::HashMap;
 use std::ffi::{c_void, CString};
@@ -23,6 +26,8 @@ pub(crate) struct DriverDevice {
     stream: sys::CUstream,
     blas: blas_sys::cublasHandle_t,
     functions: HashMap<String, sys::CUfunction>,
+    /// The transform and precision of each live cuFFT plan, by handle.
+    fft_kinds: std::sync::Mutex<HashMap<i32, (FftKind, bool)>>,
 }
 
 // SAFETY: the driver's handles (context, stream, functions) may be used from any thread once the
@@ -111,6 +116,7 @@ impl DriverDevice {
             stream,
             blas,
             functions,
+            fft_kinds: std::sync::Mutex::new(HashMap::new()),
         })
     }
 
@@ -283,6 +289,98 @@ impl DeviceApi for DriverDevice {
         status
             .result()
             .map_err(|e| Error::Device(format!("gemm_{}: {e}", g.dtype)))
+    }
+
+    fn fft_plan(&self, _s: Stream, plan: &FftPlan) -> Result<u64> {
+        plan.check()?;
+        self.current()?;
+        let int = |v: usize| {
+            i32::try_from(v).map_err(|_| Error::Device(format!("cuFFT size {v} above i32")))
+        };
+        let ints = |v: &[usize]| v.iter().map(|&x| int(x)).collect::<Result<Vec<i32>>>();
+        let (mut n, mut inembed, mut onembed) =
+            (ints(&plan.n)?, ints(&plan.inembed)?, ints(&plan.onembed)?);
+        use fft_sys::cufftType::*;
+        let kind = match (plan.kind, plan.double) {
+            (FftKind::C2C, false) => CUFFT_C2C,
+            (FftKind::C2C, true) => CUFFT_Z2Z,
+            (FftKind::R2C, false) => CUFFT_R2C,
+            (FftKind::R2C, true) => CUFFT_D2Z,
+            (FftKind::C2R, false) => CUFFT_C2R,
+            (FftKind::C2R, true) => CUFFT_Z2D,
+        };
+        // SAFETY: the three arrays hold `rank` entries each and live for the call.
+        let handle = unsafe {
+            fft::plan_many(
+                int(plan.n.len())?,
+                n.as_mut_ptr(),
+                inembed.as_mut_ptr(),
+                int(plan.istride)?,
+                int(plan.idist)?,
+                onembed.as_mut_ptr(),
+                int(plan.ostride)?,
+                int(plan.odist)?,
+                kind,
+                int(plan.batch)?,
+            )
+        }
+        .map_err(|e| Error::Device(format!("cufftPlanMany: {e:?}")))?;
+        // SAFETY: the plan was just made; the stream belongs to this device's context.
+        unsafe { fft::set_stream(handle, self.stream.cast()) }
+            .map_err(|e| Error::Device(format!("cufftSetStream: {e:?}")))?;
+        self.fft_kinds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(handle, (plan.kind, plan.double));
+        Ok(u64::try_from(handle).expect("cuFFT handles are not negative"))
+    }
+
+    unsafe fn fft_exec(
+        &self,
+        _s: Stream,
+        handle: u64,
+        input: DevicePtr,
+        output: DevicePtr,
+        inverse: bool,
+    ) -> Result<()> {
+        self.current()?;
+        let handle = i32::try_from(handle).expect("a handle from fft_plan");
+        let (kind, double) = *self
+            .fft_kinds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(&handle)
+            .ok_or_else(|| Error::Device(format!("cufftExec: no plan {handle}")))?;
+        // cufft.h: CUFFT_FORWARD is -1, CUFFT_INVERSE is 1.
+        let direction = if inverse { 1 } else { -1 };
+        // SAFETY (every arm): the caller's contract (live, non-overlapping buffers of the plan's
+        // extents, the plan alive); the element types are the plan's.
+        let r = unsafe {
+            match (kind, double) {
+                (FftKind::C2C, false) => {
+                    fft::exec_c2c(handle, input as *mut _, output as *mut _, direction)
+                }
+                (FftKind::C2C, true) => {
+                    fft::exec_z2z(handle, input as *mut _, output as *mut _, direction)
+                }
+                (FftKind::R2C, false) => fft::exec_r2c(handle, input as *mut _, output as *mut _),
+                (FftKind::R2C, true) => fft::exec_d2z(handle, input as *mut _, output as *mut _),
+                (FftKind::C2R, false) => fft::exec_c2r(handle, input as *mut _, output as *mut _),
+                (FftKind::C2R, true) => fft::exec_z2d(handle, input as *mut _, output as *mut _),
+            }
+        };
+        r.map_err(|e| Error::Device(format!("cufftExec: {e:?}")))
+    }
+
+    unsafe fn fft_destroy(&self, handle: u64) {
+        let handle = i32::try_from(handle).expect("a handle from fft_plan");
+        self.fft_kinds
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .remove(&handle);
+        // SAFETY: the caller's contract (a live plan, destroyed once); errors at teardown are
+        // not actionable.
+        let _ = unsafe { fft::destroy(handle) };
     }
 
     fn synchronize(&self, _s: Stream) -> Result<()> {

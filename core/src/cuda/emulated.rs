@@ -13,7 +13,7 @@
 //! One launch runs at a time in a process (the C++ runtime serialises them), so several
 //! emulated devices (one per `Threads` rank) share the CPU without sharing `__shared__` memory.
 
-use super::seam::{BlasOp, DeviceApi, DevicePtr, Gemm, KernelArg, Launch, Stream};
+use super::seam::{BlasOp, DeviceApi, DevicePtr, FftPlan, Gemm, KernelArg, Launch, Stream};
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use num_complex::Complex;
@@ -85,12 +85,21 @@ enum Job {
         args: Vec<KernelArg>,
     },
     Gemm(Box<Gemm>),
+    Fft {
+        plan: Box<FftPlan>,
+        input: DevicePtr,
+        output: DevicePtr,
+        inverse: bool,
+    },
 }
 
 #[derive(Debug, Default)]
 struct State {
     allocations: BTreeMap<DevicePtr, Allocation>,
     queue: Vec<Job>,
+    /// cuFFT plans by handle, and the next handle.
+    plans: BTreeMap<u64, FftPlan>,
+    next_plan: u64,
     /// The first error of work that ran, reported at the next synchronisation.
     error: Option<String>,
 }
@@ -232,6 +241,16 @@ impl State {
                         _ => gemm::<Complex<f64>>(&g),
                     }
                 }
+            }
+            Job::Fft {
+                plan,
+                input,
+                output,
+                inverse,
+            } => {
+                // SAFETY: the extents of both operands were checked against live allocations
+                // when the transform was enqueued, and they do not overlap (checked there too).
+                unsafe { super::emulated_fft::run(&plan, input, output, inverse) };
             }
         }
         Ok(())
@@ -470,6 +489,50 @@ impl DeviceApi for EmulatedDevice {
         state.check_range(g.c, ec * size, "gemm C")?;
         state.queue.push(Job::Gemm(Box::new(g.clone())));
         Ok(())
+    }
+
+    fn fft_plan(&self, _s: Stream, plan: &FftPlan) -> Result<u64> {
+        plan.check()?;
+        let mut state = self.state();
+        state.next_plan += 1;
+        let handle = state.next_plan;
+        state.plans.insert(handle, plan.clone());
+        Ok(handle)
+    }
+
+    unsafe fn fft_exec(
+        &self,
+        _s: Stream,
+        handle: u64,
+        input: DevicePtr,
+        output: DevicePtr,
+        inverse: bool,
+    ) -> Result<()> {
+        let mut state = self.state();
+        let plan = state.plans.get(&handle).cloned().ok_or_else(|| {
+            Error::Device(format!("cufftExec: no plan {handle} (CUFFT_INVALID_PLAN)"))
+        })?;
+        let (ei, eo) = plan.extents();
+        let (bi, bo) = plan.element_bytes();
+        state.check_range(input, ei * bi, "cufftExec input")?;
+        state.check_range(output, eo * bo, "cufftExec output")?;
+        let (i_end, o_end) = (input + (ei * bi) as u64, output + (eo * bo) as u64);
+        if input < o_end && output < i_end {
+            return Err(Error::Device(
+                "cufftExec: input and output overlap (in-place transforms are not used)".into(),
+            ));
+        }
+        state.queue.push(Job::Fft {
+            plan: Box::new(plan),
+            input,
+            output,
+            inverse,
+        });
+        Ok(())
+    }
+
+    unsafe fn fft_destroy(&self, handle: u64) {
+        self.state().plans.remove(&handle);
     }
 
     fn synchronize(&self, _s: Stream) -> Result<()> {

@@ -47,9 +47,12 @@ mod driver;
 #[cfg(feature = "emulator")]
 mod emulated;
 #[cfg(feature = "emulator")]
+mod emulated_fft;
+#[cfg(feature = "emulator")]
 mod emulated_nccl;
 #[cfg(feature = "emulator")]
 mod emulated_shmem;
+mod fft;
 #[cfg(feature = "nccl")]
 mod nccl;
 #[cfg(feature = "nvshmem")]
@@ -59,6 +62,7 @@ mod sources;
 mod symmetric;
 mod tree;
 
+pub use fft::DeviceFft;
 pub use symmetric::{SymmetricBuffer, SymmetricHeap};
 
 #[cfg(feature = "emulator")]

@@ -159,6 +159,103 @@ impl Gemm {
     }
 }
 
+/// The transform of a cuFFT plan (`cufftType`): complex to complex, real to complex (forward,
+/// half spectrum) or complex to real (inverse), in single or double precision.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FftKind {
+    /// `CUFFT_C2C` (`double`: `CUFFT_Z2Z`).
+    C2C,
+    /// `CUFFT_R2C` (`double`: `CUFFT_D2Z`): the last axis keeps `n / 2 + 1` frequencies.
+    R2C,
+    /// `CUFFT_C2R` (`double`: `CUFFT_Z2D`): from `n / 2 + 1` frequencies of the last axis.
+    C2R,
+}
+
+/// A `cufftPlanMany` description, with cuFFT's conventions: `n` is the transform's shape in C
+/// order (rank 1 to 3); the advanced layout places element `x` of transform `b` of the input at
+/// `b * idist + (sum x_k * inembed-strides) * istride` (the same for the output), where the
+/// embeds are C-order shapes at least as large as the logical data (`n`, with `n / 2 + 1` on the
+/// last axis of the complex side of R2C and C2R). Sizes are in elements of the side's type
+/// (reals on the real side, complex values on the complex side). Transforms are unnormalised.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct FftPlan {
+    pub(crate) kind: FftKind,
+    /// Double precision (`Z2Z`, `D2Z`, `Z2D`).
+    pub(crate) double: bool,
+    pub(crate) n: Vec<usize>,
+    pub(crate) inembed: Vec<usize>,
+    pub(crate) istride: usize,
+    pub(crate) idist: usize,
+    pub(crate) onembed: Vec<usize>,
+    pub(crate) ostride: usize,
+    pub(crate) odist: usize,
+    pub(crate) batch: usize,
+}
+
+impl FftPlan {
+    /// The logical shapes of one transform's input and output.
+    pub(crate) fn logical(&self) -> (Vec<usize>, Vec<usize>) {
+        let mut half = self.n.clone();
+        if let Some(last) = half.last_mut() {
+            *last = *last / 2 + 1;
+        }
+        match self.kind {
+            FftKind::C2C => (self.n.clone(), self.n.clone()),
+            FftKind::R2C => (self.n.clone(), half),
+            FftKind::C2R => (half, self.n.clone()),
+        }
+    }
+
+    /// cuFFT's argument checks (`CUFFT_INVALID_VALUE`, `CUFFT_INVALID_SIZE`): rank 1 to 3, every
+    /// size, stride, distance and batch at least 1, embeds of the rank and at least the logical
+    /// shapes. Both implementations make them.
+    pub(crate) fn check(&self) -> Result<()> {
+        let (input, output) = self.logical();
+        let bad = |why: &str| crate::Error::Device(format!("cufftPlanMany {self:?}: {why}"));
+        if !(1..=3).contains(&self.n.len()) {
+            return Err(bad("rank must be 1, 2 or 3 (CUFFT_INVALID_VALUE)"));
+        }
+        if self.n.contains(&0) || self.batch == 0 || self.istride == 0 || self.ostride == 0 {
+            return Err(bad(
+                "sizes, strides and batch must be positive (CUFFT_INVALID_SIZE)",
+            ));
+        }
+        for (embed, logical) in [(&self.inembed, &input), (&self.onembed, &output)] {
+            if embed.len() != logical.len() || embed.iter().zip(logical).any(|(e, l)| e < l) {
+                return Err(bad(
+                    "an embed is smaller than its data (CUFFT_INVALID_VALUE)",
+                ));
+            }
+        }
+        Ok(())
+    }
+
+    /// The elements the input and the output span in memory (of the side's type).
+    pub(crate) fn extents(&self) -> (usize, usize) {
+        let (input, output) = self.logical();
+        let span = |logical: &[usize], embed: &[usize], stride: usize, dist: usize| {
+            let strides = crate::engine::StridedCopy::c_strides(embed);
+            let last: usize = logical.iter().zip(&strides).map(|(l, s)| (l - 1) * s).sum();
+            (self.batch - 1) * dist + last * stride + 1
+        };
+        (
+            span(&input, &self.inembed, self.istride, self.idist),
+            span(&output, &self.onembed, self.ostride, self.odist),
+        )
+    }
+
+    /// The bytes of one element of the input and of the output.
+    #[cfg_attr(not(feature = "emulator"), allow(dead_code))]
+    pub(crate) fn element_bytes(&self) -> (usize, usize) {
+        let real = if self.double { 8 } else { 4 };
+        match self.kind {
+            FftKind::C2C => (2 * real, 2 * real),
+            FftKind::R2C => (real, 2 * real),
+            FftKind::C2R => (2 * real, real),
+        }
+    }
+}
+
 /// What the engine needs from a device. Every method that enqueues work is `unsafe`: the caller
 /// guarantees that the device addresses are live allocations of this device large enough for
 /// the access (the engine checks every size on the host first), and for
@@ -231,6 +328,31 @@ pub(crate) trait DeviceApi: Send + Sync + std::fmt::Debug {
     /// `a`, `b` and `c` are live allocations of this device holding at least
     /// [`Gemm::extents`] elements of the type, and `c` overlaps neither `a` nor `b`.
     unsafe fn gemm(&self, s: Stream, g: &Gemm) -> Result<()>;
+    /// Makes a cuFFT plan (`cufftPlanMany`, then `cufftSetStream` to the stream): a handle for
+    /// [`fft_exec`](Self::fft_exec).
+    ///
+    /// # Errors
+    /// [`Error::Device`](crate::Error::Device) if [`FftPlan::check`] or cuFFT rejects it.
+    fn fft_plan(&self, s: Stream, plan: &FftPlan) -> Result<u64>;
+    /// Enqueues a plan's transform (`cufftExec*`; `inverse` selects `CUFFT_INVERSE` for C2C, and
+    /// is implied by C2R).
+    ///
+    /// # Safety
+    /// `handle` came from [`fft_plan`](Self::fft_plan) and is not destroyed; `input` and
+    /// `output` are live allocations holding [`FftPlan::extents`] elements, not overlapping.
+    unsafe fn fft_exec(
+        &self,
+        s: Stream,
+        handle: u64,
+        input: DevicePtr,
+        output: DevicePtr,
+        inverse: bool,
+    ) -> Result<()>;
+    /// Destroys a plan (`cufftDestroy`).
+    ///
+    /// # Safety
+    /// `handle` came from [`fft_plan`](Self::fft_plan) and is destroyed once.
+    unsafe fn fft_destroy(&self, handle: u64);
     /// Waits for the work of a stream; reports the first error of that work.
     fn synchronize(&self, s: Stream) -> Result<()>;
 }
