@@ -201,40 +201,28 @@ impl CollectiveApi for NcclComm {
         let stream = self.stream()?;
         let peer =
             |p: usize| i32::try_from(p).map_err(|_| Error::Device("peer out of range".into()));
-        self.nccl.group_start().map_err(nccl_error)?;
-        let mut result = Ok(());
-        for &(p, ptr, count) in sends {
+        let dtype = datatype(dtype);
+        // One message: a send of `ptr` to `p`, or a receive into it from `p`.
+        let message = |send: bool, p: usize, ptr: DevicePtr, count: usize| -> Result<()> {
+            let peer = peer(p)?;
             // SAFETY: the trait's contract; inside the group, so the calls only record work.
-            result = result.and_then(|()| {
-                unsafe {
-                    self.nccl.send(
-                        ptr as *const _,
-                        count,
-                        datatype(dtype),
-                        peer(p)?,
-                        self.comm,
-                        stream,
-                    )
+            unsafe {
+                if send {
+                    self.nccl
+                        .send(ptr as *const _, count, dtype, peer, self.comm, stream)
+                } else {
+                    self.nccl
+                        .recv(ptr as *mut _, count, dtype, peer, self.comm, stream)
                 }
-                .map_err(nccl_error)
-            });
-        }
-        for &(p, ptr, count) in recvs {
-            // SAFETY: as above.
-            result = result.and_then(|()| {
-                unsafe {
-                    self.nccl.recv(
-                        ptr as *mut _,
-                        count,
-                        datatype(dtype),
-                        peer(p)?,
-                        self.comm,
-                        stream,
-                    )
-                }
-                .map_err(nccl_error)
-            });
-        }
+            }
+            .map_err(nccl_error)
+        };
+        self.nccl.group_start().map_err(nccl_error)?;
+        let result = sends
+            .iter()
+            .map(|&(p, ptr, n)| (true, p, ptr, n))
+            .chain(recvs.iter().map(|&(p, ptr, n)| (false, p, ptr, n)))
+            .try_for_each(|(send, p, ptr, n)| message(send, p, ptr, n));
         // The group is always closed, also after an error inside it.
         let end = self.nccl.group_end().map_err(nccl_error);
         result.and(end)
