@@ -60,6 +60,16 @@ fn check_axis(shape: &[usize], axis: usize) -> Result<()> {
             ndim: shape.len(),
         });
     }
+    // Every size computed from the shape (global length, local lengths, offsets) fits.
+    if shape
+        .iter()
+        .try_fold(1usize, |a, &n| a.checked_mul(n))
+        .is_none()
+    {
+        return Err(Error::InvalidArgument(format!(
+            "a global shape {shape:?} with more than usize::MAX elements"
+        )));
+    }
     Ok(())
 }
 
@@ -126,8 +136,9 @@ impl Layout {
             ));
         }
         check_axis(global_shape, axis)?;
-        let sum: usize = counts.iter().sum();
-        if sum != global_shape[axis] {
+        let sum = counts.iter().try_fold(0usize, |a, &c| a.checked_add(c));
+        if sum != Some(global_shape[axis]) {
+            let sum = sum.map_or_else(|| "more than usize::MAX".to_string(), |s| s.to_string());
             return Err(Error::InvalidLocalShapes(format!(
                 "local sizes {counts:?} along axis {axis} sum to {sum}, not to the global {}",
                 global_shape[axis]

@@ -114,6 +114,9 @@ pub(crate) struct DistStencil<T: Scalar> {
     forward: Direction<T::Real>,
     adjoint: Direction<T::Real>,
     comm: Communicator,
+    /// The global array has no elements (an axis of length 0): products have nothing to
+    /// compute or exchange, on every rank alike.
+    empty: bool,
 }
 
 impl<T: Scalar> DistStencil<T> {
@@ -155,6 +158,7 @@ impl<T: Scalar> DistStencil<T> {
                 adjoint_terms,
             )?,
             comm: comm.clone(),
+            empty: layout.global_len() == 0,
         })
     }
 
@@ -193,12 +197,18 @@ impl<T: Scalar> DistStencil<T> {
 
     /// The forward product on local blocks (as real views, see [`real`](distlops_core::reals::real)).
     pub(crate) fn forward(&self, inputs: &[&[T::Real]], outputs: &mut [&mut [T::Real]]) {
+        if self.empty {
+            return;
+        }
         let Direction { plan, host } = &self.forward;
         host.apply(plan, &self.comm, inputs, outputs);
     }
 
     /// The adjoint product on local blocks (as real views, see [`real`](distlops_core::reals::real)).
     pub(crate) fn adjoint(&self, inputs: &[&[T::Real]], outputs: &mut [&mut [T::Real]]) {
+        if self.empty {
+            return;
+        }
         let Direction { plan, host } = &self.adjoint;
         host.apply(plan, &self.comm, inputs, outputs);
     }

@@ -647,3 +647,89 @@ pub fn unsupported_and_shape_errors(comm: &Communicator) {
     );
     assert_eq!(comm.all_reduce(1usize, ReduceOp::Sum), p);
 }
+
+/// Edge cases of sizes: counts whose sum overflows, a global shape with more elements than
+/// `usize` holds, an allocation no machine has, and stencils on arrays with an empty axis that
+/// is not the distributed one (zero-length products, the same on every rank, no panic).
+pub fn size_edge_cases(comm: &Communicator) {
+    use distlops::core::operator::LinearOperatorExt;
+    use distlops::core::Vector;
+    use distlops::operators::local::DerivativeKind;
+    use distlops::operators::{FirstDerivative, Gradient, Laplacian, SecondDerivative};
+    let p = comm.size();
+    // Counts whose sum wraps around in release builds.
+    let mut counts = vec![0usize; p];
+    counts[0] = usize::MAX;
+    if p > 1 {
+        counts[1] = 6;
+    }
+    let err = Layout::with_counts(&[5], 0, &counts).unwrap_err();
+    assert!(matches!(err, Error::InvalidLocalShapes(_)), "{err}");
+    // A global shape whose element count overflows.
+    let err = Layout::scatter(&[usize::MAX / 2, 3], 0, p).unwrap_err();
+    assert!(matches!(err, Error::InvalidArgument(_)), "{err}");
+    // An allocation no machine has: an error on every rank, not an abort.
+    let huge = Layout::scatter(&[1 << 40, 1 << 22], 0, p).unwrap();
+    let err = DistributedArray::<f64>::zeros(comm, &huge).unwrap_err();
+    assert!(matches!(err, Error::Allocation(_)), "{err}");
+    alive(comm);
+    // Stencils on a [4, 0] array split along axis 0, and on [0, 5] split along axis 1.
+    for (dims, split) in [([4usize, 0usize], 0usize), ([0, 5], 1)] {
+        let layout = Layout::scatter(&dims, split, p).unwrap();
+        for axis in 0..2 {
+            let d1 = FirstDerivative::with_layout(
+                comm,
+                &layout,
+                axis,
+                1.0,
+                DerivativeKind::Centered,
+                false,
+                3,
+            )
+            .unwrap();
+            let d2 = SecondDerivative::with_layout(
+                comm,
+                &layout,
+                axis,
+                1.0,
+                DerivativeKind::Centered,
+                false,
+            )
+            .unwrap();
+            for op in [&d1 as &dyn distlops::core::LinearOperator<f64>, &d2] {
+                let x = op.new_domain_vector().unwrap();
+                let y = op.apply(&x).unwrap();
+                assert_eq!(y.global_len(), 0);
+                assert_eq!(op.apply_adjoint(&y).unwrap().global_len(), 0);
+            }
+        }
+        let lap = Laplacian::<f64>::with_layout(
+            comm,
+            &layout,
+            &[0, 1],
+            &[1.0, 1.0],
+            &[1.0, 1.0],
+            DerivativeKind::Centered,
+            false,
+        )
+        .unwrap();
+        let x = lap.new_domain_vector().unwrap();
+        assert_eq!(lap.apply(&x).unwrap().global_len(), 0);
+        let grad = Gradient::<f64>::with_layout(
+            comm,
+            &layout,
+            &[1.0, 1.0],
+            DerivativeKind::Centered,
+            false,
+        )
+        .unwrap();
+        let x = grad.new_domain_vector().unwrap();
+        assert_eq!(
+            grad.apply_adjoint(&grad.apply(&x).unwrap())
+                .unwrap()
+                .global_len(),
+            0
+        );
+    }
+    alive(comm);
+}

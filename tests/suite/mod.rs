@@ -143,6 +143,7 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         errors::wrong_local_block_on_one_rank,
     ),
     ("errors::invalid_masks", errors::invalid_masks),
+    ("errors::size_edge_cases", errors::size_edge_cases),
     (
         "errors::unsupported_and_shape_errors",
         errors::unsupported_and_shape_errors,
