@@ -31,7 +31,7 @@ pub mod vector;
 /// MPI support (feature `mpi`): initialisation and the world communicator.
 #[cfg(feature = "mpi")]
 pub mod mpi {
-    pub use crate::comm::mpi::{initialize, MpiEnv};
+    pub use crate::comm::mpi::{initialize, run, MpiEnv};
 }
 
 pub use array::{DistributedArray, Mask, NormOrd};

@@ -38,6 +38,10 @@ unsafe impl Sync for UniverseGuard {}
 /// # Ok(()) }
 /// ```
 pub struct MpiEnv {
+    /// distlops' own duplicate of `MPI_COMM_WORLD`: the library's traffic never matches a
+    /// message of the application's on the world communicator, nor the other way round.
+    /// Declared first: freed before `guard` finalises MPI.
+    world: Arc<SharedComm>,
     guard: Arc<UniverseGuard>,
 }
 
@@ -83,18 +87,72 @@ pub fn initialize() -> Result<MpiEnv> {
         );
         world.abort(101);
     }));
+    let world = Arc::new(SharedComm(SimpleCommunicator::world().duplicate()));
     Ok(MpiEnv {
+        world,
         guard: Arc::new(UniverseGuard {
             _universe: universe,
         }),
     })
 }
 
+/// Runs an MPI program: initialises MPI (as [`initialize`]), calls `f` with the world
+/// communicator, and turns an `Err` on **any** rank into the end of the whole job.
+///
+/// A rank whose `f` returns `Err` prints `distlops: rank R of P failed: <its message>` to
+/// standard error and aborts the job (`MPI_Abort` with error code 1), so the other ranks are
+/// never left waiting for it, whatever they are doing. Errors that distlops agrees on (the
+/// same `Err` on every rank) end the job the same way, each rank printing its message; a panic
+/// on one rank aborts it too (the hook of [`initialize`]). `Ok` on every rank finalises MPI
+/// and returns success.
+///
+/// ```no_run
+/// use distlops_core::{DistributedArray, Layout};
+/// fn main() -> std::process::ExitCode {
+///     distlops_core::mpi::run(|world| {
+///         let layout = Layout::scatter(&[1000], 0, world.size())?;
+///         let x = DistributedArray::<f64>::full(world, &layout, 1.0)?;
+///         println!("rank {}: |x| = {}", world.rank(), x.norm2());
+///         Ok::<(), distlops_core::Error>(())
+///     })
+/// }
+/// ```
+pub fn run<E: std::fmt::Display>(
+    f: impl FnOnce(&Communicator) -> std::result::Result<(), E>,
+) -> std::process::ExitCode {
+    let env = match initialize() {
+        Ok(env) => env,
+        Err(e) => {
+            eprintln!("distlops: {e}");
+            return std::process::ExitCode::FAILURE;
+        }
+    };
+    let world = env.world();
+    match f(&world) {
+        Ok(()) => std::process::ExitCode::SUCCESS,
+        Err(e) => {
+            use std::io::Write;
+            let mut err = std::io::stderr().lock();
+            let _ = writeln!(
+                err,
+                "distlops: rank {} of {} failed: {e}",
+                world.rank(),
+                world.size()
+            );
+            let _ = err.flush();
+            drop(err);
+            SimpleCommunicator::world().abort(1)
+        }
+    }
+}
+
 impl MpiEnv {
-    /// `MPI_COMM_WORLD` as a [`Communicator`].
+    /// Every rank of the job as a [`Communicator`]: distlops' own duplicate of
+    /// `MPI_COMM_WORLD` (made once by [`initialize`]), so its messages and the application's
+    /// never match each other. Not collective.
     pub fn world(&self) -> Communicator {
         Communicator::from_mpi(MpiComm {
-            comm: Arc::new(SharedComm(SimpleCommunicator::world())),
+            comm: self.world.clone(),
             max_message_bytes: DEFAULT_MAX_MESSAGE_BYTES,
             _guard: self.guard.clone(),
         })
@@ -105,7 +163,7 @@ impl MpiEnv {
     #[doc(hidden)]
     pub fn world_with_max_message_bytes(&self, bytes: usize) -> Communicator {
         Communicator::from_mpi(MpiComm {
-            comm: Arc::new(SharedComm(SimpleCommunicator::world())),
+            comm: self.world.clone(),
             max_message_bytes: bytes.max(1),
             _guard: self.guard.clone(),
         })

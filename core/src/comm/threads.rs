@@ -27,23 +27,97 @@ pub struct Threads;
 /// Panic payload of a rank that stopped because another rank panicked.
 struct OtherRankPanicked;
 
+/// Panic payload of a rank that stopped because a rank it waited for had returned from its
+/// closure (world rank), so the collective or message it waited for could never complete.
+struct OtherRankLeft(usize);
+
+/// How one rank's closure ended.
+type Outcome<R> = std::thread::Result<R>;
+
 impl Threads {
     /// Runs `f` on `nranks` threads, each given a communicator of size `nranks`, and returns the
     /// results in rank order.
     ///
     /// # Panics
     /// If `nranks == 0`, or if `f` panics on any rank: the other ranks are woken from whatever
-    /// collective they wait in, and the first rank's panic is propagated to the caller. A panic
-    /// never leaves the other threads hanging.
+    /// collective they wait in, and the first rank's panic is propagated to the caller. Also if a
+    /// rank returns while another still waits for it in a collective or for a message from it
+    /// (the waiting rank is woken; the panic names both). Neither leaves a thread hanging; use
+    /// [`try_run`](Self::try_run) to get the `Err` a rank returned instead.
     pub fn run<R, F>(nranks: usize, f: F) -> Vec<R>
     where
         R: Send,
         F: Fn(Communicator) -> R + Sync,
     {
+        let outcomes = Self::run_ranks(nranks, &f);
+        let mut results = Vec::with_capacity(nranks);
+        for outcome in finish(outcomes) {
+            match outcome {
+                Ok(r) => results.push(r),
+                Err(left) => panic!("{left}"),
+            }
+        }
+        results
+    }
+
+    /// [`run`](Self::run) for closures that return a `Result`: `Ok` with every rank's value in
+    /// rank order if every rank succeeded, otherwise the `Err` of the lowest rank that returned
+    /// one.
+    ///
+    /// A rank that returns `Err` leaves at once: ranks waiting for it in a collective or for a
+    /// message from it are woken (they stop, their work is dropped) instead of waiting forever.
+    /// This is the `Threads` counterpart of [`mpi::run`](crate::mpi::run), which ends the MPI job
+    /// with the failing rank's message.
+    ///
+    /// ```
+    /// use distlops_core::{Threads, ReduceOp};
+    /// let out: Result<Vec<f64>, String> = Threads::try_run(3, |comm| {
+    ///     if comm.rank() == 1 {
+    ///         return Err("rank 1 cannot read its input".to_string());
+    ///     }
+    ///     // Ranks 0 and 2 would wait here for rank 1 forever; they are woken instead.
+    ///     Ok(comm.all_reduce(1.0, ReduceOp::Sum))
+    /// });
+    /// assert_eq!(out.unwrap_err(), "rank 1 cannot read its input");
+    /// ```
+    ///
+    /// # Panics
+    /// If `nranks == 0`; if a rank panics (as [`run`](Self::run)); if a rank returned `Ok` while
+    /// another still waited for it in a collective.
+    pub fn try_run<R, E, F>(nranks: usize, f: F) -> Result<Vec<R>, E>
+    where
+        R: Send,
+        E: Send,
+        F: Fn(Communicator) -> Result<R, E> + Sync,
+    {
+        let outcomes = Self::run_ranks(nranks, &f);
+        let mut results = Vec::with_capacity(nranks);
+        let mut woken = None;
+        for outcome in finish(outcomes) {
+            match outcome {
+                Ok(Ok(r)) => results.push(r),
+                Ok(Err(e)) => return Err(e),
+                Err(left) => woken = woken.or(Some(left)),
+            }
+        }
+        if let Some(left) = woken {
+            panic!("{left}");
+        }
+        Ok(results)
+    }
+
+    /// Runs `f` on `nranks` threads and returns how each ended. A rank that panics poisons the
+    /// universe (everyone waiting is woken and unwinds); a rank that returns leaves it (everyone
+    /// waiting for that rank is woken).
+    fn run_ranks<R, F>(nranks: usize, f: &F) -> Vec<Outcome<R>>
+    where
+        R: Send,
+        F: Fn(Communicator) -> R + Sync,
+    {
         assert!(nranks > 0, "Threads::run needs at least one rank");
-        let universe = Arc::new(Universe::default());
-        let shared = Shared::new(nranks, &universe);
-        let outcomes: Vec<std::thread::Result<R>> = std::thread::scope(|s| {
+        let universe = Arc::new(Universe::new(nranks));
+        let shared = Shared::new((0..nranks).collect(), &universe);
+        std::thread::scope(|s| {
             let handles: Vec<_> = (0..nranks)
                 .map(|rank| {
                     let comm = ThreadComm {
@@ -51,15 +125,17 @@ impl Threads {
                         shared: shared.clone(),
                     };
                     let universe = universe.clone();
-                    let f = &f;
                     std::thread::Builder::new()
                         .name(format!("distlops-rank-{rank}"))
                         .spawn_scoped(s, move || {
                             let out = catch_unwind(AssertUnwindSafe(|| {
                                 f(Communicator::from_threads(comm))
                             }));
-                            if out.is_err() {
-                                universe.poison();
+                            // A rank woken because another left leaves in turn (ranks waiting for
+                            // it are woken the same way); only a real panic poisons everything.
+                            match &out {
+                                Err(p) if !p.is::<OtherRankLeft>() => universe.poison(),
+                                _ => universe.leave(rank),
                             }
                             out
                         })
@@ -70,34 +146,68 @@ impl Threads {
                 .into_iter()
                 .map(|h| h.join().unwrap_or_else(Err))
                 .collect()
-        });
-        let mut results = Vec::with_capacity(nranks);
-        let mut secondary = None;
-        for outcome in outcomes {
-            match outcome {
-                Ok(r) => results.push(r),
-                Err(p) if p.is::<OtherRankPanicked>() => secondary = Some(p),
-                Err(p) => resume_unwind(p),
-            }
-        }
-        if let Some(p) = secondary {
-            resume_unwind(p);
-        }
-        results
+        })
     }
+}
+
+/// Sorts the ranks' outcomes: a rank's own panic is propagated (the first in rank order, ahead
+/// of ranks that stopped because of it); ranks woken because another rank returned become
+/// `Err(message)`.
+fn finish<R>(outcomes: Vec<Outcome<R>>) -> Vec<Result<R, String>> {
+    let mut secondary = None;
+    let mut out = Vec::with_capacity(outcomes.len());
+    for (rank, outcome) in outcomes.into_iter().enumerate() {
+        match outcome {
+            Ok(r) => out.push(Ok(r)),
+            Err(p) if p.is::<OtherRankPanicked>() => secondary = Some(p),
+            Err(p) => match p.downcast::<OtherRankLeft>() {
+                Ok(left) => out.push(Err(format!(
+                    "Threads::run: rank {} returned while rank {rank} still waited for it in a \
+                     collective or for a message from it (the ranks did not make the same \
+                     communication calls)",
+                    left.0
+                ))),
+                Err(p) => resume_unwind(p),
+            },
+        }
+    }
+    if let Some(p) = secondary {
+        resume_unwind(p);
+    }
+    out
 }
 
 /// The group of all communicators made by one `Threads::run`, so that a panic on one rank wakes
 /// every rank in every sub-communicator.
-#[derive(Default)]
 struct Universe {
     poisoned: AtomicBool,
+    /// Per world rank: has its closure returned?
+    left: Vec<AtomicBool>,
     members: Mutex<Vec<Weak<Shared>>>,
 }
 
 impl Universe {
+    fn new(nranks: usize) -> Self {
+        Universe {
+            poisoned: AtomicBool::new(false),
+            left: (0..nranks).map(|_| AtomicBool::new(false)).collect(),
+            members: Mutex::new(Vec::new()),
+        }
+    }
+
     fn poison(&self) {
         self.poisoned.store(true, Ordering::SeqCst);
+        self.wake_all();
+    }
+
+    /// World rank `rank` returned from its closure: wake everyone, so that ranks waiting for it
+    /// notice that it will never come.
+    fn leave(&self, rank: usize) {
+        self.left[rank].store(true, Ordering::SeqCst);
+        self.wake_all();
+    }
+
+    fn wake_all(&self) {
         let members = self.members.lock().unwrap_or_else(|e| e.into_inner());
         for m in members.iter().filter_map(Weak::upgrade) {
             let _guard = m.state.lock().unwrap_or_else(|e| e.into_inner());
@@ -120,15 +230,19 @@ struct State {
 
 struct Shared {
     size: usize,
+    /// The world rank of every member, in this group's rank order.
+    world: Vec<usize>,
     universe: Arc<Universe>,
     state: Mutex<State>,
     cv: Condvar,
 }
 
 impl Shared {
-    fn new(size: usize, universe: &Arc<Universe>) -> Arc<Self> {
+    fn new(world: Vec<usize>, universe: &Arc<Universe>) -> Arc<Self> {
+        let size = world.len();
         let s = Arc::new(Shared {
             size,
+            world,
             universe: universe.clone(),
             state: Mutex::new(State {
                 slots: (0..size).map(|_| None).collect(),
@@ -154,6 +268,16 @@ impl Shared {
         }
     }
 
+    /// Unwinds if the universe is poisoned or if a member this rank waits for (`waited`, group
+    /// ranks; all members for a collective) has left. Called with the state unlocked.
+    fn check_waiting(&self, mut waited: impl Iterator<Item = usize>) {
+        self.check_poison();
+        let universe = &self.universe;
+        if let Some(r) = waited.find(|&r| universe.left[self.world[r]].load(Ordering::SeqCst)) {
+            resume_unwind(Box::new(OtherRankLeft(self.world[r])));
+        }
+    }
+
     /// Waits until all `size` ranks have arrived.
     fn barrier<'a>(&'a self, mut st: MutexGuard<'a, State>) -> MutexGuard<'a, State> {
         let generation = st.generation;
@@ -165,9 +289,12 @@ impl Shared {
             return st;
         }
         while st.generation == generation {
-            if self.universe.poisoned.load(Ordering::SeqCst) {
-                drop(st);
-                resume_unwind(Box::new(OtherRankPanicked));
+            // A member that has left is not in this barrier and never will be.
+            drop(st);
+            self.check_waiting(0..self.size);
+            st = self.lock();
+            if st.generation != generation {
+                break;
             }
             st = self.cv.wait(st).unwrap_or_else(|e| e.into_inner());
         }
@@ -350,9 +477,15 @@ impl ThreadComm {
                 {
                     break m;
                 }
-                if shared.universe.poisoned.load(Ordering::SeqCst) {
-                    drop(st);
-                    resume_unwind(Box::new(OtherRankPanicked));
+                drop(st);
+                shared.check_waiting(std::iter::once(*source));
+                st = shared.lock();
+                if let Some(m) = st
+                    .mail
+                    .get_mut(&(*source, self.rank))
+                    .and_then(VecDeque::pop_front)
+                {
+                    break m;
                 }
                 st = shared.cv.wait(st).unwrap_or_else(|e| e.into_inner());
             };
@@ -383,7 +516,10 @@ impl ThreadComm {
             .expect("a rank is in its own group");
         // The lowest rank of each group creates the group's shared state and publishes it.
         let mine: Option<Arc<Shared>> =
-            (my_index == 0).then(|| Shared::new(members.len(), &self.shared.universe));
+            (my_index == 0).then(|| {
+                let world = members.iter().map(|&r| self.shared.world[r]).collect();
+                Shared::new(world, &self.shared.universe)
+            });
         let leader = members[0];
         let shared = self.collective(&mine, |all| {
             Ok(all[leader].clone().expect("the group leader published"))
@@ -458,6 +594,56 @@ mod tests {
             })
         });
         assert!(outcome.is_err());
+    }
+
+    #[test]
+    fn an_err_on_one_rank_wakes_ranks_waiting_in_collectives_and_receives() {
+        let start = Instant::now();
+        for culprit in 0..4 {
+            let out: Result<Vec<f64>, String> = Threads::try_run(4, |comm| {
+                if comm.rank() == culprit {
+                    return Err(format!("rank {culprit} fails"));
+                }
+                // One neighbour waits for a message from the culprit, the rest in a collective.
+                if comm.rank() == (culprit + 1) % 4 {
+                    let mut buf = [0.0f64; 3];
+                    comm.send_receive_into(&[], culprit, &mut buf, culprit);
+                }
+                let sub = comm.split(comm.rank() % 2).map_err(|e| e.to_string())?;
+                sub.barrier();
+                Ok(comm.all_reduce(1.0f64, ReduceOp::Sum))
+            });
+            assert_eq!(out.unwrap_err(), format!("rank {culprit} fails"));
+        }
+        assert!(start.elapsed() < Duration::from_secs(10));
+    }
+
+    #[test]
+    fn a_rank_that_returns_early_is_named_instead_of_a_hang() {
+        let outcome = std::panic::catch_unwind(|| {
+            Threads::run(3, |comm| {
+                if comm.rank() != 2 {
+                    comm.barrier();
+                }
+            })
+        });
+        let payload = outcome.expect_err("the waiting ranks must not hang");
+        let msg = payload.downcast_ref::<String>().cloned().unwrap_or_default();
+        assert!(msg.contains("rank 2 returned while rank 0"), "{msg}");
+    }
+
+    #[test]
+    fn ranks_that_return_after_matching_calls_are_fine() {
+        let out: Result<Vec<usize>, String> = Threads::try_run(3, |comm| {
+            comm.barrier();
+            if comm.rank() == 0 {
+                // Rank 0 returns at once; the others still compute locally.
+                return Ok(0);
+            }
+            std::thread::sleep(Duration::from_millis(20));
+            Ok(comm.rank())
+        });
+        assert_eq!(out.unwrap(), vec![0, 1, 2]);
     }
 
     #[test]
