@@ -4,7 +4,7 @@
 
 use distlops_core::repro::ReproSums;
 use distlops_core::{
-    DistVector, Engine, Host, LinearOperator, Partition, RealScalar, Scalar, Vector,
+    DistVector, Engine, Fingerprint, Host, LinearOperator, Partition, RealScalar, Scalar, Vector,
 };
 use std::time::Instant;
 
@@ -234,6 +234,7 @@ pub fn fused_vdots<T: Scalar, E: Engine, const N: usize>(
     if N == 0 {
         return Ok(out);
     }
+    agree_pairs(&pairs)?;
     let all_fusable = {
         let comm = first_array(pairs[0].0).comm();
         let (kind, size) = (comm.kind(), comm.size());
@@ -256,6 +257,33 @@ pub fn fused_vdots<T: Scalar, E: Engine, const N: usize>(
         *o = combine_parts(a, &mut totals);
     }
     Ok(out)
+}
+
+/// The agreement of [`fused_vdots`]: every rank checks that the two vectors of each pair have
+/// the same structure, and the ranks agree on the outcome and on every vector's fingerprint, so
+/// the choice between the fused and the separate path, and the slots reduced, are the same on
+/// every rank. One small all-reduce.
+fn agree_pairs<T: Scalar, E: Engine>(pairs: &[VdotPair<'_, T, E>]) -> distlops_core::Result<()> {
+    let mut fp = Fingerprint::default();
+    let mut local = Ok(());
+    for (a, b) in pairs {
+        let (fa, fb) = (a.fingerprint(), b.fingerprint());
+        fp = fp.word(fa.value()).word(fb.value());
+        if fa != fb && local.is_ok() {
+            local = Err(distlops_core::Error::LayoutMismatch(format!(
+                "vdot of {} and {}",
+                a.describe(),
+                b.describe()
+            )));
+        }
+    }
+    let describe = || {
+        let each: Vec<String> = pairs.iter().map(|(a, _)| a.describe()).collect();
+        each.join("; ")
+    };
+    first_array(pairs[0].0)
+        .comm()
+        .agree_on("fused vdots", fp, describe, local)
 }
 
 /// Errors with [`SolverError::NonFinite`] unless `v` is finite.
