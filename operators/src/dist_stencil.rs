@@ -62,7 +62,9 @@ mod plan;
 use crate::local::stencil::{Band, Scheme};
 use distlops_core::operator::Space;
 use distlops_core::reals::width;
-use distlops_core::{Communicator, Error, Layout, Partition, RealScalar, Result, Scalar};
+use distlops_core::{
+    Communicator, Error, Fingerprint, Layout, Partition, RealScalar, Result, Scalar,
+};
 use host::HostBuffers;
 use plan::Plan;
 
@@ -117,9 +119,17 @@ pub(crate) struct DistStencil<T: Scalar> {
     /// The global array has no elements (an axis of length 0): products have nothing to
     /// compute or exchange, on every rank alike.
     empty: bool,
+    /// Every term's inputs, outputs, axis and band: what products agree on besides the spaces
+    /// (two stencils along different axes have the same spaces but exchange different ghosts).
+    fingerprint: Fingerprint,
 }
 
 impl<T: Scalar> DistStencil<T> {
+    /// The fingerprint of the stencil's terms (see the field).
+    pub(crate) fn fingerprint(&self) -> Fingerprint {
+        self.fingerprint
+    }
+
     /// Plans `outputs[t.out] = sum_t band_t (along t.axis) inputs[t.inp]` on `layout` (for every
     /// input and output), and its adjoint. No communication.
     ///
@@ -136,6 +146,11 @@ impl<T: Scalar> DistStencil<T> {
         terms: Vec<Term>,
     ) -> Result<Self> {
         check_layout(what, comm, layout)?;
+        let fingerprint = terms
+            .iter()
+            .fold(Fingerprint::default().text(what), |h, t| {
+                t.band.fingerprint(h.words(&[t.out, t.inp, t.axis]))
+            });
         let adjoint_terms = terms
             .iter()
             .map(|t| Term {
@@ -159,6 +174,7 @@ impl<T: Scalar> DistStencil<T> {
             )?,
             comm: comm.clone(),
             empty: layout.global_len() == 0,
+            fingerprint,
         })
     }
 
@@ -244,6 +260,9 @@ macro_rules! single_stencil_operator {
             }
             fn name(&self) -> String {
                 $name.into()
+            }
+            fn fingerprint(&self) -> distlops_core::Fingerprint {
+                self.stencil.fingerprint()
             }
         }
     };

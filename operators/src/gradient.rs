@@ -158,4 +158,7 @@ impl<T: Scalar> LinearOperator<T> for Gradient<T> {
     fn name(&self) -> String {
         "Gradient".into()
     }
+    fn fingerprint(&self) -> distlops_core::Fingerprint {
+        self.stencil.fingerprint()
+    }
 }

@@ -54,6 +54,14 @@ pub trait LinearOperator<T: Scalar, E: Engine = Host>: Send + Sync {
     fn name(&self) -> String {
         "LinearOperator".into()
     }
+    /// A fingerprint of what the products depend on besides the spaces and that decides their
+    /// communication (a stencil's axis and reach, say): the checked products agree on it with
+    /// the spaces, so an operator built with different parameters on different ranks is an error
+    /// on every rank instead of a hang. The default (nothing) suits operators whose
+    /// communication the spaces decide.
+    fn fingerprint(&self) -> crate::comm::Fingerprint {
+        crate::comm::Fingerprint::default()
+    }
     /// `y = A x`, after checking that `x` is in the domain and `y` in the range.
     ///
     /// Collective: the ranks first agree (one small all-reduce, see
@@ -105,7 +113,8 @@ fn agree_spaces<T: Scalar, E: Engine, L: LinearOperator<T, E> + ?Sized>(
     let fp = op
         .domain()
         .fingerprint()
-        .word(op.range().fingerprint().value());
+        .word(op.range().fingerprint().value())
+        .word(op.fingerprint().value());
     let describe = || {
         format!(
             "{}: domain {}, range {}",
@@ -148,6 +157,9 @@ macro_rules! forward_impl {
             }
             fn name(&self) -> String {
                 (**self).name()
+            }
+            fn fingerprint(&self) -> crate::comm::Fingerprint {
+                (**self).fingerprint()
             }
         }
     )*};

@@ -3,7 +3,7 @@
 
 use super::shape::{check_axis, check_dims, split_axis};
 use distlops_core::kernels::axpy;
-use distlops_core::{Error, Result, Scalar};
+use distlops_core::{Error, Fingerprint, Result, Scalar};
 
 /// The finite-difference scheme of [`FirstDerivative`](super::FirstDerivative) and
 /// [`SecondDerivative`](super::SecondDerivative) (PyLops' `kind`).
@@ -162,6 +162,17 @@ pub(crate) struct Band {
     /// `max(row - col)` and `max(col - row)` over the non-zero pattern (at least 0).
     front: usize,
     back: usize,
+}
+
+impl Band {
+    /// Mixes what decides the band's products and its reach into `h`: length, interior, taps,
+    /// and how far it reaches before and after a row (the ghost widths it needs).
+    pub(crate) fn fingerprint(&self, h: Fingerprint) -> Fingerprint {
+        let h = h.words(&[self.n, self.lo, self.hi, self.front, self.back]);
+        self.taps
+            .iter()
+            .fold(h, |h, &(o, c)| h.word(o as u64).word(c.to_bits()))
+    }
 }
 
 fn resolve(index: SignedIndex, n: usize) -> Option<usize> {
