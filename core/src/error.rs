@@ -9,8 +9,10 @@
 #[non_exhaustive]
 pub enum Error {
     /// An axis index is not smaller than the number of dimensions.
-    #[error("axis {axis} is out of range for an array with {ndim} dimension(s)")]
+    #[error("{call}: axis {axis} is out of range for an array with {ndim} dimension(s)")]
     AxisOutOfRange {
+        /// The call or operator that was given the axis.
+        call: String,
         /// The axis that was asked for.
         axis: usize,
         /// The number of dimensions of the array.
@@ -50,6 +52,10 @@ pub enum Error {
         /// What that rank reported (as far as it could be transmitted).
         message: String,
     },
+    /// The copies of a replicated (Broadcast) array differ between ranks where they must be the
+    /// same (a solver's data or initial guess, an operator's input).
+    #[error("replicas differ: {0}")]
+    ReplicasDiffer(String),
     /// Memory for a block cannot be had (its size overflows, or the allocator or device has none).
     #[error("allocation failed: {0}")]
     Allocation(String),

@@ -1,6 +1,6 @@
 //! Layouts: the global shape of a distributed array and which part of it every rank holds.
 
-use crate::comm::{prefix_sums, Communicator, ReduceOp};
+use crate::comm::{prefix_sums, Communicator, Fingerprint, ReduceOp};
 use crate::error::{Error, Result};
 use crate::partition::Partition;
 use std::sync::Arc;
@@ -24,6 +24,7 @@ struct Inner {
     partition: Partition,
     counts: Vec<usize>,
     offsets: Vec<usize>,
+    fingerprint: Fingerprint,
 }
 
 /// Global N-D shape, distributed axis, partition, and every rank's local extent along that axis.
@@ -56,6 +57,7 @@ fn check_axis(shape: &[usize], axis: usize) -> Result<()> {
     // A 0-D array is allowed for the replicated partitions (axis 0 then means "no axis").
     if axis >= shape.len().max(1) {
         return Err(Error::AxisOutOfRange {
+            call: "Layout".into(),
             axis,
             ndim: shape.len(),
         });
@@ -232,12 +234,22 @@ impl Layout {
             Partition::Scatter => prefix_sums(&counts),
             _ => vec![0; counts.len()],
         };
+        // What `PartialEq` compares, so equal layouts have equal fingerprints.
+        let fingerprint = Fingerprint::default()
+            .words(&global_shape)
+            .word(match partition {
+                Partition::Scatter => axis as u64,
+                Partition::Broadcast => u64::MAX - 1,
+                Partition::UnsafeBroadcast => u64::MAX - 2,
+            })
+            .words(&counts);
         Layout(Arc::new(Inner {
             global_shape,
             axis,
             partition,
             counts,
             offsets,
+            fingerprint,
         }))
     }
 
@@ -245,6 +257,26 @@ impl Layout {
     pub fn with_partition(&self, partition: Partition) -> Self {
         Self::new(&self.0.global_shape, self.0.axis, partition, self.nranks())
             .expect("a valid layout stays valid with another partition")
+    }
+
+    /// A fingerprint of what [`PartialEq`] compares (global shape, partition, Scatter axis,
+    /// counts): how ranks check with one small all-reduce that they hold the same layout
+    /// ([`Communicator::agree_on`]).
+    pub fn fingerprint(&self) -> Fingerprint {
+        self.0.fingerprint
+    }
+
+    /// The layout in words, for messages: partition, global shape, and for Scatter the axis and
+    /// the per-rank counts.
+    pub fn describe(&self) -> String {
+        let i = &self.0;
+        match i.partition {
+            Partition::Scatter => format!(
+                "Scatter {:?} along axis {} with counts {:?}",
+                i.global_shape, i.axis, i.counts
+            ),
+            p => format!("{p} {:?} on {} rank(s)", i.global_shape, i.counts.len()),
+        }
     }
 
     /// The global shape.

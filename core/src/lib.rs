@@ -23,6 +23,7 @@ pub mod layout;
 pub mod operator;
 pub mod partition;
 pub mod reals;
+mod replicas;
 pub mod repro;
 pub mod scalar;
 pub mod stacked;
@@ -35,7 +36,7 @@ pub mod mpi {
 }
 
 pub use array::{DistributedArray, Mask, NormOrd};
-pub use comm::{Communicator, ReduceOp, Threads};
+pub use comm::{Communicator, Fingerprint, ReduceOp, Threads};
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub use cuda::Cuda;
 pub use engine::{BinaryOp, Engine, Host, MatOp, SliceLen, StridedCopy};

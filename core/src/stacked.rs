@@ -2,12 +2,16 @@
 //! `StackedDistributedArray`), nestable, for systems such as `[A; eps L] x = [d; 0]`.
 
 use crate::array::{DistributedArray, NormOrd};
+use crate::comm::{Communicator, Fingerprint};
 use crate::engine::{Engine, Host};
 use crate::error::{Error, Result};
 use crate::scalar::{RealScalar, Scalar};
 use crate::vector::Vector;
 use ndarray::{Array1, ArrayD};
 use num_traits::{Float, Zero};
+
+/// The word that marks a stack in fingerprints (a plain array's starts with its layout's).
+pub(crate) const STACK: u64 = 0x5354_4143_4b00_0000;
 
 /// One part of a stacked vector, or any distributed vector: a plain array or a stack of parts.
 ///
@@ -91,6 +95,44 @@ impl<T: Scalar, E: Engine> StackedDistributedArray<T, E> {
         Array1::from(out)
     }
 
+    /// The agreement a stacked reduction begins with: the ranks agree on the whole structure
+    /// (number of parts, every part's layout, recursively) of this stack and `other`, and on this
+    /// rank's check that the two have the same number of parts. Without it, ranks whose stacks
+    /// differ would pair their parts' reductions wrongly. One small all-reduce.
+    fn agree_structure(&self, what: &str, other: Option<&Self>) -> Result<()> {
+        let local = other.map_or(Ok(()), |o| self.check_structure(o));
+        let fp = self.fingerprint();
+        let fp = other.map_or(fp, |o| fp.word(o.fingerprint().value()));
+        let describe = || match other {
+            Some(o) => format!("{} and {}", self.describe(), o.describe()),
+            None => self.describe(),
+        };
+        let what = format!("stacked {what}");
+        self.comm().agree_on(&what, fp, describe, local)
+    }
+
+    /// A fingerprint of the structure: the number of parts and every part's fingerprint
+    /// ([`DistVector::fingerprint`]).
+    pub fn fingerprint(&self) -> Fingerprint {
+        self.parts.iter().fold(
+            Fingerprint::default()
+                .word(STACK)
+                .word(self.parts.len() as u64),
+            |h, p| h.word(p.fingerprint().value()),
+        )
+    }
+
+    /// The structure in words, for messages.
+    pub fn describe(&self) -> String {
+        let parts: Vec<String> = self.parts.iter().map(DistVector::describe).collect();
+        format!("stack [{}]", parts.join(", "))
+    }
+
+    /// The communicator of the parts (the first plain array's).
+    pub fn comm(&self) -> &Communicator {
+        self.parts[0].comm()
+    }
+
     fn check_structure(&self, other: &Self) -> Result<()> {
         if self.parts.len() != other.parts.len() {
             return Err(Error::LayoutMismatch(format!(
@@ -153,14 +195,14 @@ impl<T: Scalar, E: Engine> StackedDistributedArray<T, E> {
 /// parts' sums in this same order to get the same bits.
 impl<T: Scalar, E: Engine> Vector<T> for StackedDistributedArray<T, E> {
     fn dot(&self, other: &Self) -> Result<T> {
-        self.check_structure(other)?;
+        self.agree_structure("dot", Some(other))?;
         self.parts
             .iter()
             .zip(&other.parts)
             .try_fold(T::zero(), |acc, (a, b)| Ok(acc + a.dot(b)?))
     }
     fn vdot(&self, other: &Self) -> Result<T> {
-        self.check_structure(other)?;
+        self.agree_structure("vdot", Some(other))?;
         self.parts
             .iter()
             .zip(&other.parts)
@@ -168,12 +210,14 @@ impl<T: Scalar, E: Engine> Vector<T> for StackedDistributedArray<T, E> {
     }
     fn norm(&self, ord: NormOrd) -> Result<T::Real> {
         // `P(0)`, `P(1)`, `P(2)` and `P(+-inf)` must combine as the orders they stand for.
-        let ord = ord.normalized()?;
+        // The parts' norms agree on the order (an invalid one is an error on every rank).
+        self.agree_structure("norm", None)?;
         let norms = self
             .parts
             .iter()
             .map(|p| p.norm(ord))
             .collect::<Result<Vec<_>>>()?;
+        let ord = ord.normalized()?;
         Ok(Self::combine_norms(ord, &norms))
     }
     fn axpy(&mut self, alpha: T, x: &Self) -> Result<()> {
@@ -244,6 +288,32 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
         match self {
             DistVector::Stacked(s) => Some(s),
             DistVector::Array(_) => None,
+        }
+    }
+
+    /// A fingerprint of the layout and mask of a plain array
+    /// ([`DistributedArray::fingerprint`]), or of a stack's structure; equal to the fingerprint
+    /// of its [`Space`](crate::Space).
+    pub fn fingerprint(&self) -> Fingerprint {
+        match self {
+            DistVector::Array(a) => a.fingerprint(),
+            DistVector::Stacked(s) => s.fingerprint(),
+        }
+    }
+
+    /// The layout or structure in words, for messages.
+    pub fn describe(&self) -> String {
+        match self {
+            DistVector::Array(a) => a.describe(),
+            DistVector::Stacked(s) => s.describe(),
+        }
+    }
+
+    /// The communicator the vector lives on (a stack's first plain array's).
+    pub fn comm(&self) -> &Communicator {
+        match self {
+            DistVector::Array(a) => a.comm(),
+            DistVector::Stacked(s) => s.comm(),
         }
     }
 

@@ -285,7 +285,11 @@ pub(crate) fn band_along(
 ) -> Result<Band> {
     let ndim = layout.ndim();
     if axis >= ndim {
-        return Err(Error::AxisOutOfRange { axis, ndim });
+        return Err(Error::AxisOutOfRange {
+            call: what.to_string(),
+            axis,
+            ndim,
+        });
     }
     Band::new(what, axis, layout.global_shape()[axis], scheme)
 }

@@ -138,10 +138,9 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
         x0: Option<&DistVector<T, E>>,
         params: CgParams,
     ) -> Result<Self> {
-        check_tol(NAME, params.tol)?;
-        check_square(op, NAME)?;
+        let checks = check_tol(NAME, params.tol).and_then(|()| check_square(op, NAME));
         // The work vector for `A c` holds `A x0` first.
-        let (r, ac) = data_residual(op, y, x0, NAME)?;
+        let (r, ac) = data_residual(op, y, x0, NAME, checks)?;
         let x = x0.map_or_else(|| y.zeros_like(), DistVector::clone);
         let c = r.clone();
         let [rr] = fused_vdots([(&r, &r)])?;

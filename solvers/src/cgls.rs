@@ -143,16 +143,19 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
         x0: Option<&DistVector<T, E>>,
         params: CglsParams,
     ) -> Result<Self> {
-        check_tol(NAME, params.tol)?;
-        if !(params.damp.is_finite() && params.damp >= 0.0) {
-            return Err(SolverError::InvalidParameter {
-                solver: NAME,
-                message: format!("damp must be finite and non-negative, got {}", params.damp),
-            });
-        }
+        let checks = check_tol(NAME, params.tol).and_then(|()| {
+            if params.damp.is_finite() && params.damp >= 0.0 {
+                Ok(())
+            } else {
+                Err(SolverError::InvalidParameter {
+                    solver: NAME,
+                    message: format!("damp must be finite and non-negative, got {}", params.damp),
+                })
+            }
+        });
         let damp = <T::Real as RealScalar>::real_from_f64(params.damp);
         // The work vector for `q = A c` holds `A x0` first.
-        let (s, mut q) = data_residual(op, y, x0, NAME)?;
+        let (s, mut q) = data_residual(op, y, x0, NAME, checks)?;
         let mut r = op.new_domain_vector_on(&y.engine())?;
         op.rmatvec(&s, &mut r)?;
         let x = match x0 {

@@ -4,7 +4,7 @@
 
 use distlops_core::repro::ReproSums;
 use distlops_core::{
-    DistVector, Engine, Host, LinearOperator, Partition, RealScalar, Scalar, Vector,
+    DistVector, Engine, Fingerprint, Host, LinearOperator, Partition, RealScalar, Scalar, Vector,
 };
 use std::time::Instant;
 
@@ -57,7 +57,7 @@ pub enum SolverError {
     },
     /// A dot product or norm came out NaN or infinite: the input holds a non-finite value, or the
     /// iteration overflowed.
-    #[error("{solver}: non-finite {quantity} at iteration {iteration}")]
+    #[error("{solver}: {quantity} is {} at iteration {iteration} ({})", kind.word(), kind.hint())]
     NonFinite {
         /// The solver.
         solver: &'static str,
@@ -65,6 +65,8 @@ pub enum SolverError {
         quantity: &'static str,
         /// The iteration (0 = setup).
         iteration: usize,
+        /// NaN, or infinite.
+        kind: NonFiniteKind,
     },
     /// A denominator is exactly zero before convergence (for CG, `c^H A c = 0`: the operator is
     /// not positive definite).
@@ -77,6 +79,36 @@ pub enum SolverError {
         /// The iteration (0 = setup).
         iteration: usize,
     },
+}
+
+/// How a quantity failed to be finite: the cause differs, so the message does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum NonFiniteKind {
+    /// Not a number: a NaN in the data, the initial guess or the operator's output.
+    NaN,
+    /// Infinite: finite values whose products or sums overflowed the precision.
+    Infinite,
+}
+
+impl NonFiniteKind {
+    fn word(self) -> &'static str {
+        match self {
+            NonFiniteKind::NaN => "NaN",
+            NonFiniteKind::Infinite => "infinite",
+        }
+    }
+
+    fn hint(self) -> &'static str {
+        match self {
+            NonFiniteKind::NaN => {
+                "a NaN in the data, the initial guess or the operator's output, or inf - inf"
+            }
+            NonFiniteKind::Infinite => {
+                "an overflow: the data or the operator's values are too large for the precision, \
+                 or an infinity in the inputs"
+            }
+        }
+    }
 }
 
 /// A callback run after every step with the current estimate and the iteration number (PyLops'
@@ -202,6 +234,7 @@ pub fn fused_vdots<T: Scalar, E: Engine, const N: usize>(
     if N == 0 {
         return Ok(out);
     }
+    agree_pairs(&pairs)?;
     let all_fusable = {
         let comm = first_array(pairs[0].0).comm();
         let (kind, size) = (comm.kind(), comm.size());
@@ -226,6 +259,33 @@ pub fn fused_vdots<T: Scalar, E: Engine, const N: usize>(
     Ok(out)
 }
 
+/// The agreement of [`fused_vdots`]: every rank checks that the two vectors of each pair have
+/// the same structure, and the ranks agree on the outcome and on every vector's fingerprint, so
+/// the choice between the fused and the separate path, and the slots reduced, are the same on
+/// every rank. One small all-reduce.
+fn agree_pairs<T: Scalar, E: Engine>(pairs: &[VdotPair<'_, T, E>]) -> distlops_core::Result<()> {
+    let mut fp = Fingerprint::default();
+    let mut local = Ok(());
+    for (a, b) in pairs {
+        let (fa, fb) = (a.fingerprint(), b.fingerprint());
+        fp = fp.word(fa.value()).word(fb.value());
+        if fa != fb && local.is_ok() {
+            local = Err(distlops_core::Error::LayoutMismatch(format!(
+                "vdot of {} and {}",
+                a.describe(),
+                b.describe()
+            )));
+        }
+    }
+    let describe = || {
+        let each: Vec<String> = pairs.iter().map(|(a, _)| a.describe()).collect();
+        each.join("; ")
+    };
+    first_array(pairs[0].0)
+        .comm()
+        .agree_on("fused vdots", fp, describe, local)
+}
+
 /// Errors with [`SolverError::NonFinite`] unless `v` is finite.
 pub(crate) fn finite<R: Scalar>(
     v: R,
@@ -236,10 +296,18 @@ pub(crate) fn finite<R: Scalar>(
     if v.all_finite() {
         Ok(v)
     } else {
+        // NaN is the only value not equal to itself (a complex value is NaN if a part is).
+        #[allow(clippy::eq_op)]
+        let kind = if v != v {
+            NonFiniteKind::NaN
+        } else {
+            NonFiniteKind::Infinite
+        };
         Err(SolverError::NonFinite {
             solver,
             quantity,
             iteration,
+            kind,
         })
     }
 }
@@ -308,22 +376,59 @@ pub(crate) fn check_square<T: Scalar, E: Engine>(
 /// The setup CG and CGLS share: checks `y` (against the range) and `x0` (against the domain),
 /// and returns the data residual `y - A x0` with a work vector of the range that holds `A x0`
 /// (zero, and the product saved, when `x0` is `None`).
+///
+/// Before anything else, the ranks agree ([`agree_entry`]) on `params` (this rank's verdict on
+/// the solver's parameters), the checks of `y` and `x0`, the operator's spaces, and the replicas
+/// of replicated vectors, so a mistake seen by one rank is an error on every rank.
 pub(crate) fn data_residual<T: Scalar, E: Engine>(
     op: &dyn LinearOperator<T, E>,
     y: &DistVector<T, E>,
     x0: Option<&DistVector<T, E>>,
     solver: &str,
+    params: Result<()>,
 ) -> Result<(DistVector<T, E>, DistVector<T, E>)> {
-    op.range().check(y, &format!("{solver} data y"))?;
+    let checks = params.and_then(|()| {
+        op.range().check(y, &format!("{solver} data y"))?;
+        if let Some(x0) = x0 {
+            op.domain()
+                .check(x0, &format!("{solver} initial guess x0"))?;
+        }
+        Ok(())
+    });
+    agree_entry(op, solver, checks)?;
+    y.check_replicas(&format!("{solver} data y"))?;
+    if let Some(x0) = x0 {
+        x0.check_replicas(&format!("{solver} initial guess x0"))?;
+    }
     let mut residual = y.clone();
     let mut work = y.zeros_like();
     if let Some(x0) = x0 {
-        op.domain()
-            .check(x0, &format!("{solver} initial guess x0"))?;
-        op.matvec(x0, &mut work)?;
+        op.matvec_unchecked(x0, &mut work)?;
         residual.axpy(-T::one(), &work)?;
     }
     Ok((residual, work))
+}
+
+/// The agreement a solve begins with: one small all-reduce over the operator's communicator of
+/// this rank's verdict `local` and the fingerprint of the operator's spaces. The rank whose
+/// check failed returns its own error; the others [`FailedOnOtherRank`] with its message.
+///
+/// [`FailedOnOtherRank`]: distlops_core::Error::FailedOnOtherRank
+fn agree_entry<T: Scalar, E: Engine>(
+    op: &dyn LinearOperator<T, E>,
+    solver: &str,
+    local: Result<()>,
+) -> Result<()> {
+    let as_core = match &local {
+        Ok(()) => Ok(()),
+        Err(SolverError::Core(e)) => Err(e.clone()),
+        Err(e) => Err(distlops_core::Error::InvalidArgument(e.to_string())),
+    };
+    let agreed = distlops_core::LinearOperatorExt::agree_spaces(op, solver, as_core);
+    match (local, agreed) {
+        (Err(mine), Err(_)) => Err(mine),
+        (_, agreed) => agreed.map_err(SolverError::Core),
+    }
 }
 
 /// The bookkeeping CG and CGLS share: PyLops' `kold` (the squared residual compared with `tol`),

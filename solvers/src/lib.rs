@@ -25,7 +25,8 @@ mod power_iteration;
 pub use cg::{cg, Cg, CgParams, CgSolution};
 pub use cgls::{cgls, Cgls, CglsParams, CglsSolution};
 pub use common::{
-    can_fuse, fused_vdots, Callback, Result, SolveInfo, SolverError, StopReason, VdotPair,
+    can_fuse, fused_vdots, Callback, NonFiniteKind, Result, SolveInfo, SolverError, StopReason,
+    VdotPair,
 };
 pub use power_iteration::{
     fill_seeded, power_iteration, power_iteration_on, PowerIterationParams, PowerIterationResult,

@@ -9,7 +9,7 @@ use distlops_core::{
 };
 use distlops_solvers::{
     can_fuse, cg, cgls, fill_seeded, fused_vdots, power_iteration, Cg, CgParams, Cgls, CglsParams,
-    PowerIterationParams, SolverError, StopReason,
+    NonFiniteKind, PowerIterationParams, SolverError, StopReason,
 };
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -1142,7 +1142,8 @@ fn nan_during_the_iteration_names_the_iteration_on_every_rank() {
                 SolverError::NonFinite {
                     solver: "CG",
                     quantity: "c^H A c",
-                    iteration: 3
+                    iteration: 3,
+                    kind: NonFiniteKind::NaN,
                 },
                 "p={p}"
             );
@@ -1151,7 +1152,8 @@ fn nan_during_the_iteration_names_the_iteration_on_every_rank() {
                 SolverError::NonFinite {
                     solver: "CGLS",
                     quantity: "q^H q + damp^2 c^H c",
-                    iteration: 3
+                    iteration: 3,
+                    kind: NonFiniteKind::NaN,
                 },
                 "p={p}"
             );

@@ -7,7 +7,7 @@ use distlops::core::{Communicator, DistributedArray, Error, Layout, NormOrd, Par
 use ndarray::{ArrayD, IxDyn, SliceInfoElem};
 
 fn axis_err(axis: usize, ndim: usize) -> impl Fn(&Error) -> bool {
-    move |e| matches!(e, Error::AxisOutOfRange { axis: a, ndim: n } if *a == axis && *n == ndim)
+    move |e| matches!(e, Error::AxisOutOfRange { axis: a, ndim: n, .. } if *a == axis && *n == ndim)
 }
 
 /// The errors when only rank `culprit` passes a wrong shape: a shape mismatch there, and

@@ -2,6 +2,7 @@
 
 use super::redistribute::box_copy;
 use super::DistributedArray;
+use crate::comm::Fingerprint;
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::partition::Partition;
@@ -27,11 +28,16 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// # Errors
     /// [`Error::UnsupportedPartition`] for replicated arrays (they have no neighbours).
     pub fn add_ghost_cells(&self, front: usize, back: usize) -> Result<E::Storage<T>> {
-        if self.partition() != Partition::Scatter {
-            return Err(Error::UnsupportedPartition(
+        let check = if self.partition() == Partition::Scatter {
+            Ok(())
+        } else {
+            Err(Error::UnsupportedPartition(
                 "ghost cells exist only for Scatter arrays".into(),
-            ));
-        }
+            ))
+        };
+        let fp = Fingerprint::default().word(front as u64).word(back as u64);
+        let describe = || format!("ghost widths {front} and {back}");
+        self.agree_before("add_ghost_cells", fp, describe, check)?;
         let layout = &self.layout;
         let (me, size, axis) = (self.comm.rank(), self.comm.size(), layout.axis());
         let n_global = layout.global_shape()[axis];

@@ -7,7 +7,7 @@ mod reduce;
 
 pub use reduce::NormOrd;
 
-use crate::comm::{Communicator, ReduceOp};
+use crate::comm::{Communicator, Fingerprint, ReduceOp};
 use crate::engine::{Engine, Host};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
@@ -207,7 +207,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     }
 
     /// This rank's block on the host: a view for host arrays, a download for device arrays.
-    fn host_block(&self) -> ndarray::CowArray<'_, T, IxDyn> {
+    pub(crate) fn host_block(&self) -> ndarray::CowArray<'_, T, IxDyn> {
         match E::host_view(&self.local) {
             Some(view) => view.into(),
             None => E::download(&self.local).into(),
@@ -297,8 +297,13 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     }
 
     /// The whole global array on every rank (PyLops-MPI's `asarray`). Replicated arrays return their
-    /// local copy without communication; Scatter arrays are all-gathered.
+    /// local copy; Scatter arrays are all-gathered. Collective: every rank of the communicator
+    /// must call it (one small agreement on the layout first, then the all-gather).
+    ///
+    /// # Panics
+    /// On every rank if the ranks hold the array with different layouts.
     pub fn asarray(&self) -> ArrayD<T> {
+        self.agree_or_panic("asarray");
         let block = self.host_block();
         if self.layout.partition().is_replicated() {
             return block.into_owned();
@@ -320,10 +325,16 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// The part of the global array held by this rank's colour group, on every member of the group
     /// (PyLops-MPI's `asarray(masked=True)`): the members' blocks concatenated along the axis.
     /// Without a mask this is [`asarray`](Self::asarray).
+    ///
+    /// Collective over the whole communicator, as [`asarray`](Self::asarray).
+    ///
+    /// # Panics
+    /// As [`asarray`](Self::asarray).
     pub fn asarray_masked(&self) -> ArrayD<T> {
         let Some(mask) = &self.mask else {
             return self.asarray();
         };
+        self.agree_or_panic("asarray_masked");
         let block = self.host_block();
         if self.layout.partition().is_replicated() {
             return block.into_owned();
@@ -342,15 +353,22 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// The whole global array on `root` only (`None` elsewhere): a gather, which needs memory for
     /// the global array on one rank instead of on all.
     ///
+    /// Collective: every rank calls it with the same `root`.
+    ///
     /// # Errors
-    /// [`Error::InvalidArgument`] if `root` is not a rank.
+    /// [`Error::InvalidArgument`] if `root` is not a rank; on every rank if the ranks pass
+    /// different roots or hold the array with different layouts.
     pub fn gather(&self, root: usize) -> Result<Option<ArrayD<T>>> {
-        if root >= self.comm.size() {
-            return Err(Error::InvalidArgument(format!(
-                "root {root} is not a rank of a communicator of size {}",
+        let check = if root >= self.comm.size() {
+            Err(Error::InvalidArgument(format!(
+                "gather: root {root} is not a rank of a communicator of size {}",
                 self.comm.size()
-            )));
-        }
+            )))
+        } else {
+            Ok(())
+        };
+        let fp = Fingerprint::default().word(root as u64);
+        self.agree_before("gather", fp, || format!("root {root}"), check)?;
         let block = self.host_block();
         if self.layout.partition().is_replicated() {
             return Ok((self.rank() == root).then(|| block.into_owned()));
@@ -414,6 +432,60 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// The same as [`zeros_like`](Self::zeros_like) (see [`empty`](Self::empty)).
     pub fn empty_like(&self) -> Self {
         self.zeros_like()
+    }
+
+    /// A fingerprint of the layout and mask: what [`check_same_layout`](Self::check_same_layout)
+    /// compares, as one word that ranks can agree on.
+    pub fn fingerprint(&self) -> Fingerprint {
+        array_fingerprint(&self.layout, self.mask.as_ref())
+    }
+
+    /// The layout and mask in words, for messages.
+    pub fn describe(&self) -> String {
+        match &self.mask {
+            None => self.layout.describe(),
+            Some(m) => format!("{} with colours {:?}", self.layout.describe(), m.colours()),
+        }
+    }
+
+    /// The agreement a communicating operation `what` on this array begins with
+    /// ([`Communicator::agree_on`] on the array's communicator): this rank's verdict `local` on
+    /// its inputs, and this array's fingerprint mixed with `extra` (the other arrays, roots,
+    /// widths or target layouts of the operation, described by `describe_extra` in messages).
+    ///
+    /// # Errors
+    /// On every rank if any rank's `local` is `Err` or the ranks' fingerprints differ.
+    pub(crate) fn agree_before(
+        &self,
+        what: &str,
+        extra: Fingerprint,
+        describe_extra: impl FnOnce() -> String,
+        local: Result<()>,
+    ) -> Result<()> {
+        let fp = self.fingerprint().word(extra.value());
+        self.comm.agree_on(
+            what,
+            fp,
+            || format!("{} and {}", self.describe(), describe_extra()),
+            local,
+        )
+    }
+
+    /// The agreement of an infallible collective (`asarray`, `norm2`): the ranks agree on the
+    /// layout, and a disagreement is a panic on every rank, naming the layouts.
+    pub(crate) fn agree_or_panic(&self, what: &str) {
+        let agreed = self.agree_before(what, Fingerprint::default(), String::new, Ok(()));
+        if let Err(e) = agreed {
+            panic!("{e}");
+        }
+    }
+
+    /// [`agree_before`](Self::agree_before) for an operation on this array and `other` that
+    /// needs equal layouts and masks (`dot`, `vdot`): one agreement, whose local verdict is
+    /// [`check_same_layout`](Self::check_same_layout).
+    pub(crate) fn agree_pair(&self, what: &str, other: &Self) -> Result<()> {
+        let check = self.check_same_layout(other);
+        self.agree_before(what, other.fingerprint(), || other.describe(), check)
     }
 
     /// Checks that `other` has the same layout and mask.
@@ -625,7 +697,12 @@ impl<T: Scalar> DistributedArray<T, Host> {
             }
         });
         if broadcast {
-            self.comm.agree(check)?;
+            // Every rank writes rank 0's value into its own slice: the slices must be the same.
+            let fp = info
+                .iter()
+                .fold(Fingerprint::default(), |h, e| h.text(&format!("{e:?}")));
+            let describe = || format!("slice {info:?}");
+            self.agree_before("assign_slice", fp, describe, check)?;
         } else {
             check?;
         }
@@ -648,12 +725,26 @@ impl<T: Scalar> DistributedArray<T, Host> {
     }
 
     /// Makes every replica of a Broadcast or UnsafeBroadcast array equal to rank 0's (one
-    /// broadcast). Does nothing for Scatter.
+    /// broadcast). Does nothing for Scatter. Collective.
+    ///
+    /// # Panics
+    /// On every rank if the ranks hold the array with different layouts.
     pub fn broadcast_from_root(&mut self) {
+        self.agree_or_panic("broadcast_from_root");
         if self.layout.partition().is_replicated() && self.comm.size() > 1 {
             let comm = self.comm.clone();
             comm.broadcast_into(self.local_slice_mut(), 0);
         }
+    }
+}
+
+/// The fingerprint of plain arrays with `layout` and `mask` (of an array, or of a
+/// [`Space`](crate::Space) of arrays).
+pub(crate) fn array_fingerprint(layout: &Layout, mask: Option<&Mask>) -> Fingerprint {
+    let fp = layout.fingerprint();
+    match mask {
+        None => fp.word(0),
+        Some(m) => fp.word(1).words(m.colours()),
     }
 }
 

@@ -2,6 +2,7 @@
 //! `ravel` and `reshape` (zero-copy whenever the blocks already line up).
 
 use super::DistributedArray;
+use crate::comm::Fingerprint;
 use crate::engine::{Engine, StridedCopy};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
@@ -64,12 +65,17 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// # Errors
     /// [`Error::AxisOutOfRange`].
     pub fn redistribute(&self, axis: usize) -> Result<Self> {
-        if axis >= self.ndim() {
-            return Err(Error::AxisOutOfRange {
+        let check = if axis >= self.ndim() {
+            Err(Error::AxisOutOfRange {
+                call: "redistribute".into(),
                 axis,
                 ndim: self.ndim(),
-            });
-        }
+            })
+        } else {
+            Ok(())
+        };
+        let fp = Fingerprint::default().word(axis as u64);
+        self.agree_before("redistribute", fp, || format!("axis {axis}"), check)?;
         if self.partition().is_replicated() {
             return Ok(self.clone());
         }
@@ -84,19 +90,23 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// [`Error::LayoutMismatch`] if the global shapes differ, [`Error::UnsupportedPartition`] if
     /// either layout is not Scatter, [`Error::CommSizeMismatch`].
     pub fn redistribute_to(&self, target: &Layout) -> Result<Self> {
-        target.check_comm(&self.comm)?;
-        if target.global_shape() != self.global_shape() {
-            return Err(Error::LayoutMismatch(format!(
-                "cannot redistribute an array of shape {:?} into a layout of shape {:?}",
-                self.global_shape(),
-                target.global_shape()
-            )));
-        }
-        if self.partition() != Partition::Scatter || target.partition() != Partition::Scatter {
-            return Err(Error::UnsupportedPartition(
-                "redistribute_to moves Scatter arrays between Scatter layouts".into(),
-            ));
-        }
+        let check = target.check_comm(&self.comm).and_then(|()| {
+            if target.global_shape() != self.global_shape() {
+                return Err(Error::LayoutMismatch(format!(
+                    "cannot redistribute an array of shape {:?} into a layout of shape {:?}",
+                    self.global_shape(),
+                    target.global_shape()
+                )));
+            }
+            if self.partition() != Partition::Scatter || target.partition() != Partition::Scatter {
+                return Err(Error::UnsupportedPartition(
+                    "redistribute_to moves Scatter arrays between Scatter layouts".into(),
+                ));
+            }
+            Ok(())
+        });
+        let fp = target.fingerprint();
+        self.agree_before("redistribute_to", fp, || target.describe(), check)?;
         if *target == self.layout {
             return Ok(self.clone());
         }
@@ -221,23 +231,31 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// # Errors
     /// [`Error::ShapeMismatch`] if the number of elements differs, [`Error::AxisOutOfRange`].
     pub fn into_reshape(self, global_shape: &[usize], axis: usize) -> Result<Self> {
-        let n: usize = global_shape.iter().product();
-        if n != self.global_len() {
-            return Err(Error::ShapeMismatch(format!(
+        let n = global_shape
+            .iter()
+            .try_fold(1usize, |a, &d| a.checked_mul(d));
+        let check = if n != Some(self.global_len()) {
+            Err(Error::ShapeMismatch(format!(
                 "cannot reshape {} elements of shape {:?} into {:?}",
                 self.global_len(),
                 self.global_shape(),
                 global_shape
-            )));
-        }
-        if axis >= global_shape.len().max(1)
+            )))
+        } else if axis >= global_shape.len().max(1)
             || (global_shape.is_empty() && self.partition() == Partition::Scatter)
         {
-            return Err(Error::AxisOutOfRange {
+            Err(Error::AxisOutOfRange {
+                call: "reshape".into(),
                 axis,
                 ndim: global_shape.len(),
-            });
-        }
+            })
+        } else {
+            Ok(())
+        };
+        let fp = Fingerprint::default().words(global_shape).word(axis as u64);
+        let describe = || format!("shape {global_shape:?} along axis {axis}");
+        self.agree_before("reshape", fp, describe, check)?;
+        let n = self.global_len();
         let nranks = self.comm.size();
         if self.partition().is_replicated() {
             let layout = Layout::new(global_shape, axis, self.partition(), nranks)?;

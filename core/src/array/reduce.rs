@@ -9,7 +9,7 @@
 //! reduces lanes of per-rank partials.
 
 use super::DistributedArray;
-use crate::comm::ReduceOp;
+use crate::comm::{Fingerprint, ReduceOp};
 use crate::engine::{Engine, Host, NormTerm, OrderFree};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
@@ -133,7 +133,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// # Errors
     /// [`Error::LayoutMismatch`] if the layouts or masks differ.
     pub fn dot(&self, other: &Self) -> Result<T> {
-        self.check_same_layout(other)?;
+        self.agree_reduction("dot", other)?;
         Ok(self.repro_sum(|nodes| E::dot_nodes(false, &self.local, &other.local, nodes)))
     }
 
@@ -142,7 +142,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// # Errors
     /// As [`dot`](Self::dot).
     pub fn vdot(&self, other: &Self) -> Result<T> {
-        self.check_same_layout(other)?;
+        self.agree_reduction("vdot", other)?;
         Ok(self.repro_sum(|nodes| E::dot_nodes(true, &self.local, &other.local, nodes)))
     }
 
@@ -188,6 +188,46 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         }
     }
 
+    /// The agreement before a reduction of this array with `other`: every rank checks the
+    /// layouts, and the ranks agree on the outcome and on the fingerprints. Also for replicated
+    /// arrays, whose reductions do not communicate: a rank that holds the array with another
+    /// partition would communicate alone.
+    fn agree_reduction(&self, what: &str, other: &Self) -> Result<()> {
+        self.agree_pair(what, other)
+    }
+
+    /// The agreement before a reduction of this array alone: the ranks agree on its layout, on
+    /// `extra` (the order of a norm) and on this rank's verdict `local` on the arguments.
+    fn agree_alone(&self, what: &str, extra: Fingerprint, local: Result<()>) -> Result<()> {
+        self.agree_before(what, extra, || format!("{what} {:x}", extra.value()), local)
+    }
+
+    /// The agreement before a norm of order `ord` (along `axis`, if given): the order is valid
+    /// and the axis an axis of the array on every rank, and both are the same everywhere.
+    fn agree_norm(&self, what: &str, ord: NormOrd, axis: Option<usize>) -> Result<NormOrd> {
+        let ndim = self.ndim();
+        let (fp, checked) = match (ord.normalized(), axis) {
+            (Ok(_), Some(axis)) if axis >= ndim => (
+                Fingerprint::default(),
+                Err(Error::AxisOutOfRange {
+                    call: what.to_string(),
+                    axis,
+                    ndim,
+                }),
+            ),
+            (Ok(o), _) => (
+                Fingerprint::default()
+                    .text(&format!("{o:?}"))
+                    .word(axis.map_or(u64::MAX, |a| a as u64)),
+                Ok(o),
+            ),
+            (Err(e), _) => (Fingerprint::default(), Err(e)),
+        };
+        let local = checked.as_ref().map(|_| ()).map_err(Clone::clone);
+        self.agree_alone(what, fp, local)?;
+        checked
+    }
+
     /// One reproducible sum over this array's tree, whose block nodes `values` evaluates (see
     /// [`SumTree::block_nodes`]): [`ReproSums`] for a single sum, without its bookkeeping.
     fn repro_sum<V: Scalar>(&self, values: impl FnOnce(&[BlockNode]) -> Vec<V>) -> V {
@@ -205,7 +245,12 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
 
     /// The Euclidean norm of the whole array: a reproducible sum of `|x_i|^2` (as
     /// [`dot`](Self::dot)), one all-reduce.
+    ///
+    /// # Panics
+    /// On every rank if the ranks hold this array with different layouts (use
+    /// [`norm`](Self::norm) for an `Err` instead).
     pub fn norm2(&self) -> T::Real {
+        self.agree_or_panic("norm2");
         self.repro_sum(|nodes| E::norm_nodes(NormTerm::Abs2, &self.local, nodes))
             .sqrt()
     }
@@ -218,7 +263,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// # Errors
     /// [`Error::InvalidArgument`] for `NormOrd::P(NaN)`.
     pub fn norm(&self, ord: NormOrd) -> Result<T::Real> {
-        let ord = ord.normalized()?;
+        let ord = self.agree_norm("norm", ord, None)?;
         let total = match ord.kind() {
             Err(kind) => {
                 let partial = E::order_free(kind, &self.local);
@@ -246,11 +291,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// # Errors
     /// [`Error::AxisOutOfRange`]; [`Error::InvalidArgument`] for `NormOrd::P(NaN)`.
     pub fn norm_axis(&self, ord: NormOrd, axis: usize) -> Result<DistributedArray<T::Real, Host>> {
-        let ord = ord.normalized()?;
-        let ndim = self.ndim();
-        if axis >= ndim {
-            return Err(Error::AxisOutOfRange { axis, ndim });
-        }
+        let ord = self.agree_norm("norm_axis", ord, Some(axis))?;
         let mut reduced_shape = self.global_shape().to_vec();
         reduced_shape.remove(axis);
         let mut local_reduced = self.local.shape().to_vec();

@@ -17,11 +17,13 @@
 //! Messages of any size work: the MPI back-end splits large buffers into chunks below MPI's
 //! `i32` element counts (PyLops-MPI fails above 2 GiB, its issue #115).
 
+mod agree;
 #[cfg(feature = "mpi")]
 pub(crate) mod mpi;
 mod payload;
 mod threads;
 
+pub use agree::Fingerprint;
 pub use threads::Threads;
 
 use crate::error::{Error, Result};
@@ -471,63 +473,6 @@ impl Communicator {
             Backend::Mpi(c) => c.node_rank(),
         }
     }
-
-    /// Agrees on a locally decided outcome: if any rank has `Err`, every rank returns an error
-    /// (its own, or [`Error::FailedOnOtherRank`] naming the lowest failing rank).
-    ///
-    /// This is how checks that depend on rank-local data (a local array's shape, say) still fail on
-    /// every rank instead of leaving the others waiting. One small all-reduce.
-    pub fn agree(&self, local: Result<()>) -> Result<()> {
-        self.agree_value(local)
-    }
-
-    /// [`agree`](Self::agree) for an outcome that carries a value: this rank's value if every
-    /// rank succeeded, an error on every rank otherwise (this rank's value is then dropped).
-    /// One small all-reduce (none on one rank).
-    ///
-    /// # Errors
-    /// This rank's error, or [`Error::FailedOnOtherRank`].
-    pub fn agree_value<V>(&self, local: Result<V>) -> Result<V> {
-        if self.size() == 1 {
-            return local;
-        }
-        let failed = if local.is_err() {
-            self.rank()
-        } else {
-            usize::MAX
-        };
-        let first = self.all_reduce(failed, ReduceOp::Min);
-        if first == usize::MAX {
-            return local;
-        }
-        let mut msg = match &local {
-            Err(e) if self.rank() == first => encode_message(&e.to_string()),
-            _ => [0u8; 256],
-        };
-        self.broadcast_into(&mut msg, first);
-        match local {
-            Err(e) => Err(e),
-            Ok(_) => Err(Error::FailedOnOtherRank {
-                rank: first,
-                message: decode_message(&msg),
-            }),
-        }
-    }
-}
-
-fn encode_message(s: &str) -> [u8; 256] {
-    let mut out = [0u8; 256];
-    let mut n = s.len().min(255);
-    while !s.is_char_boundary(n) {
-        n -= 1;
-    }
-    out[..n].copy_from_slice(&s.as_bytes()[..n]);
-    out
-}
-
-fn decode_message(buf: &[u8; 256]) -> String {
-    let end = buf.iter().position(|&b| b == 0).unwrap_or(buf.len());
-    String::from_utf8_lossy(&buf[..end]).into_owned()
 }
 
 fn serial_exchange<T: CommData>(sends: &[(usize, &[T])], recvs: &mut [(usize, &mut [T])]) {

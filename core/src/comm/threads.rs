@@ -9,7 +9,7 @@ use crate::scalar::CommData;
 use std::any::{Any, TypeId};
 use std::collections::{HashMap, VecDeque};
 use std::panic::{catch_unwind, resume_unwind, AssertUnwindSafe};
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard, Weak};
 
 /// Runs P ranks as threads of this process, each with its own [`Communicator`].
@@ -30,6 +30,9 @@ struct OtherRankPanicked;
 /// Panic payload of a rank that stopped because a rank it waited for had returned from its
 /// closure (world rank), so the collective or message it waited for could never complete.
 struct OtherRankLeft(usize);
+
+/// The `Universe::left` value of a rank still running.
+const NOT_LEFT: usize = usize::MAX;
 
 /// How one rank's closure ended.
 type Outcome<R> = std::thread::Result<R>;
@@ -134,8 +137,11 @@ impl Threads {
                             // A rank woken because another left leaves in turn (ranks waiting for
                             // it are woken the same way); only a real panic poisons everything.
                             match &out {
-                                Err(p) if !p.is::<OtherRankLeft>() => universe.poison(),
-                                _ => universe.leave(rank),
+                                Ok(_) => universe.leave(rank, rank),
+                                Err(p) => match p.downcast_ref::<OtherRankLeft>() {
+                                    Some(left) => universe.leave(rank, left.0),
+                                    None => universe.poison(),
+                                },
                             }
                             out
                         })
@@ -181,8 +187,9 @@ fn finish<R>(outcomes: Vec<Outcome<R>>) -> Vec<Result<R, String>> {
 /// every rank in every sub-communicator.
 struct Universe {
     poisoned: AtomicBool,
-    /// Per world rank: has its closure returned?
-    left: Vec<AtomicBool>,
+    /// Per world rank: `NOT_LEFT` while it runs; once it has left, the rank whose return made it
+    /// leave (itself if its closure returned, another if it was woken because that one had).
+    left: Vec<AtomicUsize>,
     members: Mutex<Vec<Weak<Shared>>>,
 }
 
@@ -190,7 +197,7 @@ impl Universe {
     fn new(nranks: usize) -> Self {
         Universe {
             poisoned: AtomicBool::new(false),
-            left: (0..nranks).map(|_| AtomicBool::new(false)).collect(),
+            left: (0..nranks).map(|_| AtomicUsize::new(NOT_LEFT)).collect(),
             members: Mutex::new(Vec::new()),
         }
     }
@@ -200,10 +207,10 @@ impl Universe {
         self.wake_all();
     }
 
-    /// World rank `rank` returned from its closure: wake everyone, so that ranks waiting for it
-    /// notice that it will never come.
-    fn leave(&self, rank: usize) {
-        self.left[rank].store(true, Ordering::SeqCst);
+    /// World rank `rank` has left because `origin`'s closure returned: wake everyone, so that
+    /// ranks waiting for it notice that it will never come.
+    fn leave(&self, rank: usize, origin: usize) {
+        self.left[rank].store(origin, Ordering::SeqCst);
         self.wake_all();
     }
 
@@ -270,11 +277,14 @@ impl Shared {
 
     /// Unwinds if the universe is poisoned or if a member this rank waits for (`waited`, group
     /// ranks; all members for a collective) has left. Called with the state unlocked.
-    fn check_waiting(&self, mut waited: impl Iterator<Item = usize>) {
+    fn check_waiting(&self, waited: impl Iterator<Item = usize>) {
         self.check_poison();
-        let universe = &self.universe;
-        if let Some(r) = waited.find(|&r| universe.left[self.world[r]].load(Ordering::SeqCst)) {
-            resume_unwind(Box::new(OtherRankLeft(self.world[r])));
+        let left = &self.universe.left;
+        if let Some(origin) = waited
+            .map(|r| left[self.world[r]].load(Ordering::SeqCst))
+            .find(|&o| o != NOT_LEFT)
+        {
+            resume_unwind(Box::new(OtherRankLeft(origin)));
         }
     }
 
@@ -515,11 +525,10 @@ impl ThreadComm {
             .position(|&r| r == self.rank)
             .expect("a rank is in its own group");
         // The lowest rank of each group creates the group's shared state and publishes it.
-        let mine: Option<Arc<Shared>> =
-            (my_index == 0).then(|| {
-                let world = members.iter().map(|&r| self.shared.world[r]).collect();
-                Shared::new(world, &self.shared.universe)
-            });
+        let mine: Option<Arc<Shared>> = (my_index == 0).then(|| {
+            let world = members.iter().map(|&r| self.shared.world[r]).collect();
+            Shared::new(world, &self.shared.universe)
+        });
         let leader = members[0];
         let shared = self.collective(&mine, |all| {
             Ok(all[leader].clone().expect("the group leader published"))
@@ -628,7 +637,10 @@ mod tests {
             })
         });
         let payload = outcome.expect_err("the waiting ranks must not hang");
-        let msg = payload.downcast_ref::<String>().cloned().unwrap_or_default();
+        let msg = payload
+            .downcast_ref::<String>()
+            .cloned()
+            .unwrap_or_default();
         assert!(msg.contains("rank 2 returned while rank 0"), "{msg}");
     }
 

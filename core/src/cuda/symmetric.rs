@@ -28,7 +28,7 @@
 use super::seam::DevicePtr;
 use super::{Buffer, Cuda, DeviceBlock, DeviceSlice, DeviceSliceMut};
 use crate::array::DistributedArray;
-use crate::comm::Communicator;
+use crate::comm::{Communicator, Fingerprint};
 use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
@@ -79,6 +79,9 @@ pub(crate) trait SymmetricApi: Send + Sync + std::fmt::Debug {
 pub struct SymmetricHeap {
     api: Arc<dyn SymmetricApi>,
     cuda: Cuda,
+    /// The heap's ranks: allocations and frees agree over it before NVSHMEM sees them (real
+    /// NVSHMEM does not check that the ranks pass the same sizes).
+    comm: Communicator,
     ranks: usize,
     leaked: Arc<AtomicUsize>,
 }
@@ -115,6 +118,7 @@ impl Cuda {
         Ok(SymmetricHeap {
             api,
             cuda: self.clone(),
+            comm: comm.clone(),
             ranks: comm.size(),
             leaked: Arc::new(AtomicUsize::new(0)),
         })
@@ -176,10 +180,19 @@ impl SymmetricHeap {
     }
 
     /// This rank's part of a new symmetric allocation of `capacity` elements, seen as `len`.
+    ///
+    /// The ranks agree on the size first (one small all-reduce): sizes that differ are an error
+    /// on every rank, on real NVSHMEM too, before `nvshmem_malloc` is called.
     fn part<T: Scalar>(&self, len: usize, capacity: usize) -> Result<Buffer<T>> {
         let bytes = capacity
             .checked_mul(std::mem::size_of::<T>())
-            .ok_or_else(|| Error::Allocation(format!("{capacity} elements overflow")))?;
+            .ok_or_else(|| Error::Allocation(format!("{capacity} elements overflow")));
+        let fp = Fingerprint::default().word(*bytes.as_ref().unwrap_or(&0) as u64);
+        let describe = || format!("{:?} bytes", bytes.as_ref().ok());
+        let local = bytes.as_ref().map(|_| ()).map_err(Clone::clone);
+        self.comm
+            .agree_on("symmetric allocation", fp, describe, local)?;
+        let bytes = bytes?;
         let ptr = self.api.malloc(bytes)?;
         Ok(Buffer {
             ptr,
@@ -197,8 +210,9 @@ impl SymmetricHeap {
     /// allocations and frees.
     ///
     /// # Errors
-    /// [`Error::Device`] on every rank if the ranks free different buffers (the buffer then
-    /// stays allocated, counted as leaked).
+    /// On every rank if the ranks free buffers of different sizes (checked over the host
+    /// communicator, also on real NVSHMEM), or, on the emulated device, different buffers of the
+    /// same size ([`Error::Device`]); the buffer then stays allocated, counted as leaked.
     pub fn free<T: Scalar>(&self, buf: SymmetricBuffer<T>) -> Result<()> {
         self.free_part(buf.buf)
     }
@@ -206,7 +220,15 @@ impl SymmetricHeap {
     fn free_part<T: Scalar>(&self, buf: Buffer<T>) -> Result<()> {
         let part = buf.symmetric.as_ref().expect("symmetric memory");
         let (leaked, bytes) = (part.leaked.clone(), part.bytes);
+        let fp = Fingerprint::default().word(bytes as u64);
+        let agreed = self
+            .comm
+            .agree_on("symmetric free", fp, || format!("{bytes} bytes"), Ok(()));
         let ptr = buf.release_symmetric();
+        if let Err(e) = agreed {
+            leaked.fetch_add(bytes, Ordering::Relaxed);
+            return Err(e);
+        }
         // SAFETY: the part came from this heap's `malloc` (symmetric parts are only made in
         // `part`) and was released above, so nothing else frees it.
         let r = unsafe { self.api.free(ptr) };
@@ -227,7 +249,10 @@ impl SymmetricHeap {
         comm: &Communicator,
         layout: &Layout,
     ) -> Result<DistributedArray<T, Cuda>> {
-        layout.check_comm(comm)?;
+        let check = layout.check_comm(comm);
+        let describe = || layout.describe();
+        self.comm
+            .agree_on("symmetric zeros", layout.fingerprint(), describe, check)?;
         let shape = layout.local_shape(comm.rank());
         let len = layout.local_len(comm.rank());
         let largest = comm.all_reduce(len, crate::ReduceOp::Max);

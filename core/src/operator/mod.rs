@@ -56,23 +56,76 @@ pub trait LinearOperator<T: Scalar, E: Engine = Host>: Send + Sync {
     }
     /// `y = A x`, after checking that `x` is in the domain and `y` in the range.
     ///
+    /// Collective: the ranks first agree (one small all-reduce, see
+    /// [`agree_spaces`](LinearOperatorExt::agree_spaces)) on every rank's check and on the
+    /// operator's spaces, so a wrong vector on one rank, or an operator built differently on
+    /// different ranks, is an error on every rank before anything moves.
+    ///
     /// # Errors
-    /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) on every rank if a vector is not in
-    /// its space.
+    /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) naming the operator if a vector is
+    /// not in its space (on the rank that holds it; [`Error::FailedOnOtherRank`](crate::Error::FailedOnOtherRank)
+    /// on the others) or if the ranks built different spaces.
     fn matvec(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
-        self.domain().check(x, "matvec input")?;
-        self.range().check(y, "matvec output")?;
+        let local = check_in(self, self.domain(), x, "matvec input")
+            .and_then(|()| check_in(self, self.range(), y, "matvec output"));
+        agree_spaces(self, "matvec", local)?;
         self.matvec_unchecked(x, y)
     }
-    /// `x = A^H y`, after checking the spaces.
+    /// `x = A^H y`, after checking the spaces (collective, as [`matvec`](Self::matvec)).
     ///
     /// # Errors
     /// As [`matvec`](Self::matvec).
     fn rmatvec(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
-        self.range().check(y, "rmatvec input")?;
-        self.domain().check(x, "rmatvec output")?;
+        let local = check_in(self, self.range(), y, "rmatvec input")
+            .and_then(|()| check_in(self, self.domain(), x, "rmatvec output"));
+        agree_spaces(self, "rmatvec", local)?;
         self.rmatvec_unchecked(y, x)
     }
+}
+
+/// Checks that `v` is in `space`, naming `op` and `what` in the error.
+fn check_in<T: Scalar, E: Engine, L: LinearOperator<T, E> + ?Sized>(
+    op: &L,
+    space: &Space,
+    v: &DistVector<T, E>,
+    what: &str,
+) -> Result<()> {
+    if space.matches(v) {
+        return Ok(());
+    }
+    space.check(v, &format!("{} {what}", op.name()))
+}
+
+/// The agreement of [`LinearOperatorExt::agree_spaces`].
+fn agree_spaces<T: Scalar, E: Engine, L: LinearOperator<T, E> + ?Sized>(
+    op: &L,
+    what: &str,
+    local: Result<()>,
+) -> Result<()> {
+    let fp = op
+        .domain()
+        .fingerprint()
+        .word(op.range().fingerprint().value());
+    let describe = || {
+        format!(
+            "{}: domain {}, range {}",
+            op.name(),
+            op.domain().describe(),
+            op.range().describe()
+        )
+    };
+    op.comm().agree_on(what, fp, describe, local)
+}
+
+/// [`agree_spaces`] on the outcome of a check that produced a value (an output vector).
+fn agreed<T: Scalar, E: Engine, L: LinearOperator<T, E> + ?Sized, V>(
+    op: &L,
+    what: &str,
+    local: Result<V>,
+) -> Result<V> {
+    let verdict = local.as_ref().map(|_| ()).map_err(Clone::clone);
+    agree_spaces(op, what, verdict)?;
+    local
 }
 
 macro_rules! forward_impl {
@@ -140,23 +193,49 @@ pub trait LinearOperatorExt<T: Scalar, E: Engine = Host>: LinearOperator<T, E> {
     }
     /// `A x`, in a new vector on `x`'s engine.
     ///
-    /// # Errors
-    /// As [`LinearOperator::matvec`].
-    fn apply(&self, x: &DistVector<T, E>) -> Result<DistVector<T, E>> {
-        self.domain().check(x, "matvec input")?;
-        let mut y = self.new_range_vector_on(&x.engine())?;
-        self.matvec(x, &mut y)?;
-        Ok(y)
-    }
-    /// `A^H y`, in a new vector on `y`'s engine.
+    /// Collective, as [`LinearOperator::matvec`]; also checks that the copies of a replicated
+    /// input are the same on every rank ([`DistVector::check_replicas`], one pass over the
+    /// replicated data; the in-place [`matvec`](LinearOperator::matvec) of solver loops does not
+    /// pay it).
     ///
     /// # Errors
-    /// As [`LinearOperator::rmatvec`].
+    /// As [`LinearOperator::matvec`]; [`Error::Allocation`](crate::Error::Allocation) (on the rank
+    /// without memory, [`FailedOnOtherRank`](crate::Error::FailedOnOtherRank) on the others);
+    /// [`Error::ReplicasDiffer`](crate::Error::ReplicasDiffer).
+    fn apply(&self, x: &DistVector<T, E>) -> Result<DistVector<T, E>> {
+        let y = check_in(self, self.domain(), x, "matvec input")
+            .and_then(|()| self.new_range_vector_on(&x.engine()));
+        let mut y = agreed(self, "matvec", y)?;
+        x.check_replicas(&format!("{} matvec input", self.name()))?;
+        self.matvec_unchecked(x, &mut y)?;
+        Ok(y)
+    }
+    /// `A^H y`, in a new vector on `y`'s engine (as [`apply`](Self::apply)).
+    ///
+    /// # Errors
+    /// As [`apply`](Self::apply).
     fn apply_adjoint(&self, y: &DistVector<T, E>) -> Result<DistVector<T, E>> {
-        self.range().check(y, "rmatvec input")?;
-        let mut x = self.new_domain_vector_on(&y.engine())?;
-        self.rmatvec(y, &mut x)?;
+        let x = check_in(self, self.range(), y, "rmatvec input")
+            .and_then(|()| self.new_domain_vector_on(&y.engine()));
+        let mut x = agreed(self, "rmatvec", x)?;
+        y.check_replicas(&format!("{} rmatvec input", self.name()))?;
+        self.rmatvec_unchecked(y, &mut x)?;
         Ok(x)
+    }
+
+    /// The agreement every checked product and every solve begins with: one small all-reduce
+    /// over the operator's communicator of this rank's verdict `local` on its vectors and a
+    /// fingerprint of the operator's domain and range. Used by [`matvec`](LinearOperator::matvec),
+    /// [`rmatvec`](LinearOperator::rmatvec) and the solvers; operators written outside distlops
+    /// can call it before their own communication.
+    ///
+    /// # Errors
+    /// This rank's error, or [`Error::FailedOnOtherRank`](crate::Error::FailedOnOtherRank), on
+    /// every rank if any rank's `local` is `Err`;
+    /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) naming `what` and the spaces if
+    /// the ranks built the operator with different spaces.
+    fn agree_spaces(&self, what: &str, local: Result<()>) -> Result<()> {
+        agree_spaces(self, what, local)
     }
 }
 

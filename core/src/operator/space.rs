@@ -1,13 +1,13 @@
 //! [`Space`]: the structure of the vectors an operator takes and returns.
 
-use crate::array::{DistributedArray, Mask};
-use crate::comm::Communicator;
+use crate::array::{array_fingerprint, DistributedArray, Mask};
+use crate::comm::{Communicator, Fingerprint};
 use crate::engine::{Engine, Host};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::partition::Partition;
 use crate::scalar::Scalar;
-use crate::stacked::{DistVector, StackedDistributedArray};
+use crate::stacked::{DistVector, StackedDistributedArray, STACK};
 
 /// The domain or range of a [`LinearOperator`](super::LinearOperator): a plain distributed array
 /// with a given layout (and colour groups), or a stack of such spaces.
@@ -66,6 +66,19 @@ impl Space {
     /// As [`Layout::broadcast`].
     pub fn broadcast_1d(n: usize, nranks: usize) -> Result<Space> {
         Ok(Space::array(Layout::broadcast(&[n], nranks)?))
+    }
+
+    /// A fingerprint of the space, equal to the [`fingerprint`](DistVector::fingerprint) of
+    /// every vector in it: how ranks check with one small all-reduce that they built the same
+    /// operator.
+    pub fn fingerprint(&self) -> Fingerprint {
+        match self {
+            Space::Array { layout, mask } => array_fingerprint(layout, mask.as_ref()),
+            Space::Stacked(parts) => parts.iter().fold(
+                Fingerprint::default().word(STACK).word(parts.len() as u64),
+                |h, p| h.word(p.fingerprint().value()),
+            ),
+        }
     }
 
     /// The space `v` belongs to.

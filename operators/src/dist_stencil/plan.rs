@@ -212,7 +212,11 @@ impl<R: RealScalar> Plan<R> {
         }
         for t in &terms {
             if t.axis >= ndim {
-                return Err(Error::AxisOutOfRange { axis: t.axis, ndim });
+                return Err(Error::AxisOutOfRange {
+                    call: what.to_string(),
+                    axis: t.axis,
+                    ndim,
+                });
             }
             debug_assert_eq!(t.band.len(), global[t.axis]);
             debug_assert!(t.inp < ninputs && t.out < noutputs);

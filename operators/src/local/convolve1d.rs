@@ -167,7 +167,7 @@ impl<T: Scalar> Convolve1D<T> {
     ) -> Result<Self> {
         let h = h.into();
         check_dims("Convolve1D dims", dims)?;
-        check_axis(dims, axis)?;
+        check_axis("Convolve1D", dims, axis)?;
         let nh = h.len();
         if nh == 0 {
             return Err(Error::InvalidArgument(

@@ -64,7 +64,7 @@ impl<T: Scalar> Diagonal<T> {
     pub fn along_axis(diag: impl Into<Vec<T>>, dims: &[usize], axis: usize) -> Result<Self> {
         let diag = diag.into();
         check_dims("Diagonal dims", dims)?;
-        check_axis(dims, axis)?;
+        check_axis("Diagonal", dims, axis)?;
         if diag.len() != dims[axis] {
             return Err(Error::ShapeMismatch(format!(
                 "Diagonal: diag has {} entries but dims[{axis}] = {}",

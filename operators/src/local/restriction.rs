@@ -35,7 +35,7 @@ impl Restriction {
     /// `axis >= dims.len()`; [`Error::InvalidArgument`] if an index is `>= dims[axis]`.
     pub fn new(dims: &[usize], iava: &[usize], axis: usize) -> Result<Self> {
         check_dims("Restriction dims", dims)?;
-        check_axis(dims, axis)?;
+        check_axis("Restriction", dims, axis)?;
         if let Some(&bad) = iava.iter().find(|&&i| i >= dims[axis]) {
             return Err(Error::InvalidArgument(format!(
                 "Restriction: index {bad} is out of range for axis {axis} with {} samples",

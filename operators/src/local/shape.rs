@@ -4,12 +4,13 @@
 use super::LocalOperator;
 use distlops_core::{Engine, Error, Host, Result, Scalar, SliceLen};
 
-/// Checks that `axis < dims.len()`.
-pub(crate) fn check_axis(dims: &[usize], axis: usize) -> Result<()> {
+/// Checks that `axis < dims.len()` for the operator or call `what`.
+pub(crate) fn check_axis(what: &str, dims: &[usize], axis: usize) -> Result<()> {
     if axis < dims.len() {
         Ok(())
     } else {
         Err(Error::AxisOutOfRange {
+            call: what.to_string(),
             axis,
             ndim: dims.len(),
         })

@@ -414,7 +414,7 @@ impl Stencil {
     /// error messages.
     pub(crate) fn new(what: &str, dims: &[usize], axis: usize, scheme: &Scheme) -> Result<Self> {
         check_dims("dims", dims)?;
-        check_axis(dims, axis)?;
+        check_axis(what, dims, axis)?;
         let (outer, n, inner) = split_axis(dims, axis);
         let band = Band::new(what, axis, n, scheme)?;
         let (lo, hi) = (band.lo, band.hi);

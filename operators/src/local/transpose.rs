@@ -37,7 +37,7 @@ impl Transpose {
         }
         let mut seen = vec![false; dims.len()];
         for &a in axes {
-            check_axis(dims, a)?;
+            check_axis("Transpose", dims, a)?;
             if std::mem::replace(&mut seen[a], true) {
                 return Err(Error::InvalidArgument(format!(
                     "Transpose: axis {a} appears more than once in axes {axes:?}"
