@@ -19,7 +19,9 @@
 //! silent wrong answer and fails the case. *Agreed*: the call succeeds with every replica equal
 //! to rank 0's (or fails on every rank). *Abort*: the culprit's error leaves the program with
 //! `?`; `Threads::try_run` must return it, and `mpi::run` must end the job non-zero with a line
-//! `rank <culprit>` and the message on standard error.
+//! `rank <culprit>` and the message on standard error. *Panics*: a call that cannot return an
+//! error panics (the run ends: `Threads::try_run` propagates it, the MPI job aborts) with the
+//! reason. `FAULTS_SHOW=1` prints every rank's error.
 //!
 //! * Class 1, one rank's mistake (`class1.rs`): a block of the wrong shape; a wrong vector or
 //!   output handed to FirstDerivative (forward, adjoint), BlockDiag, VStack's adjoint, Gradient's
@@ -32,7 +34,7 @@
 //!   partition or global shape in `dot`, `vdot`, `norm`, `x + x` then `dot`, `norm_axis`,
 //!   `gather`, `redistribute`, `reshape`, ghost cells, `redistribute_to` a target that differs,
 //!   `from_local_with_layout`; ghost widths that differ; FirstDerivative for another shape or
-//!   along another axis.
+//!   along another axis; `asarray` and `norm2` (no `Result`) panic.
 //! * Class 3, stale messages (`class3.rs`): gathers with roots that differ, failed
 //!   redistributions, gathers and ghost exchanges, each followed by a correct redistribution,
 //!   derivative, gather, ghost exchange or all-gather whose values are checked exactly.
@@ -107,6 +109,19 @@ pub enum Kind {
         /// What the culprit's message says.
         fragment: &'static str,
     },
+    /// A call that cannot return an error panics with a message that mentions `fragment`.
+    Panics {
+        /// What the panic says.
+        fragment: &'static str,
+    },
+}
+
+impl Kind {
+    /// Whether the case ends the run (an abort or a panic), so that under MPI it needs a job of
+    /// its own.
+    pub fn ends_the_run(self) -> bool {
+        matches!(self, Kind::Abort { .. } | Kind::Panics { .. })
+    }
 }
 
 /// One fault case.
@@ -121,13 +136,23 @@ pub struct Case {
     pub body: fn(&Communicator, usize) -> Outcome,
 }
 
-/// `case!(class::body, Who, Kind)`, or `case!(class::body, Who, abort "fragment")`.
+/// `case!(class::body, Who, Kind)`, `case!(class::body, Who, abort "fragment")` or
+/// `case!(class::body, Who, panics "fragment")`.
 macro_rules! case {
     ($class:ident::$name:ident, $who:ident, abort $fragment:expr) => {
         case!(
             $class::$name,
             $who,
             Kind::Abort {
+                fragment: $fragment
+            }
+        )
+    };
+    ($class:ident::$name:ident, $who:ident, panics $fragment:expr) => {
+        case!(
+            $class::$name,
+            $who,
+            Kind::Panics {
                 fragment: $fragment
             }
         )
@@ -177,6 +202,8 @@ pub const CASES: &[Case] = &[
     case!(class2::ghost_widths_differ, One, EveryRankErr),
     case!(class2::derivative_shape_differs, Last, EveryRankErr),
     case!(class2::derivative_axis_differs, One, EveryRankErr),
+    case!(class2::asarray_counts_differ, Last, panics "layout mismatch: asarray"),
+    case!(class2::norm2_axis_differs, One, panics "layout mismatch: norm2"),
     case!(
         class3::gather_root_differs_then_redistribute,
         Last,
@@ -265,6 +292,8 @@ fn threads_once(case: &'static Case, nranks: usize, timeout: Duration) -> Result
         .recv_timeout(timeout)
         .map_err(|_| format!("timed out after {} s", timeout.as_secs()))?;
     match (case.kind, end) {
+        (Kind::Panics { fragment }, Err(panic)) if panic.contains(fragment) => Ok(()),
+        (Kind::Panics { .. }, Ok(_)) => Err("no rank panicked".into()),
         (_, Err(panic)) => Err(format!("panicked: {panic}")),
         (Kind::Abort { fragment }, Ok(Err((rank, message)))) => {
             if is_culprits(rank, &message, culprit, fragment) {

@@ -131,6 +131,22 @@ pub fn ghost_widths_differ(comm: &Communicator, c: usize) -> Outcome {
     Ok(())
 }
 
+/// Rank `c` splits with other counts; `asarray`, which cannot return an error, must panic.
+pub fn asarray_counts_differ(comm: &Communicator, c: usize) -> Outcome {
+    let (bad, good) = counts_differ(comm)?;
+    let x = dist(comm, &data(&SHAPE), &pick(comm, c, bad, good));
+    x.asarray();
+    Ok(())
+}
+
+/// Rank `c` splits along axis 1; `norm2`, which cannot return an error, must panic.
+pub fn norm2_axis_differs(comm: &Communicator, c: usize) -> Outcome {
+    let bad = Layout::scatter(&SHAPE, 1, comm.size())?;
+    let x = dist(comm, &data(&SHAPE), &pick(comm, c, bad, balanced(comm)?));
+    x.norm2();
+    Ok(())
+}
+
 /// Rank `c` builds FirstDerivative for a global shape with one more row and applies it to a
 /// vector of its own domain.
 pub fn derivative_shape_differs(comm: &Communicator, c: usize) -> Outcome {

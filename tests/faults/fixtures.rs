@@ -125,7 +125,8 @@ pub enum Expect {
 
 /// Checks on this rank that `outcome` is an error as `expect` says (panics otherwise: an `Ok`
 /// is a silent wrong answer), then that every rank is still responsive. Returns the message: the
-/// relayed one for `FailedOnOtherRank`, the error's own otherwise.
+/// relayed one for `FailedOnOtherRank`, the error's own otherwise. With `FAULTS_SHOW` set, every
+/// rank prints its error.
 #[track_caller]
 pub fn fails_everywhere<R: Debug, E: Failure>(
     comm: &Communicator,
@@ -167,6 +168,9 @@ pub fn fails_everywhere<R: Debug, E: Failure>(
         as_expected,
         "{what}: rank {rank} of {size} expected {expect:?}, got: {err}"
     );
+    if std::env::var_os("FAULTS_SHOW").is_some() {
+        eprintln!("{what}: rank {rank} of {size}: {err}");
+    }
     alive(comm);
     text
 }

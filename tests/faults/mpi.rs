@@ -143,33 +143,38 @@ fn launch(np: usize, names: &[&str], limit: Duration) -> Job {
     }
 }
 
-/// Runs an abort case at `np` ranks: the job must end non-zero within the timeout, not by the
-/// watchdog, with a line of the culprit's (or naming it) that carries its message.
-fn abort_job(case: &Case, fragment: &str, np: usize, timeout: Duration) -> Result<(), String> {
+/// Runs a case that ends the run at `np` ranks: the job must end non-zero within the timeout,
+/// not by the watchdog; for an abort, with a line of the culprit's (or naming it) that carries
+/// its message; for a panic, with the panic's message.
+fn ending_job(case: &Case, np: usize, timeout: Duration) -> Result<(), String> {
     let culprit = case.who.rank(np);
     let job = launch(np, &[case.name], timeout + Duration::from_secs(30));
     if job.success {
-        return Err(format!(
-            "the job succeeded: rank {culprit}'s error was lost"
-        ));
+        return Err("the job succeeded: no rank panicked or returned its error".into());
     }
     if job.elapsed > timeout || job.stderr.contains("timed out") {
+        let limit = timeout.as_secs();
         return Err(format!(
-            "the job did not end within {} s: {}",
-            timeout.as_secs(),
+            "the job did not end within {limit} s: {}",
             job.why()
         ));
     }
-    let named = job.stderr.lines().any(|l| {
-        l.starts_with("distlops: rank")
-            && l.contains(&format!("rank {culprit}"))
-            && l.contains(fragment)
-    });
-    if named {
+    let shown = match case.kind {
+        Kind::Abort { fragment } => job.stderr.lines().any(|l| {
+            l.starts_with("distlops: rank")
+                && l.contains(&format!("rank {culprit}"))
+                && l.contains(fragment)
+        }),
+        Kind::Panics { fragment } => {
+            job.stderr.contains("panicked") && job.stderr.contains(fragment)
+        }
+        _ => unreachable!("{} does not end the run", case.name),
+    };
+    if shown {
         Ok(())
     } else {
         Err(format!(
-            "no line names rank {culprit} with its message: {}",
+            "standard error does not show the expected message: {}",
             job.why()
         ))
     }
@@ -188,7 +193,7 @@ pub fn run(args: &common::Args) -> (usize, usize) {
     let start = Instant::now();
     for &np in &nps {
         let mut queue: Vec<usize> = (0..selected.len())
-            .filter(|&i| failures[i].is_none() && !matches!(selected[i].kind, Kind::Abort { .. }))
+            .filter(|&i| failures[i].is_none() && !selected[i].kind.ends_the_run())
             .collect();
         while !queue.is_empty() {
             let names: Vec<&str> = queue.iter().map(|&i| selected[i].name).collect();
@@ -208,8 +213,8 @@ pub fn run(args: &common::Args) -> (usize, usize) {
             queue.drain(..=k.min(names.len() - 1));
         }
         for (i, case) in selected.iter().enumerate() {
-            if let (Kind::Abort { fragment }, None) = (case.kind, &failures[i]) {
-                if let Err(why) = abort_job(case, fragment, np, timeout) {
+            if case.kind.ends_the_run() && failures[i].is_none() {
+                if let Err(why) = ending_job(case, np, timeout) {
                     failures[i] = Some(format!("at {np} MPI ranks: {why}"));
                 }
             }
