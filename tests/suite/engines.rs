@@ -720,10 +720,15 @@ fn symmetric<T: TestScalar>(comm: &Communicator) {
     assert!(heap
         .put(Cuda::slice(&src), &buf, buf.capacity() - 1, next)
         .is_err());
-    // Lengths that differ between ranks: an error on every rank, and the heap stays usable.
+    // Lengths that differ between ranks: an error on every rank (agreed over the host
+    // communicator before NVSHMEM is called, as on a real device), and the heap stays usable.
     if p > 1 {
         let err = heap.alloc::<T>(3 + usize::from(r == 0)).unwrap_err();
-        assert!(err.to_string().contains("differ between ranks"), "{err}");
+        let msg = err.to_string();
+        assert!(
+            msg.contains("symmetric allocation") && msg.contains("disagree"),
+            "{msg}"
+        );
     }
     // A distributed array on the heap (uneven blocks): engine operations work on it, a put
     // writes the next rank's first row, and it is freed collectively.
