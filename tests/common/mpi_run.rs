@@ -81,7 +81,9 @@ fn child(suite: &MpiSuite, np: usize) -> ! {
     std::process::exit(0);
 }
 
-fn mpirun(np: usize, extra_args: &[String]) -> std::process::Command {
+/// `mpirun -n NP` relaunching this binary with `extra_args`, as a child (`MPI_TEST_CHILD=NP`),
+/// with the environment Open MPI needs to oversubscribe and to run as root.
+pub fn mpirun(np: usize, extra_args: &[String]) -> std::process::Command {
     let mpiexec = std::env::var("MPIEXEC").unwrap_or_else(|_| "mpirun".to_string());
     let exe = std::env::current_exe().expect("path of this test binary");
     let mut cmd = std::process::Command::new(mpiexec);
