@@ -269,7 +269,8 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// * replicated arrays: local, same partition.
     ///
     /// # Errors
-    /// [`Error::AxisOutOfRange`]; [`Error::InvalidArgument`] for `NormOrd::P(NaN)`.
+    /// [`Error::AxisOutOfRange`]; [`Error::InvalidArgument`] for `NormOrd::P(NaN)`;
+    /// [`Error::Allocation`] if the partial rows of a sum along the split axis cannot be had.
     pub fn norm_axis(&self, ord: NormOrd, axis: usize) -> Result<DistributedArray<T::Real, Host>> {
         let ord = ord.normalized()?;
         let ndim = self.ndim();
