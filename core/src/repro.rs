@@ -67,7 +67,9 @@
 //!   replicated array gives the same bits as a Scatter array along axis 0 with the same values.
 //!
 //! Norms of order 0, inf and -inf (counts, max, min) do not depend on the order of the terms and
-//! keep one all-reduce of per-rank partials; so does `norm_axis`. Stacked vectors
+//! keep one all-reduce of per-rank partials. Sums of whole vectors, one per index of a distributed
+//! axis (`norm_axis` along the split axis, the adjoint of `VStack`, the forward of `HStack`), add
+//! them along a fixed binary tree over that index instead ([`VectorSum`]). Stacked vectors
 //! ([`StackedDistributedArray`](crate::StackedDistributedArray)) combine their parts' results in
 //! part order, and `distlops_solvers::fused_vdots` reduces the slots of all its sums in one
 //! all-reduce with the same bits as separate calls.
@@ -115,6 +117,10 @@ use crate::comm::{Communicator, ReduceOp};
 use crate::kernels;
 use crate::scalar::Scalar;
 use std::ops::Range;
+
+mod vector_sum;
+
+pub use vector_sum::VectorSum;
 
 /// The fan-out of the canonical tree: the number of terms in a leaf and of children of every
 /// other node.

@@ -2,22 +2,25 @@
 
 use crate::local::LocalOperator;
 use crate::seam::{gathered_layout, offsets, plain, plain_mut};
-use crate::vstack::{common_nrows, SumWork};
+use crate::vstack::common_nrows;
 use distlops_core::operator::{LinearOperator, Space};
+use distlops_core::repro::VectorSum;
 use distlops_core::{Communicator, DistVector, Engine, Host, Layout, Result, Scalar};
 
 /// `y = [A_0, A_1, ..., A_{n-1}] x`: rank `r` holds its operators and their pieces of `x`; the
 /// outputs are summed over all ranks.
 ///
 /// ```text
-/// forward:  y   = sum over all ranks of sum_i A_i x_i   (one all-reduce)
+/// forward:  y   = sum over all operators i of A_i x_i   (one all-gather)
 /// adjoint:  x_i = A_i^H y                              (no communication)
 /// ```
 ///
 /// * Partitions: domain Scatter (1-D, `sum ncols` per rank) -> range Broadcast (1-D, `nrows`, the
 ///   same for every operator on every rank). It is the adjoint of a [`VStack`](crate::VStack) of
 ///   the adjoints.
-/// * Engines: as [`VStack`](crate::VStack) (the forward's all-reduce is the staged one on a
+/// * The forward is reproducible, as the [`VStack`](crate::VStack) adjoint: the same bits for any
+///   number of ranks and any distribution of the operators ([`VectorSum`]).
+/// * Engines: as [`VStack`](crate::VStack) (the forward's all-gather is the staged one on a
 ///   device).
 /// * PyLops-MPI: `MPIHStack(ops)`.
 pub struct HStack<T: Scalar, E: Engine = Host> {
@@ -26,8 +29,8 @@ pub struct HStack<T: Scalar, E: Engine = Host> {
     domain: Space,
     range: Space,
     comm: Communicator,
-    /// The forward's work buffers, on the engine of the first vector it sees.
-    work: SumWork<T, E>,
+    /// The forward's sum over all operators, with its buffers.
+    sum: VectorSum<T, E>,
 }
 
 impl<T: Scalar, E: Engine> HStack<T, E> {
@@ -44,13 +47,14 @@ impl<T: Scalar, E: Engine> HStack<T, E> {
             *cols.last().expect("offsets start at 0"),
         )?);
         let range = Space::array(Layout::broadcast(&[nrows], comm.size())?);
+        let sum = VectorSum::from_local(comm, ops.len(), nrows);
         Ok(HStack {
             ops,
             cols,
             domain,
             range,
             comm: comm.clone(),
-            work: SumWork::new(nrows),
+            sum,
         })
     }
 }
@@ -60,13 +64,10 @@ impl<T: Scalar, E: Engine> LinearOperator<T, E> for HStack<T, E> {
     fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         let engine = y.engine();
         let x = plain(x);
-        self.work.sum_over_ops_and_ranks(
-            &engine,
-            self.ops.len(),
-            &self.comm,
-            plain_mut(y),
-            |i, out| self.ops[i].matvec(E::sub(x, self.cols[i]..self.cols[i + 1]), out),
-        )
+        self.sum
+            .sum_into(&engine, &self.comm, plain_mut(y), |i, out| {
+                self.ops[i].matvec(E::sub(x, self.cols[i]..self.cols[i + 1]), out)
+            })
     }
     fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         let (y, mut x) = (plain(y), plain_mut(x));

@@ -3,25 +3,30 @@
 use crate::local::LocalOperator;
 use crate::seam::{gathered_layout, offsets, plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
+use distlops_core::repro::VectorSum;
 use distlops_core::{
     Communicator, DistVector, Engine, Error, Host, Layout, ReduceOp, Result, Scalar,
 };
-use std::sync::Mutex;
 
 /// `y = [A_0; A_1; ...; A_{n-1}] x`: every operator sees the whole `x`; rank `r` holds its own
 /// operators and their rows of `y`.
 ///
 /// ```text
-/// forward:  y_i = A_i x                          (no communication)
-/// adjoint:  x   = sum over all ranks of sum_i A_i^H y_i   (one all-reduce)
+/// forward:  y_i = A_i x                                (no communication)
+/// adjoint:  x   = sum over all operators i of A_i^H y_i   (one all-gather)
 /// ```
 ///
 /// * Partitions: domain Broadcast (1-D, `ncols`, the same for every operator on every rank) ->
 ///   range Scatter (1-D, `sum nrows` per rank).
-/// * The adjoint all-reduces straight into the Broadcast output; PyLops-MPI broadcasts it once more.
+/// * The adjoint is reproducible: the operators are numbered globally (rank 0's first) and their
+///   outputs added along a fixed tree over that number ([`VectorSum`]), so `x` has the same bits
+///   for any number of ranks and any distribution of the operators (ranks without operators
+///   included), on every rank. It costs one all-gather of every rank's partial sums (one vector
+///   from a rank with one operator, at most `2 log2(k) + 2` from a rank with `k`) where a plain
+///   sum would all-reduce one vector; PyLops-MPI all-reduces and then broadcasts once more.
 /// * Engines: the local operators' engine; on a device without a device-aware communicator the
-///   adjoint's all-reduce is staged through host memory
-///   ([`Communicator::all_reduce_sum_on`]).
+///   adjoint's all-gather is staged through host memory
+///   ([`Communicator::all_gather_varcount_on`]).
 /// * PyLops-MPI: `MPIVStack(ops)`.
 pub struct VStack<T: Scalar, E: Engine = Host> {
     ops: Vec<Box<dyn LocalOperator<T, E>>>,
@@ -29,13 +34,13 @@ pub struct VStack<T: Scalar, E: Engine = Host> {
     domain: Space,
     range: Space,
     comm: Communicator,
-    /// The adjoint's work buffers, on the engine of the first vector it sees.
-    work: SumWork<T, E>,
+    /// The adjoint's sum over all operators, with its buffers.
+    sum: VectorSum<T, E>,
 }
 
 impl<T: Scalar, E: Engine> VStack<T, E> {
-    /// Builds the operator from this rank's local operators. Collective (two small reductions and
-    /// one all-gather).
+    /// Builds the operator from this rank's local operators. Collective (a small reduction and
+    /// two small all-gathers).
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] on every rank if the operators (on any rank) do not all have the
@@ -48,62 +53,15 @@ impl<T: Scalar, E: Engine> VStack<T, E> {
             comm,
             *rows.last().expect("offsets start at 0"),
         )?);
+        let sum = VectorSum::from_local(comm, ops.len(), ncols);
         Ok(VStack {
             ops,
             rows,
             domain,
             range,
             comm: comm.clone(),
-            work: SumWork::new(ncols),
+            sum,
         })
-    }
-}
-
-/// The work buffers of a sum over local operators and ranks (the VStack adjoint, the HStack
-/// forward): a partial sum and one operator's output, on the engine of the vectors they serve
-/// (allocated at the first product, again only if a product comes on another engine value).
-pub(crate) struct SumWork<T: Scalar, E: Engine> {
-    len: usize,
-    bufs: Mutex<Option<SumBuffers<T, E>>>,
-}
-
-/// The engine the buffers are on, the partial sum and one operator's output.
-type SumBuffers<T, E> = (E, <E as Engine>::Storage<T>, <E as Engine>::Storage<T>);
-
-impl<T: Scalar, E: Engine> SumWork<T, E> {
-    /// Buffers of `len` elements.
-    pub(crate) fn new(len: usize) -> Self {
-        SumWork {
-            len,
-            bufs: Mutex::new(None),
-        }
-    }
-
-    /// `out = sum over ranks of sum_i apply(i)`: each local operator's output (written by
-    /// `apply(i, buffer)`) is added to a partial sum in operator order, then one all-reduce.
-    ///
-    /// # Errors
-    /// [`Error::Allocation`] if the buffers cannot be had (at the first product).
-    pub(crate) fn sum_over_ops_and_ranks(
-        &self,
-        engine: &E,
-        nops: usize,
-        comm: &Communicator,
-        out: E::SliceMut<'_, T>,
-        apply: impl Fn(usize, E::SliceMut<'_, T>),
-    ) -> Result<()> {
-        let mut bufs = self.bufs.lock().unwrap_or_else(|e| e.into_inner());
-        if bufs.as_ref().is_none_or(|b| &b.0 != engine) {
-            let shape = [self.len];
-            *bufs = Some((engine.clone(), engine.zeros(&shape)?, engine.zeros(&shape)?));
-        }
-        let (_, sum, one) = bufs.as_mut().expect("allocated above");
-        E::fill(sum, T::zero());
-        for i in 0..nops {
-            apply(i, E::slice_mut(one));
-            E::axpy(T::one(), one, sum);
-        }
-        comm.all_reduce_sum_on::<T, E>(E::slice(sum), out)
     }
 }
 
@@ -167,13 +125,10 @@ impl<T: Scalar, E: Engine> LinearOperator<T, E> for VStack<T, E> {
     fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         let engine = x.engine();
         let y = plain(y);
-        self.work.sum_over_ops_and_ranks(
-            &engine,
-            self.ops.len(),
-            &self.comm,
-            plain_mut(x),
-            |i, out| self.ops[i].rmatvec(E::sub(y, self.rows[i]..self.rows[i + 1]), out),
-        )
+        self.sum
+            .sum_into(&engine, &self.comm, plain_mut(x), |i, out| {
+                self.ops[i].rmatvec(E::sub(y, self.rows[i]..self.rows[i + 1]), out)
+            })
     }
     fn name(&self) -> String {
         format!(

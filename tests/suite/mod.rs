@@ -96,6 +96,18 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("repro::plain_complex", repro::plain_complex),
     ("repro::stacked_f64", repro::stacked_f64),
     ("repro::stacked_complex", repro::stacked_complex),
+    ("repro::vstack_hstack_f64", repro::vstack_hstack_f64),
+    ("repro::vstack_hstack_complex", repro::vstack_hstack_complex),
+    ("repro::stacked_vstack_f64", repro::stacked_vstack_f64),
+    (
+        "repro::stacked_vstack_complex",
+        repro::stacked_vstack_complex,
+    ),
+    ("repro::cgls_f64", repro::cgls_f64),
+    ("repro::cgls_complex", repro::cgls_complex),
+    ("repro::norm_axis_f64", repro::norm_axis_f64),
+    ("repro::norm_axis_complex", repro::norm_axis_complex),
+    ("repro::five_thread_ranks", repro::five_thread_ranks),
     (
         "redistribute::redistribute_every_axis_pair",
         redistribute::redistribute_every_axis_pair,

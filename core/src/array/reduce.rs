@@ -6,7 +6,8 @@
 //! [`repro`](crate::repro#which-arrays-are-reproducible) for which layouts give the same bits for
 //! every split); the orders 0, inf and -inf (counts, max, min) do not depend on the order of the
 //! terms and keep one all-reduce of per-rank partials; [`norm_axis`](DistributedArray::norm_axis)
-//! reduces lanes of per-rank partials.
+//! along the split axis adds the rows of the orders 1, 2 and `p` along a fixed tree over the
+//! global row index ([`VectorSum`]), so it too has the same bits for every split.
 
 use super::DistributedArray;
 use crate::comm::{Fingerprint, ReduceOp};
@@ -14,7 +15,7 @@ use crate::engine::{Engine, Host, NormTerm, OrderFree};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::partition::Partition;
-use crate::repro::{BlockNode, ReproSums, SumTree};
+use crate::repro::{BlockNode, ReproSums, SumTree, VectorSum};
 use crate::scalar::{RealScalar, Scalar};
 use ndarray::{ArrayD, Axis, IxDyn};
 use num_traits::{Float, One, Zero};
@@ -92,9 +93,9 @@ impl NormOrd {
                     T::Real::one()
                 }
             }
-            NormOrd::One => acc + v.abs(),
-            NormOrd::Two => acc + v.abs2(),
-            NormOrd::P(p) => acc + v.abs().powf(<T::Real as RealScalar>::real_from_f64(p)),
+            NormOrd::One => acc + norm_term(NormTerm::Abs, v),
+            NormOrd::Two => acc + norm_term(NormTerm::Abs2, v),
+            NormOrd::P(p) => acc + norm_term(NormTerm::AbsPow(p), v),
             NormOrd::Inf => {
                 let a = v.abs();
                 if a > acc || Float::is_nan(a) {
@@ -121,6 +122,15 @@ impl NormOrd {
             NormOrd::P(p) => v.powf(R::real_from_f64(1.0 / p)),
             _ => v,
         }
+    }
+}
+
+/// One term of a sum-based norm: `|v|`, `|v|^2` or `|v|^p`.
+fn norm_term<T: Scalar>(term: NormTerm, v: T) -> T::Real {
+    match term {
+        NormTerm::Abs => v.abs(),
+        NormTerm::Abs2 => v.abs2(),
+        NormTerm::AbsPow(p) => v.abs().powf(<T::Real as RealScalar>::real_from_f64(p)),
     }
 }
 
@@ -177,13 +187,9 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
                 debug_assert_eq!(tree.block().len(), self.layout.local_len(self.rank()));
                 tree
             }
-            Some(mask) => {
-                let lens: Vec<usize> = mask
-                    .members(self.rank())
-                    .iter()
-                    .map(|&r| self.layout.local_len(r))
-                    .collect();
-                SumTree::new(&lens, mask.group().rank())
+            Some(_) => {
+                let (lens, rank) = self.group_blocks(|r| self.layout.local_len(r));
+                SumTree::new(&lens, rank)
             }
         }
     }
@@ -226,6 +232,21 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         let local = checked.as_ref().map(|_| ()).map_err(Clone::clone);
         self.agree_alone(what, fp, local)?;
         checked
+    }
+
+    /// `per_rank(r)` for the ranks `r` of [`reduce_comm`](Self::reduce_comm) in its rank order,
+    /// and this rank's place among them.
+    fn group_blocks(&self, per_rank: impl Fn(usize) -> usize) -> (Vec<usize>, usize) {
+        match &self.mask {
+            None => ((0..self.comm.size()).map(per_rank).collect(), self.rank()),
+            Some(mask) => (
+                mask.members(self.rank())
+                    .into_iter()
+                    .map(per_rank)
+                    .collect(),
+                mask.group().rank(),
+            ),
+        }
     }
 
     /// One reproducible sum over this array's tree, whose block nodes `values` evaluates (see
@@ -283,13 +304,18 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// The norm along one axis (numpy's `norm(x, ord, axis)`), as a distributed array of the global
     /// shape without `axis`:
     ///
-    /// * along the distributed axis of a Scatter array: per-rank partials, one all-reduce, and the
-    ///   result is a Broadcast array (identical on every rank of the colour group);
+    /// * along the distributed axis of a Scatter array: the result is a Broadcast array
+    ///   (identical on every rank of the colour group). The orders 1, 2 and `p` add the rows'
+    ///   terms along a fixed tree over the global row index, so the result has the same bits for
+    ///   every number of ranks and every split (one all-gather of at most `2 log2(rows) + 2`
+    ///   partial rows per rank, see [`VectorSum`]); the orders 0, inf and -inf reduce per-rank
+    ///   partials with one all-reduce;
     /// * along another axis: no communication, and the result is Scatter along the same data axis;
     /// * replicated arrays: local, same partition.
     ///
     /// # Errors
-    /// [`Error::AxisOutOfRange`]; [`Error::InvalidArgument`] for `NormOrd::P(NaN)`.
+    /// [`Error::AxisOutOfRange`]; [`Error::InvalidArgument`] for `NormOrd::P(NaN)`;
+    /// [`Error::Allocation`] if the partial rows of a sum along the split axis cannot be had.
     pub fn norm_axis(&self, ord: NormOrd, axis: usize) -> Result<DistributedArray<T::Real, Host>> {
         let ord = self.agree_norm("norm_axis", ord, Some(axis))?;
         let mut reduced_shape = self.global_shape().to_vec();
@@ -297,24 +323,30 @@ impl<T: Scalar> DistributedArray<T, Host> {
         let mut local_reduced = self.local.shape().to_vec();
         local_reduced.remove(axis);
         let mut partial = ArrayD::from_elem(IxDyn(&local_reduced), ord.identity());
-        for lane in self.local.axis_iter(Axis(axis)) {
-            ndarray::Zip::from(&mut partial)
-                .and(&lane)
-                .for_each(|acc, &v| *acc = ord.accumulate(*acc, v));
-        }
         let nranks = self.comm.size();
         let partition = self.partition();
-        let layout = if partition == Partition::Scatter && axis == self.axis() {
-            let comm = self.reduce_comm();
-            let send = partial
-                .as_slice()
-                .expect("fresh arrays are contiguous")
-                .to_vec();
-            comm.all_reduce_into(
-                &send,
-                partial.as_slice_mut().expect("contiguous"),
-                ord.reduce_op(),
-            );
+        let split = partition == Partition::Scatter && axis == self.axis();
+        if let (true, Ok(term)) = (split, ord.kind()) {
+            self.sum_rows(term, axis, &mut partial)?;
+        } else {
+            for lane in self.local.axis_iter(Axis(axis)) {
+                ndarray::Zip::from(&mut partial)
+                    .and(&lane)
+                    .for_each(|acc, &v| *acc = ord.accumulate(*acc, v));
+            }
+        }
+        let layout = if split {
+            if ord.kind().is_err() {
+                let send = partial
+                    .as_slice()
+                    .expect("fresh arrays are contiguous")
+                    .to_vec();
+                self.reduce_comm().all_reduce_into(
+                    &send,
+                    partial.as_slice_mut().expect("contiguous"),
+                    ord.reduce_op(),
+                );
+            }
             Layout::new(&reduced_shape, 0, Partition::Broadcast, nranks)?
         } else if partition == Partition::Scatter {
             let data_axis = self.axis() - usize::from(axis < self.axis());
@@ -329,5 +361,22 @@ impl<T: Scalar> DistributedArray<T, Host> {
             partial,
             self.mask.clone(),
         ))
+    }
+
+    /// `out = sum over the global rows i along the split axis of term(x_i)`, the same on every
+    /// rank of the colour group: a [`VectorSum`] over the group's rows.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] if the partial rows cannot be had.
+    fn sum_rows(&self, term: NormTerm, axis: usize, out: &mut ArrayD<T::Real>) -> Result<()> {
+        let (counts, rank) = self.group_blocks(|r| self.layout.count(r));
+        let out = out.as_slice_mut().expect("fresh arrays are contiguous");
+        let sum = VectorSum::<T::Real, Host>::new(&counts, rank, out.len());
+        sum.sum_into(&Host, self.reduce_comm(), out, |i, buf| {
+            let row = self.local.index_axis(Axis(axis), i);
+            for (b, &v) in buf.iter_mut().zip(row.iter()) {
+                *b = norm_term(term, v);
+            }
+        })
     }
 }
