@@ -463,12 +463,15 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         local: Result<()>,
     ) -> Result<()> {
         let fp = self.fingerprint().word(extra.value());
-        self.comm.agree_on(
-            what,
-            fp,
-            || format!("{} and {}", self.describe(), describe_extra()),
-            local,
-        )
+        let describe = || {
+            let extra = describe_extra();
+            if extra.is_empty() {
+                self.describe()
+            } else {
+                format!("{} and {extra}", self.describe())
+            }
+        };
+        self.comm.agree_on(what, fp, describe, local)
     }
 
     /// The agreement of an infallible collective (`asarray`, `norm2`): the ranks agree on the

@@ -202,12 +202,6 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         self.agree_pair(what, other)
     }
 
-    /// The agreement before a reduction of this array alone: the ranks agree on its layout, on
-    /// `extra` (the order of a norm) and on this rank's verdict `local` on the arguments.
-    fn agree_alone(&self, what: &str, extra: Fingerprint, local: Result<()>) -> Result<()> {
-        self.agree_before(what, extra, || format!("{what} {:x}", extra.value()), local)
-    }
-
     /// The agreement before a norm of order `ord` (along `axis`, if given): the order is valid
     /// and the axis an axis of the array on every rank, and both are the same everywhere.
     fn agree_norm(&self, what: &str, ord: NormOrd, axis: Option<usize>) -> Result<NormOrd> {
@@ -230,7 +224,11 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
             (Err(e), _) => (Fingerprint::default(), Err(e)),
         };
         let local = checked.as_ref().map(|_| ()).map_err(Clone::clone);
-        self.agree_alone(what, fp, local)?;
+        let describe = || match axis {
+            Some(a) => format!("order {ord:?} along axis {a}"),
+            None => format!("order {ord:?}"),
+        };
+        self.agree_before(what, fp, describe, local)?;
         checked
     }
 
