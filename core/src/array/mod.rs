@@ -297,17 +297,18 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     }
 
     /// The whole global array on every rank (PyLops-MPI's `asarray`). Replicated arrays return their
-    /// local copy; Scatter arrays are all-gathered. Collective: every rank of the communicator
-    /// must call it (one small agreement on the layout first, then the all-gather).
+    /// local copy, without communication (any rank may call it alone). Scatter arrays are
+    /// all-gathered: collective, every rank of the communicator must call it (one small agreement
+    /// on the layout first, then the all-gather).
     ///
     /// # Panics
-    /// On every rank if the ranks hold the array with different layouts.
+    /// On every rank if the ranks hold a Scatter array with different layouts.
     pub fn asarray(&self) -> ArrayD<T> {
-        self.agree_or_panic("asarray");
         let block = self.host_block();
         if self.layout.partition().is_replicated() {
             return block.into_owned();
         }
+        self.agree_or_panic("asarray");
         let lens = self.layout.local_lens();
         let mut buf = vec![T::zero(); lens.iter().sum()];
         self.comm.all_gather_varcount_into(
@@ -334,11 +335,11 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         let Some(mask) = &self.mask else {
             return self.asarray();
         };
-        self.agree_or_panic("asarray_masked");
         let block = self.host_block();
         if self.layout.partition().is_replicated() {
             return block.into_owned();
         }
+        self.agree_or_panic("asarray_masked");
         let members = mask.members(self.rank());
         let lens: Vec<usize> = members.iter().map(|&r| self.layout.local_len(r)).collect();
         let mut buf = vec![T::zero(); lens.iter().sum()];
