@@ -194,7 +194,8 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
         let kold = self.progress.kold;
         let it = self.progress.iiter + 1;
         nonzero(kold, NAME, "r^H r (the residual is exactly zero)", it)?;
-        self.op.matvec(&self.c, &mut self.ac)?;
+        // The solver's own vectors, made in the spaces agreed on at setup: no per-step agreement.
+        self.op.matvec_unchecked(&self.c, &mut self.ac)?;
         // PyLops: |c . conj(A c)| = |vdot(A c, c)|.
         let [cac] = fused_vdots([(&self.ac, &self.c)])?;
         let cac = finite_nonzero(cac.abs(), NAME, "c^H A c", it)?;

@@ -157,7 +157,9 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
         // The work vector for `q = A c` holds `A x0` first.
         let (s, mut q) = data_residual(op, y, x0, NAME, checks)?;
         let mut r = op.new_domain_vector_on(&y.engine())?;
-        op.rmatvec(&s, &mut r)?;
+        // `s`, `r`, `c`, `q` are made in the spaces agreed on by `data_residual`: the products of
+        // setup and of every step skip the checked forms' agreement.
+        op.rmatvec_unchecked(&s, &mut r)?;
         let x = match x0 {
             Some(x0) => {
                 // PyLops' quirk: `damp`, not `damp^2`.
@@ -167,7 +169,7 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
             None => r.zeros_like(),
         };
         let c = r.clone();
-        op.matvec(&c, &mut q)?;
+        op.matvec_unchecked(&c, &mut q)?;
         let (rr, ss, xx) = if x0.is_some() && params.damp != 0.0 {
             let [rr, ss, xx] = fused_vdots([(&r, &r), (&s, &s), (&x, &x)])?;
             (rr, ss, xx.abs())
@@ -250,7 +252,7 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
         let a = T::from_real(kold / den);
         self.x.axpy(a, &self.c)?;
         self.s.axpy(-a, &self.q)?;
-        self.op.rmatvec(&self.s, &mut self.r)?;
+        self.op.rmatvec_unchecked(&self.s, &mut self.r)?;
         let (rr, ss, xx) = if damped {
             self.r.axpy(-T::from_real(self.damp2), &self.x)?;
             let [rr, ss, xx] =
@@ -265,7 +267,7 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
         let xx = finite(xx, NAME, "x^H x", it)?;
         let b = T::from_real(k / kold);
         self.c.axpby(T::one(), &self.r, b)?;
-        self.op.matvec(&self.c, &mut self.q)?;
+        self.op.matvec_unchecked(&self.c, &mut self.q)?;
         let cost = ss.sqrt();
         self.progress.record(k, cost);
         self.cost1.push((ss + self.damp2 * xx).sqrt());
