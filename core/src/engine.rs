@@ -477,14 +477,6 @@ pub trait Engine: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
     fn reshape<T: Scalar>(block: Self::Storage<T>, shape: &[usize]) -> Self::Storage<T>;
     /// A mutable slice read as a slice.
     fn freeze<'a, T: Scalar>(x: &'a Self::SliceMut<'_, T>) -> Self::Slice<'a, T>;
-    /// The slice as host memory, for engines whose blocks are in main memory.
-    fn host_slice<'a, T: Scalar>(x: Self::Slice<'a, T>) -> Option<&'a [T]>
-    where
-        Self: 'a;
-    /// The mutable slice as host memory, for engines whose blocks are in main memory.
-    fn host_slice_mut<'a, T: Scalar>(x: Self::SliceMut<'a, T>) -> Option<&'a mut [T]>
-    where
-        Self: 'a;
     /// The values of a slice, in host memory (waits for the engine's pending work).
     fn read_slice<T: Scalar>(x: Self::Slice<'_, T>) -> Vec<T>;
     /// Writes host values into a slice of the same length.
@@ -776,18 +768,6 @@ impl Engine for Host {
     }
     fn freeze<'a, T: Scalar>(x: &'a &mut [T]) -> &'a [T] {
         x
-    }
-    fn host_slice<'a, T: Scalar>(x: &'a [T]) -> Option<&'a [T]>
-    where
-        Self: 'a,
-    {
-        Some(x)
-    }
-    fn host_slice_mut<'a, T: Scalar>(x: &'a mut [T]) -> Option<&'a mut [T]>
-    where
-        Self: 'a,
-    {
-        Some(x)
     }
     fn read_slice<T: Scalar>(x: &[T]) -> Vec<T> {
         x.to_vec()

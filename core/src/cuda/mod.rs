@@ -774,18 +774,6 @@ impl Engine for Cuda {
             _t: PhantomData,
         }
     }
-    fn host_slice<'a, T: Scalar>(_x: DeviceSlice<'a, T>) -> Option<&'a [T]>
-    where
-        Self: 'a,
-    {
-        None
-    }
-    fn host_slice_mut<'a, T: Scalar>(_x: DeviceSliceMut<'a, T>) -> Option<&'a mut [T]>
-    where
-        Self: 'a,
-    {
-        None
-    }
     fn read_slice<T: Scalar>(x: DeviceSlice<'_, T>) -> Vec<T> {
         let mut out = vec![T::zero(); x.len];
         if x.len > 0 {
