@@ -73,6 +73,36 @@ impl NcclComm {
     fn stream(&self) -> Result<cudaStream_t> {
         self.device.native_stream()
     }
+
+    /// `ncclBroadcast` of `count` reals from `src` on `root` into `dst` on every rank, on
+    /// `stream`.
+    ///
+    /// # Safety
+    /// `src` holds `count` reals of `dtype` on the root, `dst` room for them on every rank (they
+    /// may be the same buffer), with no pending work of another stream on them.
+    unsafe fn broadcast_from(
+        &self,
+        src: DevicePtr,
+        dst: DevicePtr,
+        count: usize,
+        dtype: Real,
+        root: i32,
+        stream: cudaStream_t,
+    ) -> Result<()> {
+        // SAFETY: the caller's contract; the communicator is live.
+        unsafe {
+            self.nccl.broadcast(
+                src as *const _,
+                dst as *mut _,
+                count,
+                datatype(dtype),
+                root,
+                self.comm,
+                stream,
+            )
+        }
+        .map_err(nccl_error)
+    }
 }
 
 /// The NCCL datatype of the reals a buffer travels as.
@@ -128,18 +158,7 @@ impl CollectiveApi for NcclComm {
         let stream = self.stream()?;
         let root = i32::try_from(root).map_err(|_| Error::Device("root out of range".into()))?;
         // SAFETY: as `all_reduce_sum` (in place: the same buffer twice, which NCCL allows).
-        unsafe {
-            self.nccl.broadcast(
-                buf as *const _,
-                buf as *mut _,
-                count,
-                datatype(dtype),
-                root,
-                self.comm,
-                stream,
-            )
-        }
-        .map_err(nccl_error)
+        unsafe { self.broadcast_from(buf, buf, count, dtype, root, stream) }
     }
 
     unsafe fn all_gather_varcount(
@@ -173,19 +192,8 @@ impl CollectiveApi for NcclComm {
             let root = i32::try_from(root).expect("ranks fit in i32");
             // SAFETY: the trait's contract (`send` holds counts[me] reals, `recv` their sum);
             // inside the group, so the calls only record work.
-            result = result.and_then(|()| {
-                unsafe {
-                    self.nccl.broadcast(
-                        src as *const _,
-                        dst as *mut _,
-                        count,
-                        datatype(dtype),
-                        root,
-                        self.comm,
-                        stream,
-                    )
-                }
-                .map_err(nccl_error)
+            result = result.and_then(|()| unsafe {
+                self.broadcast_from(src, dst, count, dtype, root, stream)
             });
         }
         let end = self.nccl.group_end().map_err(nccl_error);
