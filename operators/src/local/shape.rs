@@ -115,11 +115,7 @@ pub(crate) fn check_rmatvec<T: Scalar, L: LocalOperator<T> + ?Sized>(
 
 /// The C-order (row-major) strides of an array of shape `dims`, in elements.
 pub(crate) fn c_strides(dims: &[usize]) -> Vec<usize> {
-    let mut strides = vec![1usize; dims.len()];
-    for d in (0..dims.len().saturating_sub(1)).rev() {
-        strides[d] = strides[d + 1] * dims[d + 1];
-    }
-    strides
+    distlops_core::StridedCopy::c_strides(dims)
 }
 
 /// The [`LocalOperator`] methods `dims`, `dimsd` (the fields of those names, or the two fields
