@@ -2,8 +2,8 @@
 //! `cg`).
 
 use crate::common::{
-    check_square, check_tol, data_residual, finite, finite_nonzero, fused_vdots, nonzero, table,
-    Callback, Iterative, Progress, Result, SolveInfo, StopReason,
+    check_square, check_tol, data_residual, finite, finite_nonzero, fused_vdots_agreed, nonzero,
+    table, Callback, Iterative, Progress, Result, SolveInfo, StopReason,
 };
 use distlops_core::{DistVector, Engine, Host, LinearOperator, Scalar, Vector};
 use num_traits::Float;
@@ -143,7 +143,7 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
         let (r, ac) = data_residual(op, y, x0, NAME, checks)?;
         let x = x0.map_or_else(|| y.zeros_like(), DistVector::clone);
         let c = r.clone();
-        let [rr] = fused_vdots([(&r, &r)])?;
+        let [rr] = fused_vdots_agreed([(&r, &r)])?;
         let kold = finite(rr.abs(), NAME, "r^H r", 0)?;
         let show = params.show && op.comm().rank() == 0;
         let progress = Progress::new(
@@ -197,12 +197,12 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
         // The solver's own vectors, made in the spaces agreed on at setup: no per-step agreement.
         self.op.matvec_unchecked(&self.c, &mut self.ac)?;
         // PyLops: |c . conj(A c)| = |vdot(A c, c)|.
-        let [cac] = fused_vdots([(&self.ac, &self.c)])?;
+        let [cac] = fused_vdots_agreed([(&self.ac, &self.c)])?;
         let cac = finite_nonzero(cac.abs(), NAME, "c^H A c", it)?;
         let a = T::from_real(kold / cac);
         self.x.axpy(a, &self.c)?;
         self.r.axpy(-a, &self.ac)?;
-        let [rr] = fused_vdots([(&self.r, &self.r)])?;
+        let [rr] = fused_vdots_agreed([(&self.r, &self.r)])?;
         let k = finite(rr.abs(), NAME, "r^H r", it)?;
         let b = T::from_real(k / kold);
         self.c.axpby(T::one(), &self.r, b)?;

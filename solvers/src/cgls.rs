@@ -1,7 +1,7 @@
 //! [`Cgls`]: conjugate gradient least squares with damping (PyLops-MPI's `CGLS` / `cgls`).
 
 use crate::common::{
-    check_tol, data_residual, finite, finite_nonzero, fused_vdots, nonzero, table, Callback,
+    check_tol, data_residual, finite, finite_nonzero, fused_vdots_agreed, nonzero, table, Callback,
     Iterative, Progress, Result, SolveInfo, SolverError, StopReason,
 };
 use distlops_core::{
@@ -171,10 +171,10 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
         let c = r.clone();
         op.matvec_unchecked(&c, &mut q)?;
         let (rr, ss, xx) = if x0.is_some() && params.damp != 0.0 {
-            let [rr, ss, xx] = fused_vdots([(&r, &r), (&s, &s), (&x, &x)])?;
+            let [rr, ss, xx] = fused_vdots_agreed([(&r, &r), (&s, &s), (&x, &x)])?;
             (rr, ss, xx.abs())
         } else {
-            let [rr, ss] = fused_vdots([(&r, &r), (&s, &s)])?;
+            let [rr, ss] = fused_vdots_agreed([(&r, &r), (&s, &s)])?;
             (rr, ss, T::Real::zero())
         };
         let kold = finite(rr.abs(), NAME, "r^H r", 0)?;
@@ -242,10 +242,10 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
             it,
         )?;
         let (qq, cc) = if damped {
-            let [qq, cc] = fused_vdots([(&self.q, &self.q), (&self.c, &self.c)])?;
+            let [qq, cc] = fused_vdots_agreed([(&self.q, &self.q), (&self.c, &self.c)])?;
             (qq.re(), cc.re())
         } else {
-            let [qq] = fused_vdots([(&self.q, &self.q)])?;
+            let [qq] = fused_vdots_agreed([(&self.q, &self.q)])?;
             (qq.re(), T::Real::zero())
         };
         let den = finite_nonzero(qq + self.damp2 * cc, NAME, "q^H q + damp^2 c^H c", it)?;
@@ -256,10 +256,10 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
         let (rr, ss, xx) = if damped {
             self.r.axpy(-T::from_real(self.damp2), &self.x)?;
             let [rr, ss, xx] =
-                fused_vdots([(&self.r, &self.r), (&self.s, &self.s), (&self.x, &self.x)])?;
+                fused_vdots_agreed([(&self.r, &self.r), (&self.s, &self.s), (&self.x, &self.x)])?;
             (rr, ss, xx.abs())
         } else {
-            let [rr, ss] = fused_vdots([(&self.r, &self.r), (&self.s, &self.s)])?;
+            let [rr, ss] = fused_vdots_agreed([(&self.r, &self.r), (&self.s, &self.s)])?;
             (rr, ss, T::Real::zero())
         };
         let k = finite(rr.abs(), NAME, "r^H r", it)?;

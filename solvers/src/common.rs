@@ -230,11 +230,22 @@ fn combine_parts<T: Scalar, E: Engine>(
 pub fn fused_vdots<T: Scalar, E: Engine, const N: usize>(
     pairs: [VdotPair<'_, T, E>; N],
 ) -> distlops_core::Result<[T; N]> {
+    if N > 0 {
+        agree_pairs(&pairs)?;
+    }
+    fused_vdots_agreed(pairs)
+}
+
+/// [`fused_vdots`] without its agreement, for vectors the ranks have already agreed on (a
+/// solver's own vectors, made in the spaces agreed on at setup): the choice of path and the
+/// reduced slots are then the same on every rank without another all-reduce.
+pub(crate) fn fused_vdots_agreed<T: Scalar, E: Engine, const N: usize>(
+    pairs: [VdotPair<'_, T, E>; N],
+) -> distlops_core::Result<[T; N]> {
     let mut out = [T::zero(); N];
     if N == 0 {
         return Ok(out);
     }
-    agree_pairs(&pairs)?;
     let all_fusable = {
         let comm = first_array(pairs[0].0).comm();
         let (kind, size) = (comm.kind(), comm.size());

@@ -486,7 +486,9 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
 
     /// [`agree_before`](Self::agree_before) for an operation on this array and `other` that
     /// needs equal layouts and masks (`dot`, `vdot`): one agreement, whose local verdict is
-    /// [`check_same_layout`](Self::check_same_layout).
+    /// [`check_same_layout`](Self::check_same_layout). Also for replicated arrays, whose
+    /// reductions do not communicate: a rank that holds the array with another partition would
+    /// communicate alone.
     pub(crate) fn agree_pair(&self, what: &str, other: &Self) -> Result<()> {
         let check = self.check_same_layout(other);
         self.agree_before(what, other.fingerprint(), || other.describe(), check)

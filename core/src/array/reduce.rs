@@ -143,7 +143,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// # Errors
     /// [`Error::LayoutMismatch`] if the layouts or masks differ.
     pub fn dot(&self, other: &Self) -> Result<T> {
-        self.agree_reduction("dot", other)?;
+        self.agree_pair("dot", other)?;
         Ok(self.repro_sum(|nodes| E::dot_nodes(false, &self.local, &other.local, nodes)))
     }
 
@@ -152,7 +152,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// # Errors
     /// As [`dot`](Self::dot).
     pub fn vdot(&self, other: &Self) -> Result<T> {
-        self.agree_reduction("vdot", other)?;
+        self.agree_pair("vdot", other)?;
         Ok(self.repro_sum(|nodes| E::dot_nodes(true, &self.local, &other.local, nodes)))
     }
 
@@ -192,14 +192,6 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
                 SumTree::new(&lens, rank)
             }
         }
-    }
-
-    /// The agreement before a reduction of this array with `other`: every rank checks the
-    /// layouts, and the ranks agree on the outcome and on the fingerprints. Also for replicated
-    /// arrays, whose reductions do not communicate: a rank that holds the array with another
-    /// partition would communicate alone.
-    fn agree_reduction(&self, what: &str, other: &Self) -> Result<()> {
-        self.agree_pair(what, other)
     }
 
     /// The agreement before a norm of order `ord` (along `axis`, if given): the order is valid
