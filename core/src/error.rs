@@ -65,6 +65,42 @@ pub enum Error {
     /// MPI could not be initialised or is used wrongly.
     #[error("MPI: {0}")]
     Mpi(String),
+    /// Reading or writing a file failed (it does not exist, cannot be opened, is shorter than its
+    /// headers say, the disk is full, ...).
+    #[error("{path}: {message}")]
+    Io {
+        /// The file.
+        path: String,
+        /// What went wrong, as the operating system or the reader reported it.
+        message: String,
+    },
+    /// A file is readable but is not what it must be (not SEG-Y or `.npy`, an unsupported sample
+    /// format, headers that contradict each other, a volume of another shape than asked for).
+    #[error("{path}: {message}")]
+    Format {
+        /// The file.
+        path: String,
+        /// What is wrong with it.
+        message: String,
+    },
+}
+
+impl Error {
+    /// An [`Error::Io`] for `path` from an I/O error.
+    pub fn io(path: impl AsRef<std::path::Path>, err: &std::io::Error) -> Self {
+        Error::Io {
+            path: path.as_ref().display().to_string(),
+            message: err.to_string(),
+        }
+    }
+
+    /// An [`Error::Format`] for `path`.
+    pub fn format(path: impl AsRef<std::path::Path>, message: impl Into<String>) -> Self {
+        Error::Format {
+            path: path.as_ref().display().to_string(),
+            message: message.into(),
+        }
+    }
 }
 
 /// Shorthand for `Result<T, distlops_core::Error>`.
