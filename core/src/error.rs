@@ -8,13 +8,14 @@
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
-    /// An axis index is not smaller than the number of dimensions.
+    /// An axis is not one of the array's: not in `-ndim..ndim` (negative axes count from the
+    /// back).
     #[error("{call}: axis {axis} is out of range for an array with {ndim} dimension(s)")]
     AxisOutOfRange {
         /// The call or operator that was given the axis.
         call: String,
         /// The axis that was asked for.
-        axis: usize,
+        axis: isize,
         /// The number of dimensions of the array.
         ndim: usize,
     },

@@ -1,5 +1,6 @@
 //! Layouts: the global shape of a distributed array and which part of it every rank holds.
 
+use crate::axis::{resolve_axis, AxisArg};
 use crate::comm::{prefix_sums, Communicator, Fingerprint, ReduceOp};
 use crate::error::{Error, Result};
 use crate::partition::Partition;
@@ -53,15 +54,9 @@ impl PartialEq for Layout {
 }
 impl Eq for Layout {}
 
-fn check_axis(shape: &[usize], axis: usize) -> Result<()> {
+fn check_axis(shape: &[usize], axis: impl AxisArg) -> Result<usize> {
     // A 0-D array is allowed for the replicated partitions (axis 0 then means "no axis").
-    if axis >= shape.len().max(1) {
-        return Err(Error::AxisOutOfRange {
-            call: "Layout".into(),
-            axis,
-            ndim: shape.len(),
-        });
-    }
+    let axis = resolve_axis("Layout", axis, shape.len().max(1))?;
     // Every size computed from the shape (global length, local lengths, offsets) fits.
     if shape
         .iter()
@@ -72,7 +67,7 @@ fn check_axis(shape: &[usize], axis: usize) -> Result<()> {
             "a global shape {shape:?} with more than usize::MAX elements"
         )));
     }
-    Ok(())
+    Ok(axis)
 }
 
 impl Layout {
@@ -83,7 +78,7 @@ impl Layout {
     /// `nranks == 0` or a Scatter layout has no dimensions.
     pub fn new(
         global_shape: &[usize],
-        axis: usize,
+        axis: impl AxisArg,
         partition: Partition,
         nranks: usize,
     ) -> Result<Self> {
@@ -97,7 +92,7 @@ impl Layout {
                 "a Scatter array needs at least one dimension".into(),
             ));
         }
-        check_axis(global_shape, axis)?;
+        let axis = check_axis(global_shape, axis)?;
         let counts = match partition {
             Partition::Scatter => balanced_counts(global_shape[axis], nranks),
             _ => vec![global_shape.get(axis).copied().unwrap_or(1); nranks],
@@ -109,7 +104,7 @@ impl Layout {
     ///
     /// # Errors
     /// As [`Layout::new`].
-    pub fn scatter(global_shape: &[usize], axis: usize, nranks: usize) -> Result<Self> {
+    pub fn scatter(global_shape: &[usize], axis: impl AxisArg, nranks: usize) -> Result<Self> {
         Self::new(global_shape, axis, Partition::Scatter, nranks)
     }
 
@@ -126,7 +121,11 @@ impl Layout {
     /// # Errors
     /// [`Error::InvalidLocalShapes`] if `counts` does not sum to `global_shape[axis]`, or
     /// [`Error::AxisOutOfRange`].
-    pub fn with_counts(global_shape: &[usize], axis: usize, counts: &[usize]) -> Result<Self> {
+    pub fn with_counts(
+        global_shape: &[usize],
+        axis: impl AxisArg,
+        counts: &[usize],
+    ) -> Result<Self> {
         if counts.is_empty() {
             return Err(Error::InvalidArgument(
                 "a layout needs at least one rank".into(),
@@ -137,7 +136,7 @@ impl Layout {
                 "a Scatter array needs at least one dimension".into(),
             ));
         }
-        check_axis(global_shape, axis)?;
+        let axis = check_axis(global_shape, axis)?;
         let sum = counts.iter().try_fold(0usize, |a, &c| a.checked_add(c));
         if sum != Some(global_shape[axis]) {
             let sum = sum.map_or_else(|| "more than usize::MAX".to_string(), |s| s.to_string());
@@ -186,7 +185,7 @@ impl Layout {
         } else {
             shapes
         };
-        check_axis(shapes[0], axis)?;
+        let axis = check_axis(shapes[0], axis)?;
         match partition {
             Partition::Scatter => {
                 if ndim == 0 {

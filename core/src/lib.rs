@@ -12,6 +12,7 @@
 
 pub mod alloc;
 pub mod array;
+pub mod axis;
 pub mod comm;
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub mod cuda;
@@ -36,6 +37,7 @@ pub mod mpi {
 }
 
 pub use array::{DistributedArray, Mask, NormOrd};
+pub use axis::{resolve_axes, resolve_axis, AxisArg};
 pub use comm::{Communicator, Fingerprint, ReduceOp, Threads};
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub use cuda::Cuda;

@@ -306,7 +306,7 @@ pub(crate) fn band_along(
     if axis >= ndim {
         return Err(Error::AxisOutOfRange {
             call: what.to_string(),
-            axis,
+            axis: isize::try_from(axis).unwrap_or(isize::MAX),
             ndim,
         });
     }

@@ -6,7 +6,7 @@ use super::util::{global, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
 use distlops::core::{Communicator, DistributedArray, Error, Layout, NormOrd, Partition, ReduceOp};
 use ndarray::{ArrayD, IxDyn, SliceInfoElem};
 
-fn axis_err(axis: usize, ndim: usize) -> impl Fn(&Error) -> bool {
+fn axis_err(axis: isize, ndim: usize) -> impl Fn(&Error) -> bool {
     move |e| matches!(e, Error::AxisOutOfRange { axis: a, ndim: n, .. } if *a == axis && *n == ndim)
 }
 
@@ -367,7 +367,45 @@ pub fn axis_out_of_range(comm: &Communicator) {
             |e| matches!(e, Error::AxisOutOfRange { .. }),
             &format!("{name} reshape axis"),
         );
+        // Negative axes count from the back (NumPy's convention); -4 is not an axis of a 3-D array.
+        expect_err(
+            comm,
+            x.redistribute(-4),
+            axis_err(-4, 3),
+            &format!("{name} redistribute(-4)"),
+        );
+        expect_err(
+            comm,
+            x.norm_axis(NormOrd::Two, -4),
+            axis_err(-4, 3),
+            &format!("{name} norm_axis(-4)"),
+        );
+        assert_eq!(
+            x.redistribute(-1).unwrap().asarray(),
+            g,
+            "{name} redistribute(-1)"
+        );
+        assert_eq!(
+            x.redistribute(-1).unwrap().axis(),
+            x.redistribute(2).unwrap().axis(),
+            "{name}: axis -1 is axis 2"
+        );
+        assert_eq!(
+            x.norm_axis(NormOrd::Two, -2).unwrap().asarray(),
+            x.norm_axis(NormOrd::Two, 1).unwrap().asarray(),
+            "{name}: norm along -2 is along 1"
+        );
     }
+    assert_eq!(
+        Layout::scatter(UNEVEN_2D, -1, p).unwrap(),
+        Layout::scatter(UNEVEN_2D, 1, p).unwrap()
+    );
+    expect_err(
+        comm,
+        Layout::scatter(UNEVEN_2D, -3, p),
+        axis_err(-3, 2),
+        "Layout::scatter(-3)",
+    );
     // Other invalid arguments.
     expect_err(
         comm,

@@ -2,6 +2,7 @@
 //! `ravel` and `reshape` (zero-copy whenever the blocks already line up).
 
 use super::DistributedArray;
+use crate::axis::{resolve_axis, AxisArg};
 use crate::comm::Fingerprint;
 use crate::engine::{Engine, StridedCopy};
 use crate::error::{Error, Result};
@@ -64,17 +65,11 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     ///
     /// # Errors
     /// [`Error::AxisOutOfRange`].
-    pub fn redistribute(&self, axis: usize) -> Result<Self> {
-        let check = if axis >= self.ndim() {
-            Err(Error::AxisOutOfRange {
-                call: "redistribute".into(),
-                axis,
-                ndim: self.ndim(),
-            })
-        } else {
-            Ok(())
-        };
+    pub fn redistribute(&self, axis: impl AxisArg) -> Result<Self> {
+        let resolved = resolve_axis("redistribute", axis, self.ndim());
+        let axis = *resolved.as_ref().unwrap_or(&usize::MAX);
         let fp = Fingerprint::default().word(axis as u64);
+        let check = resolved.map(|_| ());
         self.agree_before("redistribute", fp, || format!("axis {axis}"), check)?;
         if self.partition().is_replicated() {
             return Ok(self.clone());
@@ -230,7 +225,9 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] if the number of elements differs, [`Error::AxisOutOfRange`].
-    pub fn into_reshape(self, global_shape: &[usize], axis: usize) -> Result<Self> {
+    pub fn into_reshape(self, global_shape: &[usize], axis: impl AxisArg) -> Result<Self> {
+        let resolved = resolve_axis("reshape", axis, global_shape.len().max(1));
+        let axis = *resolved.as_ref().unwrap_or(&usize::MAX);
         let n = global_shape
             .iter()
             .try_fold(1usize, |a, &d| a.checked_mul(d));
@@ -241,13 +238,13 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
                 self.global_shape(),
                 global_shape
             )))
-        } else if axis >= global_shape.len().max(1)
-            || (global_shape.is_empty() && self.partition() == Partition::Scatter)
-        {
+        } else if let Err(e) = resolved {
+            Err(e)
+        } else if global_shape.is_empty() && self.partition() == Partition::Scatter {
             Err(Error::AxisOutOfRange {
                 call: "reshape".into(),
-                axis,
-                ndim: global_shape.len(),
+                axis: 0,
+                ndim: 0,
             })
         } else {
             Ok(())
@@ -291,7 +288,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     ///
     /// # Errors
     /// As [`into_reshape`](Self::into_reshape).
-    pub fn reshape(&self, global_shape: &[usize], axis: usize) -> Result<Self> {
+    pub fn reshape(&self, global_shape: &[usize], axis: impl AxisArg) -> Result<Self> {
         self.clone().into_reshape(global_shape, axis)
     }
 }

@@ -10,6 +10,7 @@
 //! global row index ([`VectorSum`]), so it too has the same bits for every split.
 
 use super::DistributedArray;
+use crate::axis::{resolve_axis, AxisArg};
 use crate::comm::{Fingerprint, ReduceOp};
 use crate::engine::{Engine, Host, NormTerm, OrderFree};
 use crate::error::{Error, Result};
@@ -196,29 +197,26 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
 
     /// The agreement before a norm of order `ord` (along `axis`, if given): the order is valid
     /// and the axis an axis of the array on every rank, and both are the same everywhere.
-    fn agree_norm(&self, what: &str, ord: NormOrd, axis: Option<usize>) -> Result<NormOrd> {
-        let ndim = self.ndim();
+    fn agree_norm(
+        &self,
+        what: &str,
+        ord: NormOrd,
+        axis: Option<&Result<usize>>,
+    ) -> Result<NormOrd> {
         let (fp, checked) = match (ord.normalized(), axis) {
-            (Ok(_), Some(axis)) if axis >= ndim => (
-                Fingerprint::default(),
-                Err(Error::AxisOutOfRange {
-                    call: what.to_string(),
-                    axis,
-                    ndim,
-                }),
-            ),
+            (Ok(_), Some(Err(e))) => (Fingerprint::default(), Err(e.clone())),
             (Ok(o), _) => (
                 Fingerprint::default()
                     .text(&format!("{o:?}"))
-                    .word(axis.map_or(u64::MAX, |a| a as u64)),
+                    .word(axis.map_or(u64::MAX, |a| *a.as_ref().unwrap_or(&0) as u64)),
                 Ok(o),
             ),
             (Err(e), _) => (Fingerprint::default(), Err(e)),
         };
         let local = checked.as_ref().map(|_| ()).map_err(Clone::clone);
         let describe = || match axis {
-            Some(a) => format!("order {ord:?} along axis {a}"),
-            None => format!("order {ord:?}"),
+            Some(Ok(a)) => format!("order {ord:?} along axis {a}"),
+            _ => format!("order {ord:?}"),
         };
         self.agree_before(what, fp, describe, local)?;
         checked
@@ -306,8 +304,14 @@ impl<T: Scalar> DistributedArray<T, Host> {
     /// # Errors
     /// [`Error::AxisOutOfRange`]; [`Error::InvalidArgument`] for `NormOrd::P(NaN)`;
     /// [`Error::Allocation`] if the partial rows of a sum along the split axis cannot be had.
-    pub fn norm_axis(&self, ord: NormOrd, axis: usize) -> Result<DistributedArray<T::Real, Host>> {
-        let ord = self.agree_norm("norm_axis", ord, Some(axis))?;
+    pub fn norm_axis(
+        &self,
+        ord: NormOrd,
+        axis: impl AxisArg,
+    ) -> Result<DistributedArray<T::Real, Host>> {
+        let resolved = resolve_axis("norm_axis", axis, self.ndim());
+        let ord = self.agree_norm("norm_axis", ord, Some(&resolved))?;
+        let axis = resolved?;
         let mut reduced_shape = self.global_shape().to_vec();
         reduced_shape.remove(axis);
         let mut local_reduced = self.local.shape().to_vec();

@@ -214,7 +214,7 @@ impl<R: RealScalar> Plan<R> {
             if t.axis >= ndim {
                 return Err(Error::AxisOutOfRange {
                     call: what.to_string(),
-                    axis: t.axis,
+                    axis: isize::try_from(t.axis).unwrap_or(isize::MAX),
                     ndim,
                 });
             }

@@ -11,7 +11,7 @@ pub(crate) fn check_axis(what: &str, dims: &[usize], axis: usize) -> Result<()> 
     } else {
         Err(Error::AxisOutOfRange {
             call: what.to_string(),
-            axis,
+            axis: isize::try_from(axis).unwrap_or(isize::MAX),
             ndim: dims.len(),
         })
     }
