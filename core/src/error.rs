@@ -75,6 +75,39 @@ pub enum Error {
         /// What went wrong, as the operating system or the reader reported it.
         message: String,
     },
+    /// A solver parameter is out of its domain (a NaN or negative `tol`, `niter == 0` where a
+    /// product is needed, ...).
+    #[error("{solver}: invalid parameter: {message}")]
+    InvalidParameter {
+        /// The solver.
+        solver: &'static str,
+        /// What is wrong.
+        message: String,
+    },
+    /// A solver's dot product or norm came out NaN or infinite: the input holds a non-finite
+    /// value, or the iteration overflowed. Iteration 0 is the setup, `k >= 1` the `k`-th step.
+    #[error("{solver}: {quantity} is {} at iteration {iteration} ({})", kind.word(), kind.hint())]
+    NonFinite {
+        /// The solver.
+        solver: &'static str,
+        /// The quantity that is not finite.
+        quantity: &'static str,
+        /// The iteration (0 = setup).
+        iteration: usize,
+        /// NaN, or infinite.
+        kind: NonFiniteKind,
+    },
+    /// A solver's denominator is exactly zero before convergence (for CG, `c^H A c = 0`: the
+    /// operator is not positive definite).
+    #[error("{solver}: breakdown at iteration {iteration}: {quantity} is zero")]
+    Breakdown {
+        /// The solver.
+        solver: &'static str,
+        /// The quantity that vanished.
+        quantity: &'static str,
+        /// The iteration (0 = setup).
+        iteration: usize,
+    },
     /// A file is readable but is not what it must be (not SEG-Y or `.npy`, an unsupported sample
     /// format, headers that contradict each other, a volume of another shape than asked for).
     #[error("{path}: {message}")]
@@ -84,6 +117,37 @@ pub enum Error {
         /// What is wrong with it.
         message: String,
     },
+}
+
+/// How a quantity failed to be finite ([`Error::NonFinite`]): the cause differs, so the message
+/// does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum NonFiniteKind {
+    /// Not a number: a NaN in the data, the initial guess or the operator's output.
+    NaN,
+    /// Infinite: finite values whose products or sums overflowed the precision.
+    Infinite,
+}
+
+impl NonFiniteKind {
+    fn word(self) -> &'static str {
+        match self {
+            NonFiniteKind::NaN => "NaN",
+            NonFiniteKind::Infinite => "infinite",
+        }
+    }
+
+    fn hint(self) -> &'static str {
+        match self {
+            NonFiniteKind::NaN => {
+                "a NaN in the data, the initial guess or the operator's output, or inf - inf"
+            }
+            NonFiniteKind::Infinite => {
+                "an overflow: the data or the operator's values are too large for the precision, \
+                 or an infinity in the inputs"
+            }
+        }
+    }
 }
 
 impl Error {

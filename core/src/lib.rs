@@ -42,7 +42,7 @@ pub use comm::{Communicator, Fingerprint, ReduceOp, Threads};
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub use cuda::Cuda;
 pub use engine::{BinaryOp, Engine, Host, MatOp, SliceLen, StridedCopy};
-pub use error::{Error, Result};
+pub use error::{Error, NonFiniteKind, Result};
 pub use layout::{balanced_counts, Layout};
 pub use num_complex::{Complex32, Complex64};
 pub use operator::{dottest, LinearOperator, LinearOperatorExt, Op, Space};

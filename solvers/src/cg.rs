@@ -71,8 +71,8 @@ pub struct CgSolution<T: Scalar, E: Engine = Host> {
 /// * Communication per step: one product `A c` and two scalar all-reduces (`c^H A c`, then
 ///   `r^H r`; they depend on each other, so they cannot share one).
 /// * Errors instead of PyLops' silent NaNs: a non-finite dot product stops the solver with
-///   [`SolverError::NonFinite`](crate::SolverError::NonFinite), a zero `c^H A c` (an operator that is not positive definite)
-///   with [`SolverError::Breakdown`](crate::SolverError::Breakdown), both naming the iteration and identical on every rank.
+///   [`Error::NonFinite`](distlops_core::Error::NonFinite), a zero `c^H A c` (an operator that is not positive definite)
+///   with [`Error::Breakdown`](distlops_core::Error::Breakdown), both naming the iteration and identical on every rank.
 ///   Reaching `niter` is not an error.
 ///
 /// ```
@@ -128,9 +128,9 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
     /// `params.show` (rank 0).
     ///
     /// # Errors
-    /// [`SolverError::Core`](crate::SolverError::Core) with [`LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the
+    /// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the
     /// operator is not square or `y` / `x0` is outside its spaces;
-    /// [`SolverError::InvalidParameter`](crate::SolverError::InvalidParameter) for a NaN or negative `tol`; [`SolverError::NonFinite`](crate::SolverError::NonFinite)
+    /// [`Error::InvalidParameter`](distlops_core::Error::InvalidParameter) for a NaN or negative `tol`; [`Error::NonFinite`](distlops_core::Error::NonFinite)
     /// (iteration 0) if `|r|^2` is not finite, e.g. for a NaN in `y`.
     pub fn setup(
         op: &'a dyn LinearOperator<T, E>,
@@ -187,7 +187,7 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
     /// zero residual is a breakdown. No allocation.
     ///
     /// # Errors
-    /// [`SolverError::NonFinite`](crate::SolverError::NonFinite) if `c^H A c` or `r^H r` is not finite; [`SolverError::Breakdown`](crate::SolverError::Breakdown)
+    /// [`Error::NonFinite`](distlops_core::Error::NonFinite) if `c^H A c` or `r^H r` is not finite; [`Error::Breakdown`](distlops_core::Error::Breakdown)
     /// if `c^H A c` or `kold` is zero; operator errors. The iteration named is the one this step
     /// computes. After an error the state is not usable.
     pub fn step(&mut self) -> Result<T::Real> {

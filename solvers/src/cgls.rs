@@ -2,8 +2,9 @@
 
 use crate::common::{
     check_tol, data_residual, finite, finite_nonzero, fused_vdots_agreed, nonzero, table, Callback,
-    Iterative, Progress, Result, SolveInfo, SolverError, StopReason,
+    Iterative, Progress, Result, SolveInfo, StopReason,
 };
+use distlops_core::Error;
 use distlops_core::{
     DistVector, Engine, Host, LinearOperator, LinearOperatorExt, RealScalar, Scalar, Vector,
 };
@@ -108,8 +109,8 @@ pub struct CglsSolution<T: Scalar, E: Engine = Host> {
 /// * Communication per step: the products `A^H s` and `A c`, and two scalar all-reduces through
 ///   [`fused_vdots`](crate::fused_vdots): `[q^H q, c^H c]` (just `q^H q` when `damp == 0`), then
 ///   `[r^H r, s^H s, x^H x]` (without `x^H x` when `damp == 0`). PyLops-MPI does five.
-/// * Errors instead of silent NaNs: [`SolverError::NonFinite`](crate::SolverError::NonFinite) for a non-finite dot product or
-///   norm, [`SolverError::Breakdown`](crate::SolverError::Breakdown) for a zero denominator, naming the iteration, identical on
+/// * Errors instead of silent NaNs: [`Error::NonFinite`](distlops_core::Error::NonFinite) for a non-finite dot product or
+///   norm, [`Error::Breakdown`](distlops_core::Error::Breakdown) for a zero denominator, naming the iteration, identical on
 ///   every rank. Reaching `niter` is not an error.
 pub struct Cgls<'a, T: Scalar, E: Engine = Host> {
     op: &'a dyn LinearOperator<T, E>,
@@ -133,9 +134,9 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
     /// table header if `params.show` (rank 0).
     ///
     /// # Errors
-    /// [`SolverError::Core`](crate::SolverError::Core) with [`LayoutMismatch`](distlops_core::Error::LayoutMismatch) if `y`
-    /// or `x0` is outside the operator's spaces; [`SolverError::InvalidParameter`](crate::SolverError::InvalidParameter) for a NaN or
-    /// negative `tol`, or a non-finite or negative `damp`; [`SolverError::NonFinite`](crate::SolverError::NonFinite) (iteration
+    /// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) if `y`
+    /// or `x0` is outside the operator's spaces; [`Error::InvalidParameter`](distlops_core::Error::InvalidParameter) for a NaN or
+    /// negative `tol`, or a non-finite or negative `damp`; [`Error::NonFinite`](distlops_core::Error::NonFinite) (iteration
     /// 0) if a norm is not finite, e.g. for a NaN in `y`.
     pub fn setup(
         op: &'a dyn LinearOperator<T, E>,
@@ -147,7 +148,7 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
             if params.damp.is_finite() && params.damp >= 0.0 {
                 Ok(())
             } else {
-                Err(SolverError::InvalidParameter {
+                Err(Error::InvalidParameter {
                     solver: NAME,
                     message: format!("damp must be finite and non-negative, got {}", params.damp),
                 })
@@ -228,8 +229,8 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
     /// normal residual is a breakdown. No allocation.
     ///
     /// # Errors
-    /// [`SolverError::NonFinite`](crate::SolverError::NonFinite) if a dot product or norm is not finite;
-    /// [`SolverError::Breakdown`](crate::SolverError::Breakdown) if `q^H q + damp^2 c^H c` or `kold` is zero; operator errors.
+    /// [`Error::NonFinite`](distlops_core::Error::NonFinite) if a dot product or norm is not finite;
+    /// [`Error::Breakdown`](distlops_core::Error::Breakdown) if `q^H q + damp^2 c^H c` or `kold` is zero; operator errors.
     /// The iteration named is the one this step computes. After an error the state is not usable.
     pub fn step(&mut self) -> Result<T::Real> {
         let kold = self.progress.kold;

@@ -3,8 +3,10 @@
 //! table.
 
 use distlops_core::repro::ReproSums;
+use distlops_core::Error;
 use distlops_core::{
-    DistVector, Engine, Fingerprint, Host, LinearOperator, Partition, RealScalar, Scalar, Vector,
+    DistVector, Engine, Fingerprint, Host, LinearOperator, NonFiniteKind, Partition, RealScalar,
+    Scalar, Vector,
 };
 use std::time::Instant;
 
@@ -34,82 +36,16 @@ pub struct SolveInfo<R> {
     pub cost: Vec<R>,
 }
 
-/// What can go wrong in a solver. Every variant is decided from values that are identical on all
-/// ranks (metadata, or the results of all-reduces), so all ranks return the same error at the same
-/// iteration and none is left waiting in a collective.
+/// The solvers' error: the library's one error type, [`distlops_core::Error`]. Solver failures
+/// are its variants [`InvalidParameter`](distlops_core::Error::InvalidParameter),
+/// [`NonFinite`](distlops_core::Error::NonFinite) and
+/// [`Breakdown`](distlops_core::Error::Breakdown); every one is decided from values identical on
+/// all ranks (metadata, or the results of all-reduces), so all ranks return the same error at the
+/// same iteration and none is left waiting in a collective. Iterations are counted as PyLops
+/// counts them: iteration 0 is the setup (the initial residual), `k >= 1` the `k`-th step.
 ///
-/// Iterations are counted as PyLops counts them: iteration 0 is the setup (the initial residual),
-/// iteration `k >= 1` is the `k`-th step.
-#[derive(Debug, Clone, PartialEq, thiserror::Error)]
-#[non_exhaustive]
-pub enum SolverError {
-    /// An error of the vectors or the operator (a vector outside the operator's space, ...).
-    #[error(transparent)]
-    Core(#[from] distlops_core::Error),
-    /// A parameter is out of its domain (a NaN or negative `tol`, `niter == 0` where a product is
-    /// needed, ...).
-    #[error("{solver}: invalid parameter: {message}")]
-    InvalidParameter {
-        /// The solver.
-        solver: &'static str,
-        /// What is wrong.
-        message: String,
-    },
-    /// A dot product or norm came out NaN or infinite: the input holds a non-finite value, or the
-    /// iteration overflowed.
-    #[error("{solver}: {quantity} is {} at iteration {iteration} ({})", kind.word(), kind.hint())]
-    NonFinite {
-        /// The solver.
-        solver: &'static str,
-        /// The quantity that is not finite.
-        quantity: &'static str,
-        /// The iteration (0 = setup).
-        iteration: usize,
-        /// NaN, or infinite.
-        kind: NonFiniteKind,
-    },
-    /// A denominator is exactly zero before convergence (for CG, `c^H A c = 0`: the operator is
-    /// not positive definite).
-    #[error("{solver}: breakdown at iteration {iteration}: {quantity} is zero")]
-    Breakdown {
-        /// The solver.
-        solver: &'static str,
-        /// The quantity that vanished.
-        quantity: &'static str,
-        /// The iteration (0 = setup).
-        iteration: usize,
-    },
-}
-
-/// How a quantity failed to be finite: the cause differs, so the message does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum NonFiniteKind {
-    /// Not a number: a NaN in the data, the initial guess or the operator's output.
-    NaN,
-    /// Infinite: finite values whose products or sums overflowed the precision.
-    Infinite,
-}
-
-impl NonFiniteKind {
-    fn word(self) -> &'static str {
-        match self {
-            NonFiniteKind::NaN => "NaN",
-            NonFiniteKind::Infinite => "infinite",
-        }
-    }
-
-    fn hint(self) -> &'static str {
-        match self {
-            NonFiniteKind::NaN => {
-                "a NaN in the data, the initial guess or the operator's output, or inf - inf"
-            }
-            NonFiniteKind::Infinite => {
-                "an overflow: the data or the operator's values are too large for the precision, \
-                 or an infinity in the inputs"
-            }
-        }
-    }
-}
+/// This alias keeps the old name working; new code writes `Error`.
+pub type SolverError = distlops_core::Error;
 
 /// A callback run after every step with the current estimate and the iteration number (PyLops'
 /// `callback(x)`, plus the iteration).
@@ -118,8 +54,8 @@ pub type Callback<'a, T, E = Host> = &'a mut dyn FnMut(&DistVector<T, E>, usize)
 /// The two vectors of one `vdot` in [`fused_vdots`].
 pub type VdotPair<'a, T, E = Host> = (&'a DistVector<T, E>, &'a DistVector<T, E>);
 
-/// Shorthand for `Result<T, SolverError>`.
-pub type Result<T, E = SolverError> = std::result::Result<T, E>;
+/// Shorthand for `Result<T, distlops_core::Error>`.
+pub type Result<T, E = distlops_core::Error> = std::result::Result<T, E>;
 
 /// Whether a vector's reductions can join a fused all-reduce: a plain Scatter array without mask,
 /// or a stack made only of such arrays.
@@ -297,7 +233,7 @@ fn agree_pairs<T: Scalar, E: Engine>(pairs: &[VdotPair<'_, T, E>]) -> distlops_c
         .agree_on("fused vdots", fp, describe, local)
 }
 
-/// Errors with [`SolverError::NonFinite`] unless `v` is finite.
+/// Errors with [`Error::NonFinite`] unless `v` is finite.
 pub(crate) fn finite<R: Scalar>(
     v: R,
     solver: &'static str,
@@ -314,7 +250,7 @@ pub(crate) fn finite<R: Scalar>(
         } else {
             NonFiniteKind::Infinite
         };
-        Err(SolverError::NonFinite {
+        Err(Error::NonFinite {
             solver,
             quantity,
             iteration,
@@ -323,7 +259,7 @@ pub(crate) fn finite<R: Scalar>(
     }
 }
 
-/// Errors with [`SolverError::Breakdown`] if `v` is zero.
+/// Errors with [`Error::Breakdown`] if `v` is zero.
 pub(crate) fn nonzero<R: Scalar>(
     v: R,
     solver: &'static str,
@@ -331,7 +267,7 @@ pub(crate) fn nonzero<R: Scalar>(
     iteration: usize,
 ) -> Result<R> {
     if v.is_zero() {
-        Err(SolverError::Breakdown {
+        Err(Error::Breakdown {
             solver,
             quantity,
             iteration,
@@ -344,7 +280,7 @@ pub(crate) fn nonzero<R: Scalar>(
 /// Checks a tolerance: finite or `+inf`, and not negative.
 pub(crate) fn check_tol(solver: &'static str, tol: f64) -> Result<()> {
     if tol.is_nan() || tol < 0.0 {
-        return Err(SolverError::InvalidParameter {
+        return Err(Error::InvalidParameter {
             solver,
             message: format!("tol must be a non-negative number, got {tol}"),
         });
@@ -373,12 +309,10 @@ pub(crate) fn check_square<T: Scalar, E: Engine>(
     what: &str,
 ) -> Result<()> {
     if op.domain() != op.range() {
-        return Err(SolverError::Core(distlops_core::Error::LayoutMismatch(
-            format!(
-                "{what} needs a square operator: domain {} vs range {}",
-                op.domain().describe(),
-                op.range().describe()
-            ),
+        return Err(distlops_core::Error::LayoutMismatch(format!(
+            "{what} needs a square operator: domain {} vs range {}",
+            op.domain().describe(),
+            op.range().describe()
         )));
     }
     Ok(())
@@ -430,16 +364,7 @@ fn agree_entry<T: Scalar, E: Engine>(
     solver: &str,
     local: Result<()>,
 ) -> Result<()> {
-    let as_core = match &local {
-        Ok(()) => Ok(()),
-        Err(SolverError::Core(e)) => Err(e.clone()),
-        Err(e) => Err(distlops_core::Error::InvalidArgument(e.to_string())),
-    };
-    let agreed = distlops_core::LinearOperatorExt::agree_spaces(op, solver, as_core);
-    match (local, agreed) {
-        (Err(mine), Err(_)) => Err(mine),
-        (_, agreed) => agreed.map_err(SolverError::Core),
-    }
+    distlops_core::LinearOperatorExt::agree_spaces(op, solver, local)
 }
 
 /// The bookkeeping CG and CGLS share: PyLops' `kold` (the squared residual compared with `tol`),

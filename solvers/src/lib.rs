@@ -12,10 +12,11 @@
 //! vectors once in `setup`, calls an optional callback after every step, and prints PyLops'
 //! iteration table on rank 0 when asked. Independent scalar reductions of a step share one
 //! all-reduce through [`fused_vdots`]. Failures (non-finite values, breakdowns) are
-//! [`SolverError`]s naming the iteration, identical on every rank; reaching `niter` is a
+//! [`Error`]s (the library's one error type) naming the iteration, identical on every rank; reaching `niter` is a
 //! [`StopReason`], not an error.
 
 pub use distlops_core as core;
+pub use distlops_core::{Error, NonFiniteKind};
 
 mod cg;
 mod cgls;
@@ -25,8 +26,7 @@ mod power_iteration;
 pub use cg::{cg, Cg, CgParams, CgSolution};
 pub use cgls::{cgls, Cgls, CglsParams, CglsSolution};
 pub use common::{
-    can_fuse, fused_vdots, Callback, NonFiniteKind, Result, SolveInfo, SolverError, StopReason,
-    VdotPair,
+    can_fuse, fused_vdots, Callback, Result, SolveInfo, SolverError, StopReason, VdotPair,
 };
 pub use power_iteration::{
     fill_seeded, power_iteration, power_iteration_on, PowerIterationParams, PowerIterationResult,

@@ -1,9 +1,8 @@
 //! [`power_iteration`]: the eigenvalue of largest modulus of a square operator (PyLops-MPI's
 //! `optimization.eigs.power_iteration`), from a seeded, rank-count-independent start.
 
-use crate::common::{
-    check_square, check_tol, finite, finite_nonzero, fused_vdots, Result, SolverError,
-};
+use crate::common::{check_square, check_tol, finite, finite_nonzero, fused_vdots, Result};
+use distlops_core::Error;
 use distlops_core::{
     Complex32, Complex64, DistVector, DistributedArray, Engine, Host, LinearOperator,
     LinearOperatorExt, Partition, RealScalar, Scalar, Vector,
@@ -163,10 +162,10 @@ pub fn fill_seeded<T: Scalar, E: Engine>(v: &mut DistVector<T, E>, seed: u64) {
 /// * Two vectors allocated once; plain and stacked domains alike.
 ///
 /// # Errors
-/// [`SolverError::Core`](crate::SolverError::Core) with [`LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the
-/// operator is not square; [`SolverError::InvalidParameter`](crate::SolverError::InvalidParameter) for `niter == 0` or a NaN or
-/// negative `tol`; [`SolverError::NonFinite`](crate::SolverError::NonFinite) if `b^H A b` or `|A b|` is not finite and
-/// [`SolverError::Breakdown`](crate::SolverError::Breakdown) if `A b = 0` (iteration `k` is the `k`-th product, 0 the start
+/// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the
+/// operator is not square; [`Error::InvalidParameter`](distlops_core::Error::InvalidParameter) for `niter == 0` or a NaN or
+/// negative `tol`; [`Error::NonFinite`](distlops_core::Error::NonFinite) if `b^H A b` or `|A b|` is not finite and
+/// [`Error::Breakdown`](distlops_core::Error::Breakdown) if `A b = 0` (iteration `k` is the `k`-th product, 0 the start
 /// vector).
 pub fn power_iteration<T: Scalar>(
     op: &dyn LinearOperator<T>,
@@ -187,7 +186,7 @@ pub fn power_iteration_on<T: Scalar, E: Engine>(
 ) -> Result<PowerIterationResult<T, E>> {
     check_tol(NAME, params.tol)?;
     if params.niter == 0 {
-        return Err(SolverError::InvalidParameter {
+        return Err(Error::InvalidParameter {
             solver: NAME,
             message: "niter must be at least 1".into(),
         });

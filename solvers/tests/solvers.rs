@@ -1182,15 +1182,15 @@ fn invalid_inputs_are_errors() {
             ));
             assert!(matches!(
                 cg(&wide_op, &y4, None, CgParams::default(), None),
-                Err(SolverError::Core(distlops_core::Error::LayoutMismatch(_)))
+                Err(distlops_core::Error::LayoutMismatch(_))
             ));
             assert!(matches!(
                 cgls(&wide_op, &y, None, CglsParams::default(), None),
-                Err(SolverError::Core(distlops_core::Error::LayoutMismatch(_)))
+                Err(distlops_core::Error::LayoutMismatch(_))
             ));
             assert!(matches!(
                 cgls(&wide_op, &y4, Some(&y4), CglsParams::default(), None),
-                Err(SolverError::Core(distlops_core::Error::LayoutMismatch(_)))
+                Err(distlops_core::Error::LayoutMismatch(_))
             ));
             let bad_damp = CglsParams {
                 damp: -1.0,
@@ -1210,7 +1210,7 @@ fn invalid_inputs_are_errors() {
             ));
             assert!(matches!(
                 power_iteration(&wide_op, PowerIterationParams::default()),
-                Err(SolverError::Core(distlops_core::Error::LayoutMismatch(_)))
+                Err(distlops_core::Error::LayoutMismatch(_))
             ));
         });
     }

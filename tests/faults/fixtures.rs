@@ -13,7 +13,7 @@ use distlops::operators::local::MatrixMult;
 use distlops::operators::{
     BlockDiag, Broadcasted, DerivativeKind, FirstDerivative, HStack, VStack,
 };
-use distlops::solvers::{CgParams, CglsParams, SolverError};
+use distlops::solvers::{CgParams, CglsParams};
 use std::fmt::Debug;
 use std::sync::atomic::{AtomicUsize, Ordering};
 
@@ -90,7 +90,7 @@ pub fn wrap_and_dot(comm: &Communicator, layout: &Layout, block: ArrayD<f64>) ->
     x.dot(&x)
 }
 
-/// Errors that may carry a distlops error (solvers wrap it).
+/// Errors that may carry a distlops error.
 pub trait Failure: std::fmt::Display {
     /// The distlops error, if this is one.
     fn core(&self) -> Option<&Error>;
@@ -99,15 +99,6 @@ pub trait Failure: std::fmt::Display {
 impl Failure for Error {
     fn core(&self) -> Option<&Error> {
         Some(self)
-    }
-}
-
-impl Failure for SolverError {
-    fn core(&self) -> Option<&Error> {
-        match self {
-            SolverError::Core(e) => Some(e),
-            _ => None,
-        }
     }
 }
 
