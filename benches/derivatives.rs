@@ -141,7 +141,7 @@ fn forward_adjoint<'a>(
             name: format!("{name} forward"),
             bytes,
             run: Box::new(move || {
-                op.matvec(black_box(&x), &mut fy).expect("matvec");
+                op.matvec(black_box(x.view()), &mut fy).expect("matvec");
                 comm.barrier();
             }),
         },
@@ -149,7 +149,7 @@ fn forward_adjoint<'a>(
             name: format!("{name} adjoint"),
             bytes,
             run: Box::new(move || {
-                op.rmatvec(black_box(&yin), &mut xa).expect("rmatvec");
+                op.rmatvec(black_box(yin.view()), &mut xa).expect("rmatvec");
                 comm.barrier();
             }),
         },

@@ -29,6 +29,7 @@ pub mod repro;
 pub mod scalar;
 pub mod stacked;
 pub mod vector;
+pub mod vector_ref;
 
 /// MPI support (feature `mpi`): initialisation and the world communicator.
 #[cfg(feature = "mpi")]
@@ -50,3 +51,4 @@ pub use partition::Partition;
 pub use scalar::{CommData, HasComplex, RealScalar, Scalar};
 pub use stacked::{DistVector, StackedDistributedArray};
 pub use vector::Vector;
+pub use vector_ref::VectorRef;

@@ -8,8 +8,19 @@ use crate::engine::Engine;
 use crate::error::{Error, Result};
 use crate::scalar::{RealScalar, Scalar};
 use crate::stacked::DistVector;
+use crate::vector_ref::VectorRef;
 
 impl<T: Scalar, E: Engine> DistVector<T, E> {
+    /// [`VectorRef::check_replicas`] of this vector.
+    ///
+    /// # Errors
+    /// As [`VectorRef::check_replicas`].
+    pub fn check_replicas(&self, what: &str) -> Result<()> {
+        VectorRef::from(self).check_replicas(what)
+    }
+}
+
+impl<T: Scalar, E: Engine> VectorRef<'_, T, E> {
     /// Checks that every replicated part (Broadcast or UnsafeBroadcast) holds the same values on
     /// every rank: one pass over the replicated data (a hash of the values' bits; from device
     /// memory, a copy to the host first) and one small all-reduce. Scatter parts are not read.
@@ -22,7 +33,7 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
     /// # Errors
     /// [`Error::ReplicasDiffer`] on every rank, naming `what` and the ranks whose copy differs
     /// from rank 0's.
-    pub fn check_replicas(&self, what: &str) -> Result<()> {
+    pub fn check_replicas(self, what: &str) -> Result<()> {
         let comm = self.comm();
         if comm.size() == 1 {
             return Ok(());
@@ -53,10 +64,13 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
     }
 
     /// Calls `f` on every plain array, depth first.
-    fn for_each_array(&self, f: &mut dyn FnMut(&DistributedArray<T, E>)) {
+    fn for_each_array(self, f: &mut dyn FnMut(&DistributedArray<T, E>)) {
         match self {
-            DistVector::Array(a) => f(a),
-            DistVector::Stacked(s) => s.parts().iter().for_each(|p| p.for_each_array(f)),
+            VectorRef::Array(a) => f(a),
+            VectorRef::Stacked(s) => s
+                .parts()
+                .iter()
+                .for_each(|p| VectorRef::from(p).for_each_array(f)),
         }
     }
 }

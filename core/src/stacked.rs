@@ -7,6 +7,7 @@ use crate::engine::{Engine, Host};
 use crate::error::{Error, Result};
 use crate::scalar::{RealScalar, Scalar};
 use crate::vector::Vector;
+use crate::vector_ref::VectorRef;
 use ndarray::{Array1, ArrayD};
 use num_traits::{Float, Zero};
 
@@ -315,6 +316,25 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
             DistVector::Array(a) => a.comm(),
             DistVector::Stacked(s) => s.comm(),
         }
+    }
+
+    /// Copies `x` into `self` (the same structure), as [`Vector::copy_from`] from a borrowed
+    /// vector.
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`] if the structures or layouts differ.
+    pub fn copy_from_ref(&mut self, x: VectorRef<'_, T, E>) -> Result<()> {
+        match (self, x) {
+            (DistVector::Array(a), VectorRef::Array(b)) => Vector::copy_from(a, b),
+            (DistVector::Stacked(a), VectorRef::Stacked(b)) => Vector::copy_from(a, b),
+            _ => Err(Self::mismatch()),
+        }
+    }
+
+    /// This vector borrowed as a [`VectorRef`] (no copy), for arguments typed `VectorRef` such as
+    /// a solver's initial guess: `Some(x0.view())`.
+    pub fn view(&self) -> VectorRef<'_, T, E> {
+        VectorRef::from(self)
     }
 
     fn mismatch() -> Error {

@@ -237,7 +237,7 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
         show,
         ..CglsParams::default()
     };
-    let inv_a = cgls(&g, &d, Some(&mback), params.clone(), None)?.x;
+    let inv_a = cgls(&g, &d, Some(mback.view()), params.clone(), None)?.x;
     let time_a = t1.elapsed().as_secs_f64();
 
     // (b) CGLS on the stacked system [G; sqrt(eps) L] m = [d; 0].
@@ -245,7 +245,7 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
     let stack = StackedVStack::new(vec![g.clone(), lap.scale(args.eps.sqrt())])?;
     let zero = lap.new_range_vector()?;
     let dstack = DistVector::Stacked(StackedDistributedArray::new(vec![d.clone(), zero])?);
-    let inv_b = cgls(&stack, &dstack, Some(&mback), params, None)?.x;
+    let inv_b = cgls(&stack, &dstack, Some(mback.view()), params, None)?.x;
     let time_b = t2.elapsed().as_secs_f64();
 
     // (c) CG on the normal equations (G^H G + eps L^H L) m = G^H d.
@@ -258,7 +258,7 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
         show,
         ..CgParams::default()
     };
-    let inv_c = cg(&normal, &rhs, Some(&mback), cg_params, None)?.x;
+    let inv_c = cg(&normal, &rhs, Some(mback.view()), cg_params, None)?.x;
     let time_c = t3.elapsed().as_secs_f64();
 
     // Errors, in ln(AI), relative to the true model and to the starting model's error.

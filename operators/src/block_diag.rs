@@ -3,6 +3,7 @@
 use crate::local::LocalOperator;
 use crate::seam::{gathered_layout, offsets, plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
+use distlops_core::VectorRef;
 use distlops_core::{
     Communicator, DistVector, Engine, Error, Host, Layout, Partition, Result, Scalar,
 };
@@ -139,7 +140,7 @@ pub(crate) fn apply_blocks<T: Scalar, E: Engine>(
 
 impl<T: Scalar, E: Engine> LinearOperator<T, E> for BlockDiag<T, E> {
     stored_spaces!();
-    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         apply_blocks(
             &self.ops,
             plain(x),
@@ -150,7 +151,7 @@ impl<T: Scalar, E: Engine> LinearOperator<T, E> for BlockDiag<T, E> {
         );
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         apply_blocks(
             &self.ops,
             plain(y),

@@ -4,6 +4,7 @@
 use crate::local::LocalOperator;
 use crate::seam::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
+use distlops_core::VectorRef;
 use distlops_core::{Communicator, DistVector, Engine, Host, Layout, Partition, Result, Scalar};
 
 /// `y = A x` computed redundantly on every rank, for Broadcast (or UnsafeBroadcast) vectors.
@@ -54,11 +55,11 @@ impl<T: Scalar, E: Engine> Broadcasted<T, E> {
 
 impl<T: Scalar, E: Engine> LinearOperator<T, E> for Broadcasted<T, E> {
     stored_spaces!();
-    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         self.op.matvec(plain(x), plain_mut(y));
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         self.op.rmatvec(plain(y), plain_mut(x));
         Ok(())
     }

@@ -238,7 +238,7 @@ macro_rules! single_stencil_operator {
             stored_spaces!();
             fn matvec_unchecked(
                 &self,
-                x: &distlops_core::DistVector<T>,
+                x: distlops_core::VectorRef<'_, T>,
                 y: &mut distlops_core::DistVector<T>,
             ) -> distlops_core::Result<()> {
                 use distlops_core::reals::{real, real_mut};
@@ -249,7 +249,7 @@ macro_rules! single_stencil_operator {
             }
             fn rmatvec_unchecked(
                 &self,
-                y: &distlops_core::DistVector<T>,
+                y: distlops_core::VectorRef<'_, T>,
                 x: &mut distlops_core::DistVector<T>,
             ) -> distlops_core::Result<()> {
                 use distlops_core::reals::{real, real_mut};

@@ -8,6 +8,7 @@ use crate::seam::{parts, parts_mut};
 use crate::seam::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::reals::{real, real_mut};
+use distlops_core::VectorRef;
 use distlops_core::{Communicator, DistVector, Error, Layout, Result, Scalar};
 
 /// `[y_0; y_1; ...; y_{ndim-1}] = [D_0; D_1; ...] x`, where `D_k` is the
@@ -142,7 +143,7 @@ impl<T: Scalar> Gradient<T> {
 
 impl<T: Scalar> LinearOperator<T> for Gradient<T> {
     stored_spaces!();
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T>, y: &mut DistVector<T>) -> Result<()> {
         let mut outputs: Vec<&mut [T::Real]> = parts_mut(y)
             .iter_mut()
             .map(|p| real_mut(plain_mut(p)))
@@ -150,7 +151,7 @@ impl<T: Scalar> LinearOperator<T> for Gradient<T> {
         self.stencil.forward(&[real(plain(x))], &mut outputs);
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T>, x: &mut DistVector<T>) -> Result<()> {
         let inputs: Vec<&[T::Real]> = parts(y).iter().map(|p| real(plain(p))).collect();
         self.stencil.adjoint(&inputs, &mut [real_mut(plain_mut(x))]);
         Ok(())

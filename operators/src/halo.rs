@@ -7,6 +7,7 @@ mod crop;
 use crate::seam::{plain, plain_mut};
 use boxes::Runs;
 use distlops_core::operator::{LinearOperator, Op, Space};
+use distlops_core::VectorRef;
 use distlops_core::{
     balanced_counts, Communicator, DistVector, Error, Layout, ReduceOp, Result, Scalar,
 };
@@ -781,7 +782,7 @@ impl<T: Scalar> Halo<T> {
 
 impl<T: Scalar> LinearOperator<T> for Halo<T> {
     stored_spaces!();
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T>, y: &mut DistVector<T>) -> Result<()> {
         let (x, y) = (plain(x), plain_mut(y));
         let mut guard = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
         let (core_bufs, ext_bufs) = &mut *guard;
@@ -813,7 +814,7 @@ impl<T: Scalar> LinearOperator<T> for Halo<T> {
         Ok(())
     }
 
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T>, x: &mut DistVector<T>) -> Result<()> {
         let (y, x) = (plain(y), plain_mut(x));
         let mut guard = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
         let (core_bufs, ext_bufs) = &mut *guard;

@@ -5,6 +5,7 @@ use crate::seam::{gathered_layout, offsets, plain, plain_mut};
 use crate::vstack::common_nrows;
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::repro::VectorSum;
+use distlops_core::VectorRef;
 use distlops_core::{Communicator, DistVector, Engine, Host, Layout, Result, Scalar};
 
 /// `y = [A_0, A_1, ..., A_{n-1}] x`: rank `r` holds its operators and their pieces of `x`; the
@@ -61,7 +62,7 @@ impl<T: Scalar, E: Engine> HStack<T, E> {
 
 impl<T: Scalar, E: Engine> LinearOperator<T, E> for HStack<T, E> {
     stored_spaces!();
-    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         let engine = y.engine();
         let x = plain(x);
         self.sum
@@ -69,7 +70,7 @@ impl<T: Scalar, E: Engine> LinearOperator<T, E> for HStack<T, E> {
                 self.ops[i].matvec(E::sub(x, self.cols[i]..self.cols[i + 1]), out)
             })
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         let (y, mut x) = (plain(y), plain_mut(x));
         for (i, op) in self.ops.iter().enumerate() {
             op.rmatvec(y, E::sub_mut(&mut x, self.cols[i]..self.cols[i + 1]));

@@ -3,7 +3,7 @@
 //! vectors, block offsets and the layouts gathered from per-rank sizes). Operators
 //! check spaces before calling these, so a wrong kind of vector here is a bug, not a user error.
 
-use distlops_core::{Communicator, DistVector, Engine, Layout, Result, Scalar};
+use distlops_core::{Communicator, DistVector, Engine, Layout, Result, Scalar, VectorRef};
 
 /// Concatenation offsets of a list of sizes (length n + 1).
 pub(crate) fn offsets(sizes: impl Iterator<Item = usize>) -> Vec<usize> {
@@ -22,9 +22,12 @@ pub(crate) fn gathered_layout(comm: &Communicator, local: usize) -> Result<Layou
 }
 
 /// The local slice of a plain vector (operators check spaces before calling).
-pub(crate) fn plain<T: Scalar, E: Engine>(v: &DistVector<T, E>) -> E::Slice<'_, T> {
+pub(crate) fn plain<'a, T: Scalar, E: Engine>(
+    v: impl Into<VectorRef<'a, T, E>>,
+) -> E::Slice<'a, T> {
     E::slice(
-        v.as_array()
+        v.into()
+            .as_array()
             .expect("the space check admits plain vectors only")
             .local_block(),
     )
@@ -39,8 +42,11 @@ pub(crate) fn plain_mut<T: Scalar, E: Engine>(v: &mut DistVector<T, E>) -> E::Sl
 }
 
 /// The parts of a stacked vector (the space check admits stacked vectors only).
-pub(crate) fn parts<T: Scalar, E: Engine>(v: &DistVector<T, E>) -> &[DistVector<T, E>] {
-    v.as_stacked()
+pub(crate) fn parts<'a, T: Scalar, E: Engine>(
+    v: impl Into<VectorRef<'a, T, E>>,
+) -> &'a [DistVector<T, E>] {
+    v.into()
+        .as_stacked()
         .expect("the space check admits stacked vectors only")
         .parts()
 }

@@ -3,6 +3,7 @@
 
 use crate::seam::{parts, parts_mut};
 use distlops_core::operator::{LinearOperator, Op, Space};
+use distlops_core::VectorRef;
 use distlops_core::{Communicator, DistVector, Engine, Error, Host, Result, Scalar};
 
 /// `[y_0; y_1; ...] = diag(A_0, A_1, ...) [x_0; x_1; ...]` on stacked vectors: part `i` of the
@@ -44,15 +45,15 @@ impl<T: Scalar, E: Engine> LinearOperator<T, E> for StackedBlockDiag<T, E> {
     fn comm(&self) -> &Communicator {
         self.ops[0].comm()
     }
-    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         for ((op, xi), yi) in self.ops.iter().zip(parts(x)).zip(parts_mut(y)) {
-            op.matvec_unchecked(xi, yi)?;
+            op.matvec_unchecked(xi.view(), yi)?;
         }
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         for ((op, yi), xi) in self.ops.iter().zip(parts(y)).zip(parts_mut(x)) {
-            op.rmatvec_unchecked(yi, xi)?;
+            op.rmatvec_unchecked(yi.view(), xi)?;
         }
         Ok(())
     }

@@ -3,6 +3,7 @@
 
 use crate::seam::{parts, parts_mut};
 use distlops_core::operator::{LinearOperator, Op, Scratch, Space};
+use distlops_core::VectorRef;
 use distlops_core::{Communicator, DistVector, Engine, Error, Host, Result, Scalar, Vector};
 
 /// `[y_0; y_1; ...] = [A_0; A_1; ...] x`: every operator sees the same `x`.
@@ -56,18 +57,18 @@ impl<T: Scalar, E: Engine> LinearOperator<T, E> for StackedVStack<T, E> {
     fn comm(&self) -> &Communicator {
         self.ops[0].comm()
     }
-    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         for (op, yi) in self.ops.iter().zip(parts_mut(y)) {
             op.matvec_unchecked(x, yi)?;
         }
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         let ys = parts(y);
-        self.ops[0].rmatvec_unchecked(&ys[0], x)?;
+        self.ops[0].rmatvec_unchecked(ys[0].view(), x)?;
         self.work.with(self.comm(), y, |t| {
             for (op, yi) in self.ops.iter().zip(ys).skip(1) {
-                op.rmatvec_unchecked(yi, t)?;
+                op.rmatvec_unchecked(yi.view(), t)?;
                 x.axpy(T::one(), t)?;
             }
             Ok(())

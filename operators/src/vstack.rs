@@ -4,6 +4,7 @@ use crate::local::LocalOperator;
 use crate::seam::{gathered_layout, offsets, plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::repro::VectorSum;
+use distlops_core::VectorRef;
 use distlops_core::{
     Communicator, DistVector, Engine, Error, Host, Layout, ReduceOp, Result, Scalar,
 };
@@ -115,14 +116,14 @@ fn common_size(
 
 impl<T: Scalar, E: Engine> LinearOperator<T, E> for VStack<T, E> {
     stored_spaces!();
-    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         let (x, mut y) = (plain(x), plain_mut(y));
         for (i, op) in self.ops.iter().enumerate() {
             op.matvec(x, E::sub_mut(&mut y, self.rows[i]..self.rows[i + 1]));
         }
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         let engine = x.engine();
         let y = plain(y);
         self.sum

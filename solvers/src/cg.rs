@@ -3,8 +3,9 @@
 
 use crate::common::{
     check_square, check_tol, data_residual, finite, finite_nonzero, fused_vdots_agreed, nonzero,
-    table, Callback, Iterative, Progress, Result, SolveInfo, StopReason,
+    table, Callback, Iterative, Progress, Residual, Result, SolveInfo, StopReason,
 };
+use distlops_core::VectorRef;
 use distlops_core::{DistVector, Engine, Host, LinearOperator, Scalar, Vector};
 use num_traits::Float;
 
@@ -77,7 +78,7 @@ pub struct CgSolution<T: Scalar, E: Engine = Host> {
 ///
 /// ```
 /// use distlops_core::operator::{LinearOperator, Space};
-/// use distlops_core::{Communicator, DistVector, Result, Threads, Vector};
+/// use distlops_core::{Communicator, DistVector, Result, Threads, Vector, VectorRef};
 /// use distlops_solvers::{cg, CgParams, StopReason};
 ///
 /// /// y = diag(1, 2, ..., n) x, rank by rank.
@@ -86,15 +87,15 @@ pub struct CgSolution<T: Scalar, E: Engine = Host> {
 ///     fn domain(&self) -> &Space { &self.0 }
 ///     fn range(&self) -> &Space { &self.0 }
 ///     fn comm(&self) -> &Communicator { &self.1 }
-///     fn matvec_unchecked(&self, x: &DistVector<f64>, y: &mut DistVector<f64>) -> Result<()> {
-///         let (DistVector::Array(x), DistVector::Array(y)) = (x, y) else { unreachable!() };
+///     fn matvec_unchecked(&self, x: VectorRef<'_, f64>, y: &mut DistVector<f64>) -> Result<()> {
+///         let (VectorRef::Array(x), DistVector::Array(y)) = (x, y) else { unreachable!() };
 ///         let off = x.layout().offset(x.rank());
 ///         for (i, (yi, xi)) in y.local_slice_mut().iter_mut().zip(x.local_slice()).enumerate() {
 ///             *yi = (off + i + 1) as f64 * xi;
 ///         }
 ///         Ok(())
 ///     }
-///     fn rmatvec_unchecked(&self, y: &DistVector<f64>, x: &mut DistVector<f64>) -> Result<()> {
+///     fn rmatvec_unchecked(&self, y: VectorRef<'_, f64>, x: &mut DistVector<f64>) -> Result<()> {
 ///         self.matvec_unchecked(y, x)
 ///     }
 /// }
@@ -132,16 +133,24 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
     /// operator is not square or `y` / `x0` is outside its spaces;
     /// [`Error::InvalidParameter`](distlops_core::Error::InvalidParameter) for a NaN or negative `tol`; [`Error::NonFinite`](distlops_core::Error::NonFinite)
     /// (iteration 0) if `|r|^2` is not finite, e.g. for a NaN in `y`.
-    pub fn setup(
+    pub fn setup<'v>(
         op: &'a dyn LinearOperator<T, E>,
-        y: &DistVector<T, E>,
-        x0: Option<&DistVector<T, E>>,
+        y: impl Into<VectorRef<'v, T, E>>,
+        x0: Option<VectorRef<'v, T, E>>,
         params: CgParams,
-    ) -> Result<Self> {
+    ) -> Result<Self>
+    where
+        T: 'v,
+        E: 'v,
+    {
         let checks = check_tol(NAME, params.tol).and_then(|()| check_square(op, NAME));
         // The work vector for `A c` holds `A x0` first.
-        let (r, ac) = data_residual(op, y, x0, NAME, checks)?;
-        let x = x0.map_or_else(|| y.zeros_like(), DistVector::clone);
+        let Residual {
+            residual: r,
+            work: ac,
+            x0,
+        } = data_residual(op, y.into(), x0, NAME, checks)?;
+        let x = x0.unwrap_or_else(|| r.zeros_like());
         let c = r.clone();
         let [rr] = fused_vdots_agreed([(&r, &r)])?;
         let kold = finite(rr.abs(), NAME, "r^H r", 0)?;
@@ -195,7 +204,7 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
         let it = self.progress.iiter + 1;
         nonzero(kold, NAME, "r^H r (the residual is exactly zero)", it)?;
         // The solver's own vectors, made in the spaces agreed on at setup: no per-step agreement.
-        self.op.matvec_unchecked(&self.c, &mut self.ac)?;
+        self.op.matvec_unchecked(self.c.view(), &mut self.ac)?;
         // PyLops: |c . conj(A c)| = |vdot(A c, c)|.
         let [cac] = fused_vdots_agreed([(&self.ac, &self.c)])?;
         let cac = finite_nonzero(cac.abs(), NAME, "c^H A c", it)?;
@@ -298,10 +307,10 @@ impl<T: Scalar, E: Engine> Iterative<T, E> for Cg<'_, T, E> {
 ///
 /// # Errors
 /// As [`Cg::setup`] and [`Cg::step`].
-pub fn cg<T: Scalar, E: Engine>(
+pub fn cg<'v, T: Scalar + 'v, E: Engine + 'v>(
     op: &dyn LinearOperator<T, E>,
-    y: &DistVector<T, E>,
-    x0: Option<&DistVector<T, E>>,
+    y: impl Into<VectorRef<'v, T, E>>,
+    x0: Option<VectorRef<'v, T, E>>,
     params: CgParams,
     callback: Option<Callback<'_, T, E>>,
 ) -> Result<CgSolution<T, E>> {

@@ -2,9 +2,10 @@
 
 use crate::common::{
     check_tol, data_residual, finite, finite_nonzero, fused_vdots_agreed, nonzero, table, Callback,
-    Iterative, Progress, Result, SolveInfo, StopReason,
+    Iterative, Progress, Residual, Result, SolveInfo, StopReason,
 };
 use distlops_core::Error;
+use distlops_core::VectorRef;
 use distlops_core::{
     DistVector, Engine, Host, LinearOperator, LinearOperatorExt, RealScalar, Scalar, Vector,
 };
@@ -138,12 +139,17 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
     /// or `x0` is outside the operator's spaces; [`Error::InvalidParameter`](distlops_core::Error::InvalidParameter) for a NaN or
     /// negative `tol`, or a non-finite or negative `damp`; [`Error::NonFinite`](distlops_core::Error::NonFinite) (iteration
     /// 0) if a norm is not finite, e.g. for a NaN in `y`.
-    pub fn setup(
+    pub fn setup<'v>(
         op: &'a dyn LinearOperator<T, E>,
-        y: &DistVector<T, E>,
-        x0: Option<&DistVector<T, E>>,
+        y: impl Into<VectorRef<'v, T, E>>,
+        x0: Option<VectorRef<'v, T, E>>,
         params: CglsParams,
-    ) -> Result<Self> {
+    ) -> Result<Self>
+    where
+        T: 'v,
+        E: 'v,
+    {
+        let y = y.into();
         let checks = check_tol(NAME, params.tol).and_then(|()| {
             if params.damp.is_finite() && params.damp >= 0.0 {
                 Ok(())
@@ -156,22 +162,27 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
         });
         let damp = <T::Real as RealScalar>::real_from_f64(params.damp);
         // The work vector for `q = A c` holds `A x0` first.
-        let (s, mut q) = data_residual(op, y, x0, NAME, checks)?;
+        let Residual {
+            residual: s,
+            work: mut q,
+            x0,
+        } = data_residual(op, y, x0, NAME, checks)?;
         let mut r = op.new_domain_vector_on(&y.engine())?;
         // `s`, `r`, `c`, `q` are made in the spaces agreed on by `data_residual`: the products of
         // setup and of every step skip the checked forms' agreement.
-        op.rmatvec_unchecked(&s, &mut r)?;
+        op.rmatvec_unchecked(s.view(), &mut r)?;
+        let with_x0 = x0.is_some();
         let x = match x0 {
             Some(x0) => {
                 // PyLops' quirk: `damp`, not `damp^2`.
-                r.axpy(-T::from_real(damp), x0)?;
-                x0.clone()
+                r.axpy(-T::from_real(damp), &x0)?;
+                x0
             }
             None => r.zeros_like(),
         };
         let c = r.clone();
-        op.matvec_unchecked(&c, &mut q)?;
-        let (rr, ss, xx) = if x0.is_some() && params.damp != 0.0 {
+        op.matvec_unchecked(c.view(), &mut q)?;
+        let (rr, ss, xx) = if with_x0 && params.damp != 0.0 {
             let [rr, ss, xx] = fused_vdots_agreed([(&r, &r), (&s, &s), (&x, &x)])?;
             (rr, ss, xx.abs())
         } else {
@@ -253,7 +264,7 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
         let a = T::from_real(kold / den);
         self.x.axpy(a, &self.c)?;
         self.s.axpy(-a, &self.q)?;
-        self.op.rmatvec_unchecked(&self.s, &mut self.r)?;
+        self.op.rmatvec_unchecked(self.s.view(), &mut self.r)?;
         let (rr, ss, xx) = if damped {
             self.r.axpy(-T::from_real(self.damp2), &self.x)?;
             let [rr, ss, xx] =
@@ -268,7 +279,7 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
         let xx = finite(xx, NAME, "x^H x", it)?;
         let b = T::from_real(k / kold);
         self.c.axpby(T::one(), &self.r, b)?;
-        self.op.matvec_unchecked(&self.c, &mut self.q)?;
+        self.op.matvec_unchecked(self.c.view(), &mut self.q)?;
         let cost = ss.sqrt();
         self.progress.record(k, cost);
         self.cost1.push((ss + self.damp2 * xx).sqrt());
@@ -382,10 +393,10 @@ impl<T: Scalar, E: Engine> Iterative<T, E> for Cgls<'_, T, E> {
 ///
 /// # Errors
 /// As [`Cgls::setup`] and [`Cgls::step`].
-pub fn cgls<T: Scalar, E: Engine>(
+pub fn cgls<'v, T: Scalar + 'v, E: Engine + 'v>(
     op: &dyn LinearOperator<T, E>,
-    y: &DistVector<T, E>,
-    x0: Option<&DistVector<T, E>>,
+    y: impl Into<VectorRef<'v, T, E>>,
+    x0: Option<VectorRef<'v, T, E>>,
     params: CglsParams,
     callback: Option<Callback<'_, T, E>>,
 ) -> Result<CglsSolution<T, E>> {

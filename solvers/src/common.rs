@@ -6,7 +6,7 @@ use distlops_core::repro::ReproSums;
 use distlops_core::Error;
 use distlops_core::{
     DistVector, Engine, Fingerprint, Host, LinearOperator, NonFiniteKind, Partition, RealScalar,
-    Scalar, Vector,
+    Scalar, Vector, VectorRef,
 };
 use std::time::Instant;
 
@@ -327,11 +327,11 @@ pub(crate) fn check_square<T: Scalar, E: Engine>(
 /// of replicated vectors, so a mistake seen by one rank is an error on every rank.
 pub(crate) fn data_residual<T: Scalar, E: Engine>(
     op: &dyn LinearOperator<T, E>,
-    y: &DistVector<T, E>,
-    x0: Option<&DistVector<T, E>>,
+    y: VectorRef<'_, T, E>,
+    x0: Option<VectorRef<'_, T, E>>,
     solver: &str,
     params: Result<()>,
-) -> Result<(DistVector<T, E>, DistVector<T, E>)> {
+) -> Result<Residual<T, E>> {
     let checks = params.and_then(|()| {
         op.range().check(y, &format!("{solver} data y"))?;
         if let Some(x0) = x0 {
@@ -345,13 +345,28 @@ pub(crate) fn data_residual<T: Scalar, E: Engine>(
     if let Some(x0) = x0 {
         x0.check_replicas(&format!("{solver} initial guess x0"))?;
     }
-    let mut residual = y.clone();
-    let mut work = y.zeros_like();
+    let mut residual = y.to_owned();
+    let mut work = residual.zeros_like();
     if let Some(x0) = x0 {
         op.matvec_unchecked(x0, &mut work)?;
         residual.axpy(-T::one(), &work)?;
     }
-    Ok((residual, work))
+    Ok(Residual {
+        residual,
+        work,
+        x0: x0.map(VectorRef::to_owned),
+    })
+}
+
+/// What [`data_residual`] returns: `y - A x0`, a range work vector holding `A x0`, and the
+/// solver's own copy of `x0`.
+pub(crate) struct Residual<T: Scalar, E: Engine> {
+    /// `y - A x0` (`y` without `x0`).
+    pub(crate) residual: DistVector<T, E>,
+    /// A range vector holding `A x0` (zeros without `x0`).
+    pub(crate) work: DistVector<T, E>,
+    /// A copy of `x0`, the solver's starting estimate.
+    pub(crate) x0: Option<DistVector<T, E>>,
 }
 
 /// The agreement a solve begins with: one small all-reduce over the operator's communicator of

@@ -202,7 +202,7 @@ pub fn power_iteration_on<T: Scalar, E: Engine>(
     let mut maxeig = T::zero();
     let mut iterations = 0;
     for it in 1..=params.niter {
-        op.matvec(&b, &mut b1)?;
+        op.matvec(b.view(), &mut b1)?;
         let [bab, n2] = fused_vdots([(&b, &b1), (&b1, &b1)])?;
         maxeig = finite(bab, NAME, "b^H A b", it)?;
         let n = finite_nonzero(n2.re(), NAME, "|A b|", it)?.sqrt();

@@ -3,6 +3,7 @@
 //! step, stop reasons, errors, the fused dot products and the seeded start vector.
 
 use distlops_core::operator::{LinearOperator, Space};
+use distlops_core::VectorRef;
 use distlops_core::{
     Communicator, Complex64, DistVector, DistributedArray, Layout, Result as CoreResult, Scalar,
     Threads, Vector,
@@ -260,8 +261,8 @@ fn dist<T: Scalar>(comm: &Communicator, space: &Space, global: &[T]) -> DistVect
     v
 }
 
-fn gather<T: Scalar>(v: &DistVector<T>) -> Vec<T> {
-    v.asarray().iter().copied().collect()
+fn gather<'a, T: Scalar>(v: impl Into<VectorRef<'a, T>>) -> Vec<T> {
+    v.into().asarray().iter().copied().collect()
 }
 
 fn array<T: Scalar>(v: &DistVector<T>) -> &DistributedArray<T> {
@@ -312,7 +313,7 @@ fn run_dense<T: Num, R: Send>(
 }
 
 /// This rank's rows of `m v` for plain 1-D Scatter vectors.
-fn rows_of<T: Num>(m: &Mat<T>, v: &DistVector<T>, out: &mut DistVector<T>) {
+fn rows_of<T: Num>(m: &Mat<T>, v: VectorRef<'_, T>, out: &mut DistVector<T>) {
     let v = gather(v);
     let out = array_mut(out);
     let layout = out.layout().clone();
@@ -331,11 +332,11 @@ impl<T: Num> LinearOperator<T> for DenseOp<T> {
     fn comm(&self) -> &Communicator {
         &self.comm
     }
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> CoreResult<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T>, y: &mut DistVector<T>) -> CoreResult<()> {
         rows_of(&self.a, x, y);
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> CoreResult<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T>, x: &mut DistVector<T>) -> CoreResult<()> {
         rows_of(&self.ah, y, x);
         Ok(())
     }
@@ -373,7 +374,7 @@ impl<T: Num> LinearOperator<T> for RegularisedOp<T> {
     fn comm(&self) -> &Communicator {
         &self.a.comm
     }
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> CoreResult<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T>, y: &mut DistVector<T>) -> CoreResult<()> {
         let DistVector::Stacked(y) = y else {
             unreachable!("checked")
         };
@@ -381,15 +382,15 @@ impl<T: Num> LinearOperator<T> for RegularisedOp<T> {
             unreachable!("two parts")
         };
         self.a.matvec_unchecked(x, y0)?;
-        y1.copy_from(x)?;
+        y1.copy_from_ref(x)?;
         y1.scale(T::from_f64(self.sqrt_eps));
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> CoreResult<()> {
-        let DistVector::Stacked(y) = y else {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T>, x: &mut DistVector<T>) -> CoreResult<()> {
+        let VectorRef::Stacked(y) = y else {
             unreachable!("checked")
         };
-        self.a.rmatvec_unchecked(&y.parts()[0], x)?;
+        self.a.rmatvec_unchecked(y.parts()[0].view(), x)?;
         x.axpy(T::from_f64(self.sqrt_eps), &y.parts()[1])
     }
 }
@@ -411,7 +412,7 @@ impl<T: Num> LinearOperator<T> for NanOnCall<'_, T> {
     fn comm(&self) -> &Communicator {
         &self.inner.comm
     }
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> CoreResult<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T>, y: &mut DistVector<T>) -> CoreResult<()> {
         self.inner.matvec_unchecked(x, y)?;
         let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
         if call == self.at && self.comm().rank() == 0 {
@@ -419,7 +420,7 @@ impl<T: Num> LinearOperator<T> for NanOnCall<'_, T> {
         }
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> CoreResult<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T>, x: &mut DistVector<T>) -> CoreResult<()> {
         self.inner.rmatvec_unchecked(y, x)
     }
 }
@@ -580,7 +581,7 @@ fn cg_dense_case<T: Num>(seed: u64) {
                 ..CgParams::default()
             };
             let from_zero = cg(&op, &yd, None, params.clone(), None).unwrap();
-            let from_x0 = cg(&op, &yd, Some(&x0d), params, None).unwrap();
+            let from_x0 = cg(&op, &yd, Some(x0d.view()), params, None).unwrap();
             [from_zero, from_x0]
                 .into_iter()
                 .map(|s| {
@@ -633,7 +634,7 @@ fn cg_parity_case<T: Num>(seed: u64) {
                 tol: 0.0,
                 ..CgParams::default()
             };
-            let mut solver = Cg::setup(&op, &yd, Some(&x0d), params).unwrap();
+            let mut solver = Cg::setup(&op, &yd, Some(x0d.view()), params).unwrap();
             let mut seen = vec![(gather(solver.x()), solver.cost()[0], solver.kold())];
             while solver.stop_reason().is_none() {
                 let cost = solver.step().unwrap();
@@ -782,7 +783,11 @@ fn cg_f32_converges() {
         fn comm(&self) -> &Communicator {
             &self.comm
         }
-        fn matvec_unchecked(&self, x: &DistVector<f32>, y: &mut DistVector<f32>) -> CoreResult<()> {
+        fn matvec_unchecked(
+            &self,
+            x: VectorRef<'_, f32>,
+            y: &mut DistVector<f32>,
+        ) -> CoreResult<()> {
             let x = gather(x);
             let y = array_mut(y);
             let (o, c) = (y.layout().offset(y.rank()), y.layout().count(y.rank()));
@@ -793,7 +798,7 @@ fn cg_f32_converges() {
         }
         fn rmatvec_unchecked(
             &self,
-            y: &DistVector<f32>,
+            y: VectorRef<'_, f32>,
             x: &mut DistVector<f32>,
         ) -> CoreResult<()> {
             self.matvec_unchecked(y, x)
@@ -922,7 +927,8 @@ fn cgls_parity<T: Num, O: LinearOperator<T>>(
                 tol: 0.0,
                 ..CglsParams::default()
             };
-            let mut solver = Cgls::setup(&op, &yd, x0d.as_ref(), params).unwrap();
+            let mut solver =
+                Cgls::setup(&op, &yd, x0d.as_ref().map(DistVector::view), params).unwrap();
             let mut seen = vec![(
                 gather(solver.x()),
                 solver.cost()[0],
@@ -1189,7 +1195,7 @@ fn invalid_inputs_are_errors() {
                 Err(distlops_core::Error::LayoutMismatch(_))
             ));
             assert!(matches!(
-                cgls(&wide_op, &y4, Some(&y4), CglsParams::default(), None),
+                cgls(&wide_op, &y4, Some(y4.view()), CglsParams::default(), None),
                 Err(distlops_core::Error::LayoutMismatch(_))
             ));
             let bad_damp = CglsParams {

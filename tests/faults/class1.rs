@@ -57,7 +57,7 @@ pub fn wrong_output_to_derivative_rmatvec(comm: &Communicator, c: usize) -> Outc
         DistVector::Array(DistributedArray::zeros(comm, &other)?),
         d.new_domain_vector()?,
     );
-    let out = d.rmatvec(&y, &mut x);
+    let out = d.rmatvec(y.view(), &mut x);
     fails_everywhere(
         comm,
         out,
@@ -73,7 +73,7 @@ pub fn wrong_output_to_blockdiag_matvec(comm: &Communicator, c: usize) -> Outcom
     let op = block_diag(comm, 2)?;
     let x = filled(op.new_domain_vector()?, 1.0);
     let mut y = pick(comm, c, op.new_domain_vector()?, op.new_range_vector()?);
-    let out = op.matvec(&x, &mut y);
+    let out = op.matvec(x.view(), &mut y);
     fails_everywhere(comm, out, Expect::Culprit(c, LAYOUT), "BlockDiag::matvec");
     Ok(())
 }
@@ -110,7 +110,7 @@ pub fn wrong_x0_to_cgls(comm: &Communicator, c: usize) -> Outcome {
     let out = cgls(
         &op,
         &y,
-        Some(pick(comm, c, &bad, &good)),
+        Some(pick(comm, c, &bad, &good).view()),
         cgls_params(),
         None,
     );

@@ -82,7 +82,7 @@ pub fn cgls_broadcast_x0_differs(comm: &Communicator, c: usize) -> Outcome {
     let op = vstack(comm)?;
     let y = op.apply(&filled(op.new_domain_vector()?, 1.0))?;
     let x0 = drifted(comm, c, op.new_domain_vector()?);
-    let out = cgls(&op, &y, Some(&x0), cgls_params(), None);
+    let out = cgls(&op, &y, Some(x0.view()), cgls_params(), None);
     replicas_refused(comm, out, "cgls with x0 replicas that differ")
 }
 

@@ -5,6 +5,7 @@
 use crate::check::{alive, dist};
 use crate::util::global;
 use distlops::core::operator::{LinearOperator, Space};
+use distlops::core::VectorRef;
 use distlops::core::{
     balanced_counts, Communicator, DistVector, DistributedArray, Error, Layout, Result, Vector,
 };
@@ -306,11 +307,11 @@ impl LinearOperator<f64> for Flaky {
     fn comm(&self) -> &Communicator {
         self.inner.comm()
     }
-    fn matvec_unchecked(&self, x: &DistVector<f64>, y: &mut DistVector<f64>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, f64>, y: &mut DistVector<f64>) -> Result<()> {
         self.trip(false)?;
         self.inner.matvec_unchecked(x, y)
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<f64>, x: &mut DistVector<f64>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, f64>, x: &mut DistVector<f64>) -> Result<()> {
         self.trip(true)?;
         self.inner.rmatvec_unchecked(y, x)
     }

@@ -651,13 +651,13 @@ pub fn derivative_errors(comm: &Communicator) {
     let x = DistVector::Array(DistributedArray::zeros(comm, &wrong).unwrap());
     let mut y = op.new_range_vector().unwrap();
     assert!(matches!(
-        op.matvec(&x, &mut y),
+        op.matvec(x.view(), &mut y),
         Err(Error::LayoutMismatch(_))
     ));
     let g = Gradient::<f64>::new(comm, &dims, &[1.0], Forward, false).unwrap();
     let mut gx = g.new_domain_vector().unwrap();
     assert!(matches!(
-        g.rmatvec(&y, &mut gx),
+        g.rmatvec(y.view(), &mut gx),
         Err(Error::LayoutMismatch(_))
     ));
     // Every rank got here.

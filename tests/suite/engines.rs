@@ -6,6 +6,7 @@
 use super::check::{dist, layout_cases};
 use super::util::{global, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, Space};
+use distlops::core::VectorRef;
 use distlops::core::{
     BinaryOp, Communicator, Complex32, Complex64, DistVector, DistributedArray, Engine, Host,
     Layout, MatOp, NormOrd, Result,
@@ -299,14 +300,14 @@ impl<T: TestScalar, E: Engine> LinearOperator<T, E> for DiagOp<T, E> {
     fn comm(&self) -> &Communicator {
         &self.comm
     }
-    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
-        let (DistVector::Array(x), DistVector::Array(y)) = (x, y) else {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+        let (VectorRef::Array(x), DistVector::Array(y)) = (x, y) else {
             unreachable!()
         };
         self.d.binary_into(BinaryOp::Mul, x, y)
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
-        let (DistVector::Array(y), DistVector::Array(x)) = (y, x) else {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+        let (VectorRef::Array(y), DistVector::Array(x)) = (y, x) else {
             unreachable!()
         };
         self.dconj.binary_into(BinaryOp::Mul, y, x)
@@ -332,14 +333,14 @@ impl<T: TestScalar, E: Engine> LinearOperator<T, E> for BlockMatmul<T, E> {
     fn comm(&self) -> &Communicator {
         &self.comm
     }
-    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
-        let (DistVector::Array(x), DistVector::Array(y)) = (x, y) else {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+        let (VectorRef::Array(x), DistVector::Array(y)) = (x, y) else {
             unreachable!()
         };
         E::matmul(MatOp::N, &self.a, x.local_block(), y.local_block_mut())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
-        let (DistVector::Array(y), DistVector::Array(x)) = (y, x) else {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+        let (VectorRef::Array(y), DistVector::Array(x)) = (y, x) else {
             unreachable!()
         };
         E::matmul(MatOp::H, &self.a, y.local_block(), x.local_block_mut())

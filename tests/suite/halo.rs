@@ -169,7 +169,7 @@ fn check_case<T: TestScalar>(
     let garbage = T::make(7.0, -3.0);
     let mut y = halo.new_range_vector().unwrap();
     y.fill(garbage);
-    halo.matvec(&x, &mut y).expect(&what);
+    halo.matvec(x.view(), &mut y).expect(&what);
     let want = expected_block(&g, ext);
     assert_eq!(
         halo.extended_view(&y).unwrap(),
@@ -200,7 +200,7 @@ fn check_case<T: TestScalar>(
     }
     let mut xa = halo.new_domain_vector().unwrap();
     xa.fill(garbage);
-    halo.rmatvec(&v, &mut xa).expect(&what);
+    halo.rmatvec(v.view(), &mut xa).expect(&what);
     assert_close(&halo.gather_global(&xa).unwrap(), &acc, &what);
 
     let d = dottest(&halo, &x, &v).expect(&what);

@@ -326,7 +326,7 @@ pub fn operator_errors(comm: &Communicator) {
     let wrong = op.new_range_vector().unwrap();
     let mut out = op.new_range_vector().unwrap();
     assert!(matches!(
-        op.matvec(&wrong, &mut out),
+        op.matvec(wrong.view(), &mut out),
         Err(Error::LayoutMismatch(_))
     ));
     // Stacked operators need operators; StackedVStack needs equal domains.

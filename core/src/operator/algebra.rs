@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use crate::stacked::DistVector;
 use crate::vector::Vector;
+use crate::vector_ref::VectorRef;
 use num_complex::Complex;
 use std::ops::{Add, Mul, Neg, Sub};
 use std::sync::Arc;
@@ -20,15 +21,15 @@ use std::sync::Arc;
 ///
 /// ```
 /// # use distlops_core::operator::{Op, Space, LinearOperator, LinearOperatorExt};
-/// # use distlops_core::{Communicator, DistVector, Result, Vector};
+/// # use distlops_core::{Communicator, DistVector, Result, Vector, VectorRef};
 /// # struct Twice(Space, Communicator);
 /// # impl LinearOperator<f64> for Twice {
 /// #     fn domain(&self) -> &Space { &self.0 }
 /// #     fn range(&self) -> &Space { &self.0 }
 /// #     fn comm(&self) -> &Communicator { &self.1 }
-/// #     fn matvec_unchecked(&self, x: &DistVector<f64>, y: &mut DistVector<f64>) -> Result<()> {
-/// #         y.copy_from(x)?; y.scale(2.0); Ok(()) }
-/// #     fn rmatvec_unchecked(&self, y: &DistVector<f64>, x: &mut DistVector<f64>) -> Result<()> {
+/// #     fn matvec_unchecked(&self, x: VectorRef<'_, f64>, y: &mut DistVector<f64>) -> Result<()> {
+/// #         y.copy_from_ref(x)?; y.scale(2.0); Ok(()) }
+/// #     fn rmatvec_unchecked(&self, y: VectorRef<'_, f64>, x: &mut DistVector<f64>) -> Result<()> {
 /// #         self.matvec_unchecked(y, x) }
 /// # }
 /// # fn main() -> Result<()> {
@@ -71,10 +72,10 @@ impl<T: Scalar, E: Engine> LinearOperator<T, E> for Op<T, E> {
     fn comm(&self) -> &Communicator {
         self.0.comm()
     }
-    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         self.0.matvec_unchecked(x, y)
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         self.0.rmatvec_unchecked(y, x)
     }
     fn name(&self) -> String {
@@ -214,10 +215,10 @@ impl<T: Scalar, E: Engine> LinearOperator<T, E> for Adjoint<T, E> {
     fn comm(&self) -> &Communicator {
         self.0.comm()
     }
-    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         self.0.rmatvec_unchecked(x, y)
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         self.0.matvec_unchecked(y, x)
     }
     fn name(&self) -> String {
@@ -233,26 +234,26 @@ struct Conjugate<T: Scalar, E: Engine> {
 
 impl<T: Scalar, E: Engine> LinearOperator<T, E> for Conjugate<T, E> {
     same_spaces_as_a!();
-    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         if !T::IS_COMPLEX {
             return self.a.matvec_unchecked(x, y);
         }
         self.in_domain.with(self.comm(), x, |cx| {
-            cx.copy_from(x)?;
+            cx.copy_from_ref(x)?;
             cx.conj_in_place();
-            self.a.matvec_unchecked(cx, y)?;
+            self.a.matvec_unchecked(cx.view(), y)?;
             y.conj_in_place();
             Ok(())
         })
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         if !T::IS_COMPLEX {
             return self.a.rmatvec_unchecked(y, x);
         }
         self.in_range.with(self.comm(), y, |cy| {
-            cy.copy_from(y)?;
+            cy.copy_from_ref(y)?;
             cy.conj_in_place();
-            self.a.rmatvec_unchecked(cy, x)?;
+            self.a.rmatvec_unchecked(cy.view(), x)?;
             x.conj_in_place();
             Ok(())
         })
@@ -269,12 +270,12 @@ struct Scaled<T: Scalar, E: Engine> {
 
 impl<T: Scalar, E: Engine> LinearOperator<T, E> for Scaled<T, E> {
     same_spaces_as_a!();
-    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         self.a.matvec_unchecked(x, y)?;
         y.scale(self.alpha);
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         self.a.rmatvec_unchecked(y, x)?;
         x.scale(self.alpha.conj());
         Ok(())
@@ -293,14 +294,14 @@ struct Sum<T: Scalar, E: Engine> {
 
 impl<T: Scalar, E: Engine> LinearOperator<T, E> for Sum<T, E> {
     same_spaces_as_a!();
-    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         self.a.matvec_unchecked(x, y)?;
         self.in_range.with(self.comm(), x, |t| {
             self.b.matvec_unchecked(x, t)?;
             y.axpy(T::one(), t)
         })
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         self.a.rmatvec_unchecked(y, x)?;
         self.in_domain.with(self.comm(), y, |t| {
             self.b.rmatvec_unchecked(y, t)?;
@@ -328,16 +329,16 @@ impl<T: Scalar, E: Engine> LinearOperator<T, E> for Product<T, E> {
     fn comm(&self) -> &Communicator {
         self.a.comm()
     }
-    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         self.mid.with(self.comm(), x, |m| {
             self.b.matvec_unchecked(x, m)?;
-            self.a.matvec_unchecked(m, y)
+            self.a.matvec_unchecked(m.view(), y)
         })
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         self.mid.with(self.comm(), y, |m| {
             self.a.rmatvec_unchecked(y, m)?;
-            self.b.rmatvec_unchecked(m, x)
+            self.b.rmatvec_unchecked(m.view(), x)
         })
     }
     fn name(&self) -> String {
@@ -352,8 +353,8 @@ struct Power<T: Scalar, E: Engine> {
 }
 
 impl<T: Scalar, E: Engine> Power<T, E> {
-    fn apply(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>, adjoint: bool) -> Result<()> {
-        let step = |i: &DistVector<T, E>, o: &mut DistVector<T, E>| {
+    fn apply(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>, adjoint: bool) -> Result<()> {
+        let step = |i: VectorRef<'_, T, E>, o: &mut DistVector<T, E>| {
             if adjoint {
                 self.a.rmatvec_unchecked(i, o)
             } else {
@@ -361,7 +362,7 @@ impl<T: Scalar, E: Engine> Power<T, E> {
             }
         };
         if self.k == 0 {
-            return y.copy_from(x);
+            return y.copy_from_ref(x);
         }
         // Ping-pong between y and the work vector: the first product goes to y when k is odd and
         // to the work vector when k is even, so that the k-th lands in y.
@@ -370,7 +371,7 @@ impl<T: Scalar, E: Engine> Power<T, E> {
                 if self.k % 2 == 0 { (w, y) } else { (y, w) };
             step(x, src)?;
             for _ in 1..self.k {
-                step(src, dst)?;
+                step(src.view(), dst)?;
                 std::mem::swap(&mut src, &mut dst);
             }
             Ok(())
@@ -380,10 +381,10 @@ impl<T: Scalar, E: Engine> Power<T, E> {
 
 impl<T: Scalar, E: Engine> LinearOperator<T, E> for Power<T, E> {
     same_spaces_as_a!();
-    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         self.apply(x, y, false)
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         self.apply(y, x, true)
     }
     fn name(&self) -> String {

@@ -4,8 +4,7 @@ use super::{LinearOperator, LinearOperatorExt};
 use crate::engine::Engine;
 use crate::error::Result;
 use crate::scalar::{RealScalar, Scalar};
-use crate::stacked::DistVector;
-use crate::vector::Vector;
+use crate::vector_ref::VectorRef;
 
 /// Both sides of a dot test and their relative difference.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -30,15 +29,16 @@ impl<T: Scalar> DotTest<T> {
 ///
 /// # Errors
 /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) if `u` or `v` is not in its space.
-pub fn dottest<T: Scalar, E: Engine, L: LinearOperator<T, E> + ?Sized>(
+pub fn dottest<'a, T: Scalar, E: Engine, L: LinearOperator<T, E> + ?Sized>(
     op: &L,
-    u: &DistVector<T, E>,
-    v: &DistVector<T, E>,
+    u: impl Into<VectorRef<'a, T, E>>,
+    v: impl Into<VectorRef<'a, T, E>>,
 ) -> Result<DotTest<T>> {
+    let (u, v) = (u.into(), v.into());
     let au = op.apply(u)?;
     let ahv = op.apply_adjoint(v)?;
-    let forward = au.vdot(v)?;
-    let adjoint = u.vdot(&ahv)?;
+    let forward = au.view().vdot(v)?;
+    let adjoint = u.vdot(ahv.view())?;
     let scale = forward.abs().to_f64().max(adjoint.abs().to_f64());
     let rel_err = if scale == 0.0 {
         0.0

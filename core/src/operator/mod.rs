@@ -22,14 +22,21 @@ use crate::engine::{Engine, Host};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::stacked::DistVector;
+use crate::vector_ref::VectorRef;
 use std::sync::Arc;
 
 /// A linear operator `A` between two spaces of distributed vectors (PyLops-MPI's
 /// `MPILinearOperator` and `MPIStackedLinearOperator` in one trait).
 ///
 /// Implementors provide the spaces, the communicator and the two unchecked products; users call
-/// [`matvec`](Self::matvec) and [`rmatvec`](Self::rmatvec), which check the spaces first. The
-/// trait is object-safe: stacks hold `Box<dyn LinearOperator<T>>` of different concrete types.
+/// [`apply`](LinearOperatorExt::apply) and [`apply_adjoint`](LinearOperatorExt::apply_adjoint)
+/// (a new output, any input: `&DistributedArray`, `&StackedDistributedArray` or `&DistVector`),
+/// or [`matvec`](Self::matvec) and [`rmatvec`](Self::rmatvec) into an existing output (input
+/// as a [`VectorRef`]: `x.view()`), which check the spaces first. Inputs are borrowed
+/// ([`VectorRef`]), never moved or copied. The trait is object-safe: stacks hold
+/// `Box<dyn LinearOperator<T>>` of different concrete types.
+///
+/// [`StackedDistributedArray`]: crate::StackedDistributedArray
 ///
 /// `E` is the engine of the vectors (`Host` by default; an operator written with the engine's
 /// primitives implements it for every engine, `impl<T, E: Engine> LinearOperator<T, E>`).
@@ -44,12 +51,12 @@ pub trait LinearOperator<T: Scalar, E: Engine = Host>: Send + Sync {
     ///
     /// # Errors
     /// Only what nested checked calls report.
-    fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()>;
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()>;
     /// `x = A^H y`, for `y` in the range and `x` in the domain (not checked). Overwrites `x`.
     ///
     /// # Errors
     /// Only what nested checked calls report.
-    fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()>;
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()>;
     /// A short name for messages and tables.
     fn name(&self) -> String {
         "LinearOperator".into()
@@ -73,9 +80,9 @@ pub trait LinearOperator<T: Scalar, E: Engine = Host>: Send + Sync {
     /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) naming the operator if a vector is
     /// not in its space (on the rank that holds it; [`Error::FailedOnOtherRank`](crate::Error::FailedOnOtherRank)
     /// on the others) or if the ranks built different spaces.
-    fn matvec(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+    fn matvec(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         let local = check_in(self, self.domain(), x, "matvec input")
-            .and_then(|()| check_in(self, self.range(), y, "matvec output"));
+            .and_then(|()| check_in(self, self.range(), y.view(), "matvec output"));
         agree_spaces(self, "matvec", local)?;
         self.matvec_unchecked(x, y)
     }
@@ -83,9 +90,9 @@ pub trait LinearOperator<T: Scalar, E: Engine = Host>: Send + Sync {
     ///
     /// # Errors
     /// As [`matvec`](Self::matvec).
-    fn rmatvec(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+    fn rmatvec(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         let local = check_in(self, self.range(), y, "rmatvec input")
-            .and_then(|()| check_in(self, self.domain(), x, "rmatvec output"));
+            .and_then(|()| check_in(self, self.domain(), x.view(), "rmatvec output"));
         agree_spaces(self, "rmatvec", local)?;
         self.rmatvec_unchecked(y, x)
     }
@@ -95,7 +102,7 @@ pub trait LinearOperator<T: Scalar, E: Engine = Host>: Send + Sync {
 fn check_in<T: Scalar, E: Engine, L: LinearOperator<T, E> + ?Sized>(
     op: &L,
     space: &Space,
-    v: &DistVector<T, E>,
+    v: VectorRef<'_, T, E>,
     what: &str,
 ) -> Result<()> {
     if space.matches(v) {
@@ -149,10 +156,10 @@ macro_rules! forward_impl {
             fn comm(&self) -> &Communicator {
                 (**self).comm()
             }
-            fn matvec_unchecked(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+            fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
                 (**self).matvec_unchecked(x, y)
             }
-            fn rmatvec_unchecked(&self, y: &DistVector<T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+            fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
                 (**self).rmatvec_unchecked(y, x)
             }
             fn name(&self) -> String {
@@ -214,7 +221,12 @@ pub trait LinearOperatorExt<T: Scalar, E: Engine = Host>: LinearOperator<T, E> {
     /// As [`LinearOperator::matvec`]; [`Error::Allocation`](crate::Error::Allocation) (on the rank
     /// without memory, [`FailedOnOtherRank`](crate::Error::FailedOnOtherRank) on the others);
     /// [`Error::ReplicasDiffer`](crate::Error::ReplicasDiffer).
-    fn apply(&self, x: &DistVector<T, E>) -> Result<DistVector<T, E>> {
+    fn apply<'a>(&self, x: impl Into<VectorRef<'a, T, E>>) -> Result<DistVector<T, E>>
+    where
+        T: 'a,
+        E: 'a,
+    {
+        let x = x.into();
         let y = check_in(self, self.domain(), x, "matvec input")
             .and_then(|()| self.new_range_vector_on(&x.engine()));
         let mut y = agreed(self, "matvec", y)?;
@@ -226,7 +238,12 @@ pub trait LinearOperatorExt<T: Scalar, E: Engine = Host>: LinearOperator<T, E> {
     ///
     /// # Errors
     /// As [`apply`](Self::apply).
-    fn apply_adjoint(&self, y: &DistVector<T, E>) -> Result<DistVector<T, E>> {
+    fn apply_adjoint<'a>(&self, y: impl Into<VectorRef<'a, T, E>>) -> Result<DistVector<T, E>>
+    where
+        T: 'a,
+        E: 'a,
+    {
+        let y = y.into();
         let x = check_in(self, self.range(), y, "rmatvec input")
             .and_then(|()| self.new_domain_vector_on(&y.engine()));
         let mut x = agreed(self, "rmatvec", x)?;

@@ -6,6 +6,7 @@ use crate::engine::{Engine, Host};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::stacked::DistVector;
+use crate::vector_ref::VectorRef;
 use std::sync::Mutex;
 
 /// A reusable work vector of one space, so that composite operators (products, sums, powers)
@@ -31,14 +32,14 @@ impl<T: Scalar, E: Engine> Scratch<T, E> {
     ///
     /// # Errors
     /// What `f` returns, or an allocation error for a space made for another communicator size.
-    pub fn with<R>(
+    pub fn with<'a, R>(
         &self,
         comm: &Communicator,
-        like: &DistVector<T, E>,
+        like: impl Into<VectorRef<'a, T, E>>,
         f: impl FnOnce(&mut DistVector<T, E>) -> Result<R>,
     ) -> Result<R> {
         let mut guard = self.buf.lock().unwrap_or_else(|e| e.into_inner());
-        let engine = like.engine();
+        let engine = like.into().engine();
         if guard.as_ref().is_none_or(|b| b.engine() != engine) {
             *guard = Some(self.space.zeros_on(&engine, comm)?);
         }

@@ -8,6 +8,7 @@ use crate::layout::Layout;
 use crate::partition::Partition;
 use crate::scalar::Scalar;
 use crate::stacked::{DistVector, StackedDistributedArray, STACK};
+use crate::vector_ref::VectorRef;
 
 /// The domain or range of a [`LinearOperator`](super::LinearOperator): a plain distributed array
 /// with a given layout (and colour groups), or a stack of such spaces.
@@ -82,23 +83,23 @@ impl Space {
     }
 
     /// The space `v` belongs to.
-    pub fn of<T: Scalar, E: Engine>(v: &DistVector<T, E>) -> Space {
-        match v {
-            DistVector::Array(a) => Space::Array {
+    pub fn of<'a, T: Scalar, E: Engine>(v: impl Into<VectorRef<'a, T, E>>) -> Space {
+        match v.into() {
+            VectorRef::Array(a) => Space::Array {
                 layout: a.layout().clone(),
                 mask: a.mask().cloned(),
             },
-            DistVector::Stacked(s) => Space::Stacked(s.parts().iter().map(Space::of).collect()),
+            VectorRef::Stacked(s) => Space::Stacked(s.parts().iter().map(Space::of).collect()),
         }
     }
 
     /// Whether `v` belongs to this space (no allocation, no communication).
-    pub fn matches<T: Scalar, E: Engine>(&self, v: &DistVector<T, E>) -> bool {
-        match (self, v) {
-            (Space::Array { layout, mask }, DistVector::Array(a)) => {
+    pub fn matches<'a, T: Scalar, E: Engine>(&self, v: impl Into<VectorRef<'a, T, E>>) -> bool {
+        match (self, v.into()) {
+            (Space::Array { layout, mask }, VectorRef::Array(a)) => {
                 a.layout() == layout && a.mask() == mask.as_ref()
             }
-            (Space::Stacked(parts), DistVector::Stacked(s)) => {
+            (Space::Stacked(parts), VectorRef::Stacked(s)) => {
                 parts.len() == s.len() && parts.iter().zip(s.parts()).all(|(p, v)| p.matches(v))
             }
             _ => false,
@@ -109,7 +110,12 @@ impl Space {
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`] naming `what`, identically on every rank.
-    pub fn check<T: Scalar, E: Engine>(&self, v: &DistVector<T, E>, what: &str) -> Result<()> {
+    pub fn check<'a, T: Scalar, E: Engine>(
+        &self,
+        v: impl Into<VectorRef<'a, T, E>>,
+        what: &str,
+    ) -> Result<()> {
+        let v = v.into();
         if self.matches(v) {
             Ok(())
         } else {

@@ -3,6 +3,7 @@
 use super::boxes::Runs;
 use crate::seam::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
+use distlops_core::VectorRef;
 use distlops_core::{Communicator, DistVector, Result, Scalar};
 
 /// `x_r = y_r[core]` on every rank; adjoint: the core padded with zero halos. Made by
@@ -27,11 +28,11 @@ impl Crop {
 
 impl<T: Scalar> LinearOperator<T> for Crop {
     stored_spaces!();
-    fn matvec_unchecked(&self, x: &DistVector<T>, y: &mut DistVector<T>) -> Result<()> {
+    fn matvec_unchecked(&self, x: VectorRef<'_, T>, y: &mut DistVector<T>) -> Result<()> {
         self.core_in_ext.pack(plain(x), plain_mut(y));
         Ok(())
     }
-    fn rmatvec_unchecked(&self, y: &DistVector<T>, x: &mut DistVector<T>) -> Result<()> {
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T>, x: &mut DistVector<T>) -> Result<()> {
         let x = plain_mut(x);
         x.fill(T::zero());
         self.core_in_ext.unpack(plain(y), x);
