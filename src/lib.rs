@@ -52,12 +52,28 @@ pub use ndarray;
 /// Complex numbers.
 pub use num_complex;
 
-/// The names most programs need.
+/// The names most programs need, in one `use distlops::prelude::*;`: arrays and layouts, the
+/// communicators, the operator trait and its algebra, every distributed operator with its
+/// parameters, the local building blocks, and the solvers.
 pub mod prelude {
     pub use distlops_core::operator::{dottest, LinearOperator, LinearOperatorExt, Op, Space};
     pub use distlops_core::{
-        Communicator, Complex32, Complex64, DistVector, DistributedArray, Error, Layout, NormOrd,
-        Partition, ReduceOp, Scalar, StackedDistributedArray, Threads, Vector,
+        signed_axis, AxisArg, Communicator, Complex32, Complex64, DistVector, DistributedArray,
+        Error, Layout, NormOrd, Partition, ReduceOp, Scalar, StackedDistributedArray, Threads,
+        Vector, VectorRef,
+    };
+    pub use distlops_operators::local::{
+        Conj, Convolve1D, Diagonal, Identity, LocalFirstDerivative, LocalOperator,
+        LocalSecondDerivative, MatrixMult, Pad, PoststackLinearModelling, Restriction, Transpose,
+        Zero,
+    };
+    pub use distlops_operators::{
+        BlockDiag, Broadcasted, DerivativeKind, FirstDerivative, FirstDerivativeParams, Gradient,
+        GradientParams, HStack, Halo, Laplacian, LaplacianParams, SecondDerivative,
+        SecondDerivativeParams, StackedBlockDiag, StackedVStack, VStack,
+    };
+    pub use distlops_solvers::{
+        cg, cgls, power_iteration, CgParams, CglsParams, PowerIterationParams, StopReason,
     };
 }
 

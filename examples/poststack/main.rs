@@ -32,7 +32,7 @@ use distlops::core::{
 use distlops::ndarray::{Array3, ArrayD, Ix3};
 use distlops::operators::local::{LocalOperator, PoststackLinearModelling};
 use distlops::operators::wavelets::ricker;
-use distlops::operators::{BlockDiag, DerivativeKind, Laplacian, StackedVStack};
+use distlops::operators::{BlockDiag, Laplacian, LaplacianParams, StackedVStack};
 use distlops::solvers::{cg, cgls, CgParams, CglsParams};
 use figures::{ColourMap, Cuts};
 use model::ModelParams;
@@ -192,11 +192,10 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
     let lap = Op::new(Laplacian::<f64>::with_layout(
         comm,
         &layout,
-        &[0, 1, 2],
-        &[1.0, 1.0, 1.0],
-        &[1.0, 1.0, 1.0],
-        DerivativeKind::Centered,
-        false,
+        LaplacianParams {
+            axes: vec![0, 1, 2],
+            ..Default::default()
+        },
     )?);
 
     // The data, with optional noise that depends only on the global sample index.

@@ -461,14 +461,14 @@ impl<T: Scalar> HaloBuilder<T> {
 /// ```
 /// use distlops_core::operator::{LinearOperatorExt, Op};
 /// use distlops_core::Threads;
-/// use distlops_operators::local::{DerivativeKind, FirstDerivative, LocalOperator};
+/// use distlops_operators::local::{DerivativeKind, LocalFirstDerivative, FirstDerivativeParams, LocalOperator};
 /// use distlops_operators::{BlockDiag, Halo};
 ///
 /// let ok = Threads::run(3, |comm| -> distlops_core::Result<bool> {
 ///     // 20 samples over 3 ranks (7, 7, 6), one sample of halo on each inner side.
 ///     let halo = Halo::<f64>::new(&comm, &[20], 1)?;
 ///     let shape = halo.extended_shape(); // [8], [9], [7]
-///     let d = FirstDerivative::new(shape, 0, 1.0, DerivativeKind::Centered, false, 3)?;
+///     let d = LocalFirstDerivative::new(shape, FirstDerivativeParams { axis: 0, ..Default::default() })?;
 ///     let d = Op::new(BlockDiag::new(&comm, vec![Box::new(d)])?);
 ///     let h = Op::new(halo.clone());
 ///     let op = (h.h() * d * &h)?;
