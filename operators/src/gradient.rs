@@ -9,10 +9,10 @@ use crate::seam::{parts, parts_mut};
 use crate::seam::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::reals::{real, real_mut};
-use distlops_core::VectorRef;
-use distlops_core::{Communicator, DistVector, Layout, Result, Scalar};
 #[cfg(doc)]
 use distlops_core::Error;
+use distlops_core::VectorRef;
+use distlops_core::{Communicator, DistVector, Layout, Result, Scalar};
 
 /// `[y_0; y_1; ...; y_{ndim-1}] = [D_0; D_1; ...] x`, where `D_k` is the
 /// [`FirstDerivative`](crate::FirstDerivative) along axis `k` with step `sampling[k]`, `kind`,

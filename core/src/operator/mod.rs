@@ -252,6 +252,12 @@ pub trait LinearOperatorExt<T: Scalar, E: Engine = Host>: LinearOperator<T, E> {
         Ok(x)
     }
 
+    /// PyLops' `Op.shape`: `(range length, domain length)`, the size of the matrix `A` stands for
+    /// (global lengths; a Broadcast space counts one copy). No communication.
+    fn shape(&self) -> (usize, usize) {
+        (self.range().len(), self.domain().len())
+    }
+
     /// The agreement every checked product and every solve begins with: one small all-reduce
     /// over the operator's communicator of this rank's verdict `local` on its vectors and a
     /// fingerprint of the operator's domain and range. Used by [`matvec`](LinearOperator::matvec),

@@ -170,6 +170,35 @@ impl Space {
         }
     }
 
+    /// The number of elements of a vector of this space ([`global_len`](Self::global_len)); for
+    /// a Broadcast space, of one copy. No communication.
+    pub fn len(&self) -> usize {
+        self.global_len()
+    }
+
+    /// `true` if vectors of this space hold no elements.
+    pub fn is_empty(&self) -> bool {
+        self.global_len() == 0
+    }
+
+    /// The global shape of a vector of this space: the layout's global shape for a plain space,
+    /// `[len]` for a stack (whose parts have their own shapes: [`parts`](Self::parts)). No
+    /// communication.
+    pub fn shape(&self) -> Vec<usize> {
+        match self {
+            Space::Array { layout, .. } => layout.global_shape().to_vec(),
+            Space::Stacked(_) => vec![self.global_len()],
+        }
+    }
+
+    /// The spaces of a stack's parts (empty for a plain space).
+    pub fn parts(&self) -> &[Space] {
+        match self {
+            Space::Array { .. } => &[],
+            Space::Stacked(parts) => parts,
+        }
+    }
+
     /// The layout, if this is a plain space.
     pub fn layout(&self) -> Option<&Layout> {
         match self {
