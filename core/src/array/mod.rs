@@ -308,7 +308,8 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     ///
     /// The partition decides the branch and is the same on every rank, so every rank of a
     /// Scatter array takes the collective one; calling it on one rank only (to print the result
-    /// on rank 0, say) hangs under MPI: call it everywhere, or use [`gather`](Self::gather).
+    /// on rank 0, say) hangs under MPI: call it on every rank and print on one, or use
+    /// [`gather`](Self::gather) (also called on every rank) to hold the result on one rank only.
     ///
     /// # Panics
     /// On every rank if the ranks hold a Scatter array with different layouts.
