@@ -19,8 +19,8 @@
 //!
 //! # Collective calls
 //!
-//! The "communication" column is the data a product moves. Every checked product
-//! (`matvec`, `rmatvec`, `apply`, `apply_adjoint`, and the solvers' products) is
+//! The "communication" column is the data a product moves. Every checked product (`matvec`,
+//! `rmatvec`, `apply`, `apply_adjoint`) and every solve is
 //! [collective](distlops_core#collective-calls) all the same, for every operator here, those
 //! with "none" included: the ranks first agree on the vectors and spaces with one small
 //! all-reduce. Construction is collective for the operators whose ranks bring different local
