@@ -76,7 +76,8 @@ pub use stencil::DerivativeKind;
 pub use transpose::Transpose;
 pub use zero::Zero;
 
-/// A serial linear operator on flat C-ordered arrays of one engine's memory.
+/// A serial linear operator on flat C-ordered arrays of one engine's memory. No communication:
+/// constructors and products act on this rank alone.
 ///
 /// `matvec` and `rmatvec` overwrite their output and allocate nothing. Object-safe: distributed
 /// operators hold `Box<dyn LocalOperator<T, E>>`. On the host (`E = Host`, the default) the
