@@ -167,8 +167,29 @@ impl Layout {
     ///
     /// # Errors
     /// [`Error::InvalidLocalShapes`] on every rank when the shapes do not assemble;
-    /// [`Error::AxisOutOfRange`] if `axis` is out of range on any rank.
+    /// [`Error::AxisOutOfRange`] if `axis` is out of range on any rank; [`Error::LayoutMismatch`]
+    /// if the ranks pass different `axis` or `partition` (every error on every rank).
     pub fn from_local_shapes(
+        comm: &Communicator,
+        local_shape: &[usize],
+        axis: usize,
+        partition: Partition,
+    ) -> Result<Self> {
+        let built = Self::assemble(comm, local_shape, axis, partition);
+        // Every rank validated the same gathered shapes, but with its own `axis` and `partition`:
+        // agree on those too, so that a rank that passed other ones fails with the others.
+        let fp = Fingerprint::default()
+            .word(axis as u64)
+            .text(&format!("{partition:?}"));
+        let verdict = built.as_ref().map(|_| ()).map_err(Clone::clone);
+        let describe = || format!("axis {axis}, {partition:?}");
+        comm.agree_on("Layout::from_local_shapes", fp, describe, verdict)?;
+        built
+    }
+
+    /// The gather and the checks of [`from_local_shapes`](Self::from_local_shapes), before the
+    /// agreement on `axis` and `partition`.
+    fn assemble(
         comm: &Communicator,
         local_shape: &[usize],
         axis: usize,

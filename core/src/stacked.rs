@@ -358,6 +358,23 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
         VectorRef::from(self)
     }
 
+    /// The error of a reduction whose two vectors are of different kinds (a plain array and a
+    /// stack), agreed with the other ranks: they may hold matching kinds and be waiting in the
+    /// reduction's own agreement (the same one all-reduce), so they return
+    /// [`Error::FailedOnOtherRank`] instead of waiting forever. Collective.
+    pub(crate) fn mismatch_agreed(comm: &Communicator, what: &str) -> Error {
+        let local = Err(Self::mismatch());
+        match comm.agree_on(
+            what,
+            Fingerprint::default(),
+            || Self::mismatch().to_string(),
+            local,
+        ) {
+            Err(e) => e,
+            Ok(()) => Self::mismatch(),
+        }
+    }
+
     fn mismatch() -> Error {
         Error::LayoutMismatch("a plain array and a stacked array".into())
     }
@@ -386,10 +403,14 @@ macro_rules! either {
 
 impl<T: Scalar, E: Engine> Vector<T> for DistVector<T, E> {
     fn dot(&self, other: &Self) -> Result<T> {
-        both!(self, other, |a, b| Vector::dot(a, b))
+        match (self, other) {
+            (DistVector::Array(a), DistVector::Array(b)) => Vector::dot(a, b),
+            (DistVector::Stacked(a), DistVector::Stacked(b)) => Vector::dot(a, b),
+            _ => Err(Self::mismatch_agreed(self.comm(), "dot")),
+        }
     }
     fn vdot(&self, other: &Self) -> Result<T> {
-        both!(self, other, |a, b| Vector::vdot(a, b))
+        VectorRef::from(self).vdot(VectorRef::from(other))
     }
     fn norm(&self, ord: NormOrd) -> Result<T::Real> {
         either!(self, |a| Vector::norm(a, ord))

@@ -5,7 +5,7 @@
 use crate::array::DistributedArray;
 use crate::comm::{Communicator, Fingerprint};
 use crate::engine::{Engine, Host};
-use crate::error::{Error, Result};
+use crate::error::Result;
 use crate::scalar::Scalar;
 use crate::stacked::{DistVector, StackedDistributedArray};
 use crate::vector::Vector;
@@ -132,14 +132,12 @@ impl<'a, T: Scalar, E: Engine> VectorRef<'a, T, E> {
     /// rank of the vectors' communicator calls it.
     ///
     /// # Errors
-    /// [`Error::LayoutMismatch`] if the structures or layouts differ (on every rank).
+    /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) if the structures or layouts differ (on every rank).
     pub fn vdot(self, other: VectorRef<'_, T, E>) -> Result<T> {
         match (self, other) {
             (VectorRef::Array(a), VectorRef::Array(b)) => Vector::vdot(a, b),
             (VectorRef::Stacked(a), VectorRef::Stacked(b)) => Vector::vdot(a, b),
-            _ => Err(Error::LayoutMismatch(
-                "vdot of a plain array and a stacked array".into(),
-            )),
+            _ => Err(DistVector::<T, E>::mismatch_agreed(self.comm(), "vdot")),
         }
     }
 

@@ -735,14 +735,23 @@ impl<T: Scalar> Halo<T> {
 
     /// The global N-D array of a domain vector, on every rank.
     /// [Collective](distlops_core#collective-calls): every rank of the operator's communicator
-    /// calls it (one all-gather).
+    /// calls it (one small all-reduce of the ranks' checks, then one all-gather).
     ///
     /// # Errors
-    /// [`Error::LayoutMismatch`] if `x` is not in the domain. The check is this rank's own (no
-    /// agreement): it is an error on every rank only when every rank passes a vector outside the
-    /// domain, so pass the same distributed vector on every rank.
-    pub fn gather_global(&self, x: &DistVector<T>) -> Result<ArrayD<T>> {
-        self.domain.check(x, "Halo::gather_global input")?;
+    /// [`Error::LayoutMismatch`] if `x` is not in the domain, on every rank even when only one
+    /// rank's vector is wrong.
+    pub fn gather_global<'a>(&self, x: impl Into<VectorRef<'a, T>>) -> Result<ArrayD<T>>
+    where
+        T: 'a,
+    {
+        let x = x.into();
+        let check = self.domain.check(x, "Halo::gather_global input");
+        self.comm.agree_on(
+            "Halo::gather_global",
+            self.domain.fingerprint(),
+            || self.domain.describe(),
+            check,
+        )?;
         let layout = self.domain.layout().expect("plain space");
         let mut buf = vec![T::zero(); layout.global_len()];
         self.comm

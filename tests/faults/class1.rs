@@ -244,3 +244,39 @@ pub fn derivative_axis_out_of_range(comm: &Communicator, c: usize) -> Outcome {
     y.norm(NormOrd::Two)?;
     Ok(())
 }
+
+/// Rank `c` takes the dot product of a plain array with a stack holding that array; the others
+/// take it of the array with itself (and wait in its agreement).
+pub fn dot_of_array_and_stack(comm: &Communicator, c: usize) -> Outcome {
+    let x = plain(comm, &balanced(comm)?);
+    let stack = DistVector::Stacked(StackedDistributedArray::new(vec![x.clone()])?);
+    let other = pick(comm, c, &stack, &x);
+    let out = x.dot(other);
+    fails_everywhere(comm, out, Expect::Culprit(c, "stacked"), "DistVector::dot");
+    Ok(())
+}
+
+/// Rank `c` builds a layout from local shapes with another split axis than the others.
+pub fn from_local_shapes_axis_differs(comm: &Communicator, c: usize) -> Outcome {
+    let layout = balanced(comm)?;
+    let local = layout.local_shape(comm.rank());
+    let axis = pick(comm, c, 1, 0);
+    let out = Layout::from_local_shapes(comm, &local, axis, distlops::core::Partition::Scatter);
+    fails_everywhere(
+        comm,
+        out,
+        Expect::Culprit(c, "local shapes"),
+        "Layout::from_local_shapes",
+    );
+    Ok(())
+}
+
+/// Rank `c` hands `Halo::gather_global` a vector outside the halo's domain.
+pub fn wrong_vector_to_halo_gather(comm: &Communicator, c: usize) -> Outcome {
+    let halo = distlops::operators::Halo::new(comm, &SHAPE, 1)?;
+    let good = halo.new_domain_vector()?;
+    let bad = plain(comm, &Layout::scatter(&SHAPE, 1, comm.size())?);
+    let out = halo.gather_global(pick(comm, c, &bad, &good));
+    fails_everywhere(comm, out, Expect::Culprit(c, LAYOUT), "Halo::gather_global");
+    Ok(())
+}
