@@ -208,6 +208,11 @@ pub const CASES: &[Case] = &[
     case!(class2::asarray_counts_differ, Last, panics "layout mismatch: asarray"),
     case!(class2::norm2_axis_differs, One, panics "layout mismatch: norm2"),
     case!(
+        class2::stacked_asarray_parts_differ,
+        Last,
+        panics "layout mismatch: stacked asarray"
+    ),
+    case!(
         class3::gather_root_differs_then_redistribute,
         Last,
         EveryRankErr

@@ -97,17 +97,32 @@ impl<T: Scalar, E: Engine> StackedDistributedArray<T, E> {
     /// every rank of the parts' communicator calls it, and each Scatter part is all-gathered in
     /// turn (see [`DistributedArray::asarray`]). No communication when every part is replicated.
     ///
-    /// The ranks do not agree on the structure of the stack first: every rank must hold a stack
-    /// of the same structure, or the parts' all-gathers pair wrongly.
+    /// When some part is Scatter, the ranks first agree on the whole structure (one small
+    /// all-reduce), so that stacks of different structures are a panic on every rank, not
+    /// all-gathers paired wrongly.
     ///
     /// # Panics
-    /// As [`DistributedArray::asarray`], for a part.
+    /// On every rank if the ranks' stacks differ in structure (with a Scatter part); as
+    /// [`DistributedArray::asarray`], for a part.
     pub fn asarray(&self) -> Array1<T> {
+        if self.has_scatter_part() {
+            if let Err(e) = self.agree_structure("asarray", None) {
+                panic!("{e}");
+            }
+        }
         let mut out = Vec::with_capacity(self.global_len());
         for p in &self.parts {
             out.extend(p.asarray().iter().copied());
         }
         Array1::from(out)
+    }
+
+    /// Whether some part, at any depth, is a Scatter array.
+    fn has_scatter_part(&self) -> bool {
+        self.parts.iter().any(|p| match p {
+            DistVector::Array(a) => !a.partition().is_replicated(),
+            DistVector::Stacked(s) => s.has_scatter_part(),
+        })
     }
 
     /// The agreement a stacked reduction begins with: the ranks agree on the whole structure

@@ -139,6 +139,15 @@ pub fn asarray_counts_differ(comm: &Communicator, c: usize) -> Outcome {
     Ok(())
 }
 
+/// Rank `c` stacks one more part than the others; the stack's `asarray`, which cannot return an
+/// error, must panic on every rank instead of pairing the parts' all-gathers wrongly.
+pub fn stacked_asarray_parts_differ(comm: &Communicator, c: usize) -> Outcome {
+    let x = distlops::core::DistVector::Array(dist(comm, &data(&SHAPE), &balanced(comm)?));
+    let parts = pick(comm, c, vec![x.clone(), x.clone()], vec![x]);
+    distlops::core::StackedDistributedArray::new(parts)?.asarray();
+    Ok(())
+}
+
 /// Rank `c` splits along axis 1; `norm2`, which cannot return an error, must panic.
 pub fn norm2_axis_differs(comm: &Communicator, c: usize) -> Outcome {
     let bad = Layout::scatter(&SHAPE, 1, comm.size())?;
