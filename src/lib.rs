@@ -10,6 +10,7 @@
 //! | [`core`] (distlops-core) | scalars, layouts, communicators, [`DistributedArray`](core::DistributedArray), stacked vectors |
 //! | [`operators`] (distlops-operators) | distributed linear operators, and serial building blocks in [`operators::local`] |
 //! | [`solvers`] (distlops-solvers) | CG, CGLS, power iteration |
+//! | [`io`] (distlops-io) | distributed SEG-Y and `.npy` reading and writing |
 //!
 //! ## Features
 //!
@@ -45,6 +46,8 @@
 //! bailed out. Under MPI a panic on one rank aborts the job.
 
 pub use distlops_core as core;
+/// Distributed SEG-Y and `.npy` reading and writing.
+pub use distlops_io as io;
 pub use distlops_operators as operators;
 pub use distlops_solvers as solvers;
 /// The array crate distlops' local blocks are made of.
