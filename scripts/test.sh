@@ -9,6 +9,10 @@ cd "$root"
 scripts/setup.sh
 # shellcheck source=scripts/mpi-env.sh
 . scripts/mpi-env.sh
+# segyio, the independent SEG-Y tool of distlops-io's tests (io/tests/segyio.rs, the CLI test):
+# a pinned venv in .venv-segy; without the variable those tests would only print that they skip.
+DISTLOPS_SEGYIO_PYTHON="$(scripts/py-segy-env.sh)"
+export DISTLOPS_SEGYIO_PYTHON
 
 # Both runs always happen (and --no-fail-fast runs every test binary), so one report lists every
 # failure; the script still exits non-zero if anything failed.

@@ -159,14 +159,10 @@ impl BinaryHeader {
         }
     }
 
-    /// The number of extended textual headers: 0 in revision 0 (where the field is unassigned),
-    /// -1 for a variable number.
+    /// The number of extended textual headers, -1 for a variable number. Read in every
+    /// revision: the field is unassigned in revision 0, but segyio writes it there too.
     pub fn extended_headers(&self) -> i16 {
-        if self.revision() >= 1 {
-            self.get(Self::EXTENDED_HEADERS) as i16
-        } else {
-            0
-        }
+        self.get(Self::EXTENDED_HEADERS) as i16
     }
 
     /// The revision 2 fields that change where traces are, when set: (additional trace headers,
@@ -199,9 +195,8 @@ mod tests {
         assert_eq!(h.sample_interval_us(), 4000.0);
         assert_eq!(h.revision(), 0);
         assert_eq!(BinaryHeader::detect_byte_order(h.bytes()), ByteOrder::Big);
-        // Revision 0 ignores the extended-header count; revision 1 honours it.
         h.set(BinaryHeader::EXTENDED_HEADERS, 2).unwrap();
-        assert_eq!(h.extended_headers(), 0);
+        assert_eq!(h.extended_headers(), 2);
         h.set(BinaryHeader::REVISION, 0x0100).unwrap();
         assert_eq!((h.revision(), h.extended_headers()), (1, 2));
         assert_eq!(h.revision2_layout(), (0, 0, 0, 0));

@@ -31,12 +31,18 @@ impl FileHeader {
     ///
     /// # Errors
     /// [`Error::Io`] if the file is shorter than its headers; [`Error::Format`] if a variable
-    /// number of extended headers has no end.
+    /// number of extended headers has no end, or the number is negative (other than -1).
     pub fn read(file: &PositionedFile, order: Option<ByteOrder>) -> Result<Self> {
         let mut bytes = vec![0u8; FILE_HEADER_BYTES];
         file.read_exact_at(&mut bytes, 0)?;
         let mut header = Self::from_bytes(&bytes, order);
         let count = header.binary.extended_headers();
+        if count < -1 {
+            return Err(Error::format(
+                file.path(),
+                format!("the binary header gives {count} extended textual headers"),
+            ));
+        }
         let mut offset = FILE_HEADER_BYTES as u64;
         let len = file.size()?;
         loop {
@@ -45,7 +51,7 @@ impl FileHeader {
                     .extended
                     .last()
                     .is_some_and(|h| h.text().contains(END_TEXT)),
-                n => header.extended.len() >= n.max(0) as usize,
+                n => header.extended.len() >= n as usize,
             };
             if done {
                 break;
