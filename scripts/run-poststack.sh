@@ -16,6 +16,12 @@ scripts/setup.sh
 
 np="${NP:-4}"
 out="$root/poststack-out"
+# The folder the messages below name: the example's last --out, if given.
+prev=""
+for arg in "$@"; do
+  [ "$prev" = "--out" ] && out="$arg"
+  prev="$arg"
+done
 echo "==> cargo build --release --features mpi --example poststack"
 cargo build --release --features mpi --example poststack
 echo "==> $MPIEXEC --oversubscribe -n $np ${CARGO_TARGET_DIR:-target}/release/examples/poststack --out $out $*"

@@ -79,6 +79,7 @@ pub fn read(comm: &Communicator, path: &Path, args: &Args) -> Res<Input> {
             .collect();
         let axes = axes(&g.ilines, &g.xlines, times);
         let volume = reader.read::<f64>(&reader.default_layout())?;
+        report_bytes(comm, path, reader.stats().bytes_read)?;
         return Ok(Input {
             data: volume.data,
             template: volume.template,
@@ -110,6 +111,23 @@ pub fn read(comm: &Communicator, path: &Path, args: &Args) -> Res<Input> {
         axes: axes(&spec.ilines, &spec.xlines, times),
         dt_ms,
     })
+}
+
+/// Prints on rank 0 how many bytes each rank read from `path` (one all-gather).
+fn report_bytes(comm: &Communicator, path: &Path, mine: u64) -> Res<()> {
+    let mut all = vec![0u64; comm.size()];
+    comm.all_gather_into(&[mine], &mut all);
+    if comm.rank() == 0 {
+        let size = std::fs::metadata(path)?.len();
+        let list: Vec<String> = all.iter().map(u64::to_string).collect();
+        println!(
+            "read {}: {size} bytes; bytes read by rank {} (rank 0 also read the file header and \
+             the trace headers of the geometry scan)",
+            path.display(),
+            list.join(", ")
+        );
+    }
+    Ok(())
 }
 
 /// The layout of a cube: split along inlines, or crosslines for a single inline.
@@ -193,10 +211,10 @@ pub fn background(comm: &Communicator, input: &Input, args: &Args) -> Res<Distri
             } else {
                 read_npy_cube(comm, &NpyFile::open(comm, path)?, layout)?
             };
-            let positive = match ai.local().iter().position(|&v| !(v > 0.0)) {
+            let positive = match ai.local().iter().position(|&v| !v.is_finite() || v <= 0.0) {
                 None => Ok(()),
                 Some(i) => Err(Error::InvalidArgument(format!(
-                    "{}: impedance {} is not positive (the background holds acoustic impedance)",
+                    "{}: impedance {} is not positive and finite (the background holds acoustic impedance)",
                     path.display(),
                     ai.local_slice()[i]
                 ))),

@@ -8,7 +8,7 @@
 //! |---|---|
 //! | [`segy`] | SEG-Y rev 0/1/2: headers, IBM floats, geometry scan, distributed read and write |
 //! | [`npy`] | `.npy` of `f32`/`f64`: distributed read and write along axis 0 |
-//! | [`file`] | positioned file access that counts the bytes each rank reads and writes |
+//! | [`file`](mod@file) | positioned file access that counts the bytes each rank reads and writes |
 //!
 //! Errors are [`distlops_core::Error`]: [`Error::Io`](distlops_core::Error::Io) when the
 //! operating system fails, [`Error::Format`](distlops_core::Error::Format) when a file is not

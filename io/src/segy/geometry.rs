@@ -140,8 +140,13 @@ impl Geometry {
         Ok(())
     }
 
-    /// Finds the geometry of `file`, whose headers are `header`, from the trace headers
-    /// described in the [module docs](self).
+    /// Finds the geometry of `file`, whose headers are `header`, from `n_fast + n_slow - 1`
+    /// trace headers (one for a one-trace file), where `fast` is the direction that changes from
+    /// trace to trace: as segyio does, the sorting is read from the first two traces, the length
+    /// of the first line from the run of traces that share its line number, and the other
+    /// lines' numbers from their first traces. The reader checks every trace as it reads it
+    /// ([`check_trace`](Self::check_trace)), so a file that only looked regular from these
+    /// headers is an error, not a wrong cube.
     ///
     /// # Errors
     /// [`Error::Format`] if the file has no traces, a size that is not a whole number of
