@@ -32,7 +32,7 @@ use common::{env_or, time};
 use distlops::core::operator::{LinearOperator, LinearOperatorExt};
 use distlops::core::{alloc, Communicator, DistVector, DistributedArray, Layout, Threads};
 use distlops::ndarray::Dimension;
-use distlops::operators::{DerivativeKind, FirstDerivative, Laplacian};
+use distlops::operators::{FirstDerivative, FirstDerivativeParams, Laplacian, LaplacianParams};
 use std::hint::black_box;
 use std::time::Duration;
 
@@ -207,11 +207,12 @@ fn laplacian(comm: &Communicator) -> (Box<dyn LinearOperator<f64>>, DistVector<f
     let lap = Laplacian::<f64>::new(
         comm,
         &dims,
-        &[0, 1, 2],
-        &[1.0; 3],
-        &[1.0; 3],
-        DerivativeKind::Centered,
-        false,
+        LaplacianParams {
+            axes: vec![0, 1, 2],
+            weights: vec![1.0; 3],
+            sampling: vec![1.0; 3],
+            ..Default::default()
+        },
     )
     .expect("Laplacian");
     // x = i^2 + j^2 + k^2: the Laplacian is 6 inside.
@@ -227,8 +228,15 @@ fn first_derivative(
     comm: &Communicator,
 ) -> (Box<dyn LinearOperator<f64>>, DistVector<f64>, String) {
     let dims = [4000, 2000];
-    let d = FirstDerivative::<f64>::new(comm, &dims, 0, 1.0, DerivativeKind::Centered, false, 3)
-        .expect("FirstDerivative");
+    let d = FirstDerivative::<f64>::new(
+        comm,
+        &dims,
+        FirstDerivativeParams {
+            axis: 0,
+            ..Default::default()
+        },
+    )
+    .expect("FirstDerivative");
     let x = field(comm, &dims, |i| 3.0 * i[0] as f64 + i[1] as f64);
     if let Some(v) = at(&d.apply(&x).expect("matvec"), &[1, 5]) {
         assert_eq!(v, 3.0, "derivative of a linear function");

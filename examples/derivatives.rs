@@ -10,10 +10,13 @@
 //!                            mpirun -n 3 target/release/examples/derivatives [--out DIR]
 
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
-use distlops::core::{Communicator, DistVector, DistributedArray, Layout};
+use distlops::core::{signed_axis, Communicator, DistVector, DistributedArray, Layout};
 use distlops::ndarray::{Array2, ArrayD, Ix2, IxDyn};
 use distlops::operators::local::{self, LocalOperator};
-use distlops::operators::{DerivativeKind, FirstDerivative, Gradient, Laplacian, SecondDerivative};
+use distlops::operators::{
+    DerivativeKind, FirstDerivative, FirstDerivativeParams, Gradient, GradientParams, Laplacian,
+    LaplacianParams, SecondDerivative, SecondDerivativeParams,
+};
 use plotters::prelude::*;
 use std::error::Error;
 use std::path::{Path, PathBuf};
@@ -112,8 +115,23 @@ fn responses(comm: &Communicator, dims: [usize; 2]) -> Res<Vec<Response>> {
     let centered = DerivativeKind::Centered;
     let mut out = Vec::new();
 
-    let d1 = FirstDerivative::<f64>::new(comm, &dims, 0, 1.0, centered, false, 3)?;
-    let s1 = local::FirstDerivative::new(&dims, 0, 1.0, centered, false, 3)?;
+    let d1 = FirstDerivative::<f64>::new(
+        comm,
+        &dims,
+        FirstDerivativeParams {
+            axis: 0,
+            kind: centered,
+            ..Default::default()
+        },
+    )?;
+    let s1 = local::LocalFirstDerivative::new(
+        &dims,
+        FirstDerivativeParams {
+            axis: 0,
+            kind: centered,
+            ..Default::default()
+        },
+    )?;
     out.push(respond(
         comm,
         "FirstDerivative (axis 0)",
@@ -123,8 +141,23 @@ fn responses(comm: &Communicator, dims: [usize; 2]) -> Res<Vec<Response>> {
         |y| serial(&s1, &y[0], true),
     )?);
 
-    let d2 = SecondDerivative::<f64>::new(comm, &dims, 0, 1.0, centered, false)?;
-    let s2 = local::SecondDerivative::new(&dims, 0, 1.0, centered, false)?;
+    let d2 = SecondDerivative::<f64>::new(
+        comm,
+        &dims,
+        SecondDerivativeParams {
+            axis: 0,
+            kind: centered,
+            ..Default::default()
+        },
+    )?;
+    let s2 = local::LocalSecondDerivative::new(
+        &dims,
+        SecondDerivativeParams {
+            axis: 0,
+            kind: centered,
+            ..Default::default()
+        },
+    )?;
     out.push(respond(
         comm,
         "SecondDerivative (axis 0)",
@@ -135,12 +168,29 @@ fn responses(comm: &Communicator, dims: [usize; 2]) -> Res<Vec<Response>> {
     )?);
 
     for w in [[1.0, 1.0], [3.0, 1.0]] {
-        let lap = Laplacian::<f64>::new(comm, &dims, &[0, 1], &w, &[1.0, 1.0], centered, false)?;
-        let parts: Vec<(f64, local::SecondDerivative)> = (0..2)
+        let lap = Laplacian::<f64>::new(
+            comm,
+            &dims,
+            LaplacianParams {
+                axes: vec![0, 1],
+                weights: w.to_vec(),
+                sampling: vec![1.0, 1.0],
+                kind: centered,
+                ..Default::default()
+            },
+        )?;
+        let parts: Vec<(f64, local::LocalSecondDerivative)> = (0..2)
             .map(|a| {
                 Ok((
                     w[a],
-                    local::SecondDerivative::new(&dims, a, 1.0, centered, false)?,
+                    local::LocalSecondDerivative::new(
+                        &dims,
+                        SecondDerivativeParams {
+                            axis: signed_axis(a),
+                            kind: centered,
+                            ..Default::default()
+                        },
+                    )?,
                 ))
             })
             .collect::<Result<_, distlops::core::Error>>()?;
@@ -161,9 +211,26 @@ fn responses(comm: &Communicator, dims: [usize; 2]) -> Res<Vec<Response>> {
         )?);
     }
 
-    let grad = Gradient::<f64>::new(comm, &dims, &[1.0], centered, false)?;
-    let ds: Vec<local::FirstDerivative> = (0..2)
-        .map(|a| local::FirstDerivative::new(&dims, a, 1.0, centered, false, 3))
+    let grad = Gradient::<f64>::new(
+        comm,
+        &dims,
+        GradientParams {
+            sampling: vec![1.0],
+            kind: centered,
+            ..Default::default()
+        },
+    )?;
+    let ds: Vec<local::LocalFirstDerivative> = (0..2)
+        .map(|a| {
+            local::LocalFirstDerivative::new(
+                &dims,
+                FirstDerivativeParams {
+                    axis: signed_axis(a),
+                    kind: centered,
+                    ..Default::default()
+                },
+            )
+        })
         .collect::<Result<_, _>>()?;
     let forward: Vec<ArrayD<f64>> = ds.iter().map(|d| serial(d, &g, false)).collect();
     out.push(respond(comm, "Gradient", &grad, &x, &forward, |y| {

@@ -14,16 +14,12 @@
 //! PyLops-MPI's `Halo.H` only crops; that is `Halo::crop()` here, and `crop * D_ext * Halo` works
 //! with halos on every axis.
 
-use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt, Op};
-use distlops::core::{Communicator, DistVector, DistributedArray, NormOrd, Vector};
 use distlops::ndarray::{ArrayD, IxDyn};
-use distlops::operators::local::{DerivativeKind, Diagonal, FirstDerivative, LocalOperator};
-use distlops::operators::{BlockDiag, Halo, HaloWidths};
-
-type Error = Box<dyn std::error::Error>;
+use distlops::operators::HaloWidths;
+use distlops::prelude::*;
 
 /// `y = D x` on the global array (every rank computes it: it is the reference).
-fn serial(d: &FirstDerivative, x: &ArrayD<f64>) -> ArrayD<f64> {
+fn serial(d: &LocalFirstDerivative, x: &ArrayD<f64>) -> ArrayD<f64> {
     let mut y = vec![0.0; x.len()];
     LocalOperator::<f64>::matvec(d, x.as_slice().expect("contiguous"), &mut y);
     ArrayD::from_shape_vec(x.raw_dim(), y).expect("same shape")
@@ -33,7 +29,7 @@ fn serial(d: &FirstDerivative, x: &ArrayD<f64>) -> ArrayD<f64> {
 fn max_diff(a: &DistVector<f64>, b: &DistVector<f64>) -> Result<f64, Error> {
     let mut d = a.clone();
     d.axpy(-1.0, b)?;
-    Ok(d.norm(NormOrd::Inf)?)
+    d.norm(NormOrd::Inf)
 }
 
 /// Prints every rank's core and extended shapes on rank 0, in rank order.
@@ -62,18 +58,18 @@ fn sandwich(
     order: usize,
     crop: bool,
 ) -> Result<Op<f64>, Error> {
-    let d = FirstDerivative::new(
+    let d = LocalFirstDerivative::new(
         halo.extended_shape(),
-        axis,
-        1.0,
-        DerivativeKind::Centered,
-        false,
-        order,
+        FirstDerivativeParams {
+            axis: signed_axis(axis),
+            order,
+            ..Default::default()
+        },
     )?;
     let bd = Op::new(BlockDiag::new(comm, vec![Box::new(d)])?);
     let h = Op::new(halo.clone());
     let left = if crop { halo.crop() } else { h.h() };
-    Ok((left * bd * h)?)
+    left * bd * h
 }
 
 /// Checks a distributed derivative against the serial one, and its dot test.
@@ -88,13 +84,13 @@ fn check(
     let comm = op.comm();
     let xd = halo.scatter_global(x.view())?;
     let y = op.apply(&xd)?;
-    let d = FirstDerivative::new(
+    let d = LocalFirstDerivative::new(
         halo.dims(),
-        axis,
-        1.0,
-        DerivativeKind::Centered,
-        false,
-        order,
+        FirstDerivativeParams {
+            axis: signed_axis(axis),
+            order,
+            ..Default::default()
+        },
     )?;
     let want = halo.scatter_global(serial(&d, x).view())?;
     let err = max_diff(&y, &want)?;
@@ -229,8 +225,6 @@ fn main() -> Result<(), Error> {
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(4);
-    let results =
-        distlops::core::Threads::run(nranks, |comm| run(&comm).map_err(|e| e.to_string()));
-    results.into_iter().collect::<Result<Vec<_>, _>>()?;
+    Threads::try_run(nranks, |comm| run(&comm))?;
     Ok(())
 }

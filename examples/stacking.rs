@@ -7,11 +7,8 @@
 //! MPI:                       cargo build --release --features mpi --example stacking
 //!                            mpirun -n 3 target/release/examples/stacking
 
-use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
-use distlops::core::{Communicator, DistVector, DistributedArray, Layout, Vector};
 use distlops::ndarray::{Array1, ArrayD};
-use distlops::operators::local::{DerivativeKind, LocalOperator, SecondDerivative};
-use distlops::operators::{BlockDiag, HStack, VStack};
+use distlops::prelude::*;
 
 /// `alpha * A` for a local operator: the kind of small adapter users write for their own blocks.
 struct Scaled<L> {
@@ -39,10 +36,16 @@ impl<L: LocalOperator<f64>> LocalOperator<f64> for Scaled<L> {
 const DIMS: [usize; 2] = [11, 22];
 
 /// Rank `r`'s operator, `(r + 1) * D2` along `axis`.
-fn d2(r: usize, axis: usize) -> Result<Scaled<SecondDerivative>, distlops::core::Error> {
+fn d2(r: usize, axis: usize) -> Result<Scaled<LocalSecondDerivative>, Error> {
     Ok(Scaled {
         alpha: (r + 1) as f64,
-        op: SecondDerivative::new(&DIMS, axis, 1.0, DerivativeKind::Centered, false)?,
+        op: LocalSecondDerivative::new(
+            &DIMS,
+            SecondDerivativeParams {
+                axis: signed_axis(axis),
+                ..Default::default()
+            },
+        )?,
     })
 }
 

@@ -3,23 +3,44 @@
 //! Distributed linear operators and solvers for large inverse problems, in Rust: the capabilities of
 //! [PyLops-MPI](https://github.com/PyLops/pylops-mpi), rebuilt to be faster, safer and GPU-ready.
 //!
-//! This crate is the facade: it re-exports the member crates and offers a [`prelude`].
+//! This crate is the facade: it re-exports the member crates (documented here in full) and offers
+//! a [`prelude`]: `use distlops::prelude::*;` is the one line a program needs.
 //!
-//! | crate | what |
+//! | module (crate) | what |
 //! |---|---|
-//! | [`core`] (distlops-core) | scalars, layouts, communicators, [`DistributedArray`](core::DistributedArray), stacked vectors |
+//! | [`core`] (distlops-core) | scalars, layouts, communicators, [`DistributedArray`](core::DistributedArray), stacked vectors, the [`LinearOperator`](core::LinearOperator) trait and its algebra, the one [`Error`](core::Error) type |
 //! | [`operators`] (distlops-operators) | distributed linear operators, and serial building blocks in [`operators::local`] |
 //! | [`solvers`] (distlops-solvers) | CG, CGLS, power iteration |
 //! | [`io`] (distlops-io) | distributed SEG-Y and `.npy` reading and writing |
+//!
+//! **Two kinds of operators, one bridge.** Distributed operators ([`FirstDerivative`](operators::FirstDerivative),
+//! [`Laplacian`](operators::Laplacian), [`VStack`](operators::VStack), ...) implement
+//! [`LinearOperator`](core::LinearOperator): they act on whole distributed vectors and compose with
+//! the [`Op`](core::Op) algebra (`a.h() * &b`, `2.0 * a`, ...); local building blocks
+//! ([`MatrixMult`](operators::local::MatrixMult), [`LocalFirstDerivative`](operators::local::LocalFirstDerivative), ...)
+//! implement [`LocalOperator`](operators::local::LocalOperator) and act on one rank's block, and
+//! become distributed operators only through [`BlockDiag`](operators::BlockDiag),
+//! [`VStack`](operators::VStack), [`HStack`](operators::HStack) or
+//! [`Broadcasted`](operators::Broadcasted), which take them as `Vec<Box<dyn LocalOperator>>`.
+//!
+//! Constructors take PyLops' keyword arguments in a parameter struct with PyLops' defaults
+//! (`FirstDerivativeParams { axis: -1, ..Default::default() }`); axes may be negative, counted
+//! from the back. Operators and solvers borrow their inputs: a `&DistributedArray`, a
+//! `&StackedDistributedArray` or a `&DistVector` (all [`VectorRef`](core::VectorRef)s).
 //!
 //! ## Features
 //!
 //! | feature | what it adds |
 //! |---|---|
-//! | `mpi` | the MPI communicator (`distlops::core::mpi::initialize`), rsmpi on Open MPI, for runs under `mpirun` |
+//! | `mpi` | the MPI communicator (`distlops::core::mpi::initialize` and `run`), rsmpi on Open MPI, for runs under `mpirun`; needs an MPI installation and libclang to build (`scripts/setup.sh`) |
+//! | `cuda` | the `Cuda` engine on real NVIDIA devices (driver, NVRTC, cuBLAS, cuFFT loaded at run time: builds without CUDA) |
+//! | `nccl` | device collectives on NCCL for the `Cuda` engine (loaded at run time) |
+//! | `nvshmem` | NVSHMEM symmetric memory for the `Cuda` engine (loaded at run time) |
+//! | `emulator` | the `Cuda` engine on an emulated device: the same kernels compiled for the CPU (tests and development; needs a C++ compiler) |
 //!
 //! Without `mpi`, multi-rank programs run on the [`Threads`](core::Threads) communicator: P ranks as
-//! threads of one process, the same code path as under MPI.
+//! threads of one process, the same code path as under MPI. (On docs.rs the `mpi` module is not
+//! built, as rsmpi needs an MPI installation; the other features are.)
 //!
 //! ## A first program
 //!
@@ -45,22 +66,44 @@
 //! ranks, or agree on the outcome with one collective, so no rank waits forever for another that
 //! bailed out. Under MPI a panic on one rank aborts the job.
 
+#[doc(inline)]
 pub use distlops_core as core;
 /// Distributed SEG-Y and `.npy` reading and writing.
+#[doc(inline)]
 pub use distlops_io as io;
+#[doc(inline)]
 pub use distlops_operators as operators;
+#[doc(inline)]
 pub use distlops_solvers as solvers;
-/// The array crate distlops' local blocks are made of.
+/// The array crate distlops' local blocks are made of: [ndarray 0.17](https://docs.rs/ndarray/0.17)
+/// (a local `cargo doc` links the re-export to 0.15, following a stale `html_root_url` in
+/// ndarray itself; the version in use is 0.17).
 pub use ndarray;
 /// Complex numbers.
 pub use num_complex;
 
-/// The names most programs need.
+/// The names most programs need, in one `use distlops::prelude::*;`: arrays and layouts, the
+/// communicators, the operator trait and its algebra, every distributed operator with its
+/// parameters, the local building blocks, and the solvers.
 pub mod prelude {
     pub use distlops_core::operator::{dottest, LinearOperator, LinearOperatorExt, Op, Space};
     pub use distlops_core::{
-        Communicator, Complex32, Complex64, DistVector, DistributedArray, Error, Layout, NormOrd,
-        Partition, ReduceOp, Scalar, StackedDistributedArray, Threads, Vector,
+        signed_axis, AxisArg, Communicator, Complex32, Complex64, DistVector, DistributedArray,
+        Error, Layout, NormOrd, Partition, ReduceOp, Scalar, StackedDistributedArray, Threads,
+        Vector, VectorRef,
+    };
+    pub use distlops_operators::local::{
+        Conj, Convolve1D, Diagonal, Identity, LocalFirstDerivative, LocalOperator,
+        LocalSecondDerivative, MatrixMult, Pad, PoststackLinearModelling, Restriction, Transpose,
+        Zero,
+    };
+    pub use distlops_operators::{
+        BlockDiag, Broadcasted, DerivativeKind, FirstDerivative, FirstDerivativeParams, Gradient,
+        GradientParams, HStack, Halo, Laplacian, LaplacianParams, SecondDerivative,
+        SecondDerivativeParams, StackedBlockDiag, StackedVStack, VStack,
+    };
+    pub use distlops_solvers::{
+        cg, cgls, power_iteration, CgParams, CglsParams, PowerIterationParams, StopReason,
     };
 }
 

@@ -26,6 +26,13 @@ macro_rules! axis_arg {
 }
 axis_arg!(usize, u32, isize, i32, i64);
 
+/// A `usize` axis as the `isize` of the parameter structs (`FirstDerivativeParams { axis, .. }`):
+/// values above `isize::MAX` become `isize::MAX`, out of range for any array, never a negative
+/// axis.
+pub fn signed_axis(axis: usize) -> isize {
+    isize::try_from(axis).unwrap_or(isize::MAX)
+}
+
 /// The index of `axis` in an array of `ndim` dimensions: `axis` itself if `0 <= axis < ndim`,
 /// `ndim + axis` if `-ndim <= axis < 0`.
 ///

@@ -15,6 +15,11 @@
 //! Every primitive gives the same bits on every engine: the element-wise updates are the
 //! expressions of [`kernels`], and the sums evaluate the nodes of the
 //! [`repro`](crate::repro) tree with its fixed pattern.
+//!
+//! Only the payload primitives that take a communicator ([`Engine::all_reduce_sum`],
+//! [`Engine::broadcast`], [`Engine::all_gather_varcount`], [`Engine::exchange`]) communicate,
+//! and they are [collective](crate#collective-calls); every other primitive acts on this rank's
+//! memory alone (no communication).
 
 use crate::error::Result;
 use crate::kernels;
@@ -516,6 +521,7 @@ pub trait Engine: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
 
     /// `recv = sum over the ranks of comm of send` (payload all-reduce; see
     /// [`Communicator::all_reduce_sum_on`](crate::Communicator::all_reduce_sum_on)).
+    /// [Collective](crate#collective-calls): every rank of `comm` calls it.
     ///
     /// # Errors
     /// [`Error::Device`](crate::Error::Device) on every rank if the device collective fails or
@@ -526,6 +532,7 @@ pub trait Engine: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
         recv: Self::SliceMut<'_, T>,
     ) -> Result<()>;
     /// `buf = buf of rank root` (payload broadcast, in place).
+    /// [Collective](crate#collective-calls): every rank of `comm` calls it.
     ///
     /// # Errors
     /// As [`all_reduce_sum`](Self::all_reduce_sum).
@@ -534,8 +541,9 @@ pub trait Engine: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
         buf: Self::SliceMut<'_, T>,
         root: usize,
     ) -> Result<()>;
-    /// `recv = the concatenation of every rank's send`, rank `r` contributing `counts[r]`
-    /// elements (payload all-gather of uneven blocks, without padding).
+    /// `recv = the concatenation of every rank's send`, rank `r` contributing `counts[r]` elements
+    /// (payload all-gather of uneven blocks, without padding).
+    /// [Collective](crate#collective-calls): every rank of `comm` calls it.
     ///
     /// # Errors
     /// As [`all_reduce_sum`](Self::all_reduce_sum).
@@ -545,14 +553,13 @@ pub trait Engine: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
         recv: Self::SliceMut<'_, T>,
         counts: &[usize],
     ) -> Result<()>;
-    /// Point-to-point exchange in one step: each `(peer, slice)` of `sends` goes to `peer`, each
-    /// of `recvs` is filled from `peer` (payload send/recv, grouped).
+    /// Point-to-point exchange in one step: each `(peer, slice)` of `sends` goes to `peer`, each of
+    /// `recvs` is filled from `peer` (payload send/recv, grouped).
+    /// [Collective](crate#collective-calls): every rank of `comm` calls it, also a rank without
+    /// messages (`self` says which device collectives to use when it has no slices to tell).
     ///
     /// # Errors
     /// As [`all_reduce_sum`](Self::all_reduce_sum).
-    ///
-    /// Every rank of `comm` calls it, also one without messages (`self` says which device
-    /// collectives to use when it has no slices to tell).
     fn exchange<T: Scalar>(
         &self,
         comm: &crate::Communicator,

@@ -30,8 +30,9 @@ struct Inner {
 
 /// Global N-D shape, distributed axis, partition, and every rank's local extent along that axis.
 ///
-/// A layout is computed once (collectively only when ranks supply their own local shapes) and is
-/// then identical on every rank, so any check that reads it takes the same branch everywhere.
+/// A layout is computed once (collectively only when ranks supply their own local shapes,
+/// [`Layout::from_local_shapes`]; every other constructor and method does no communication) and
+/// is then identical on every rank, so any check that reads it takes the same branch everywhere.
 /// Cheap to clone.
 ///
 /// For [`Partition::Scatter`], rank `r` holds indices `offset(r)..offset(r) + count(r)` along
@@ -71,7 +72,8 @@ fn check_axis(shape: &[usize], axis: impl AxisArg) -> Result<usize> {
 }
 
 impl Layout {
-    /// A layout with PyLops-MPI's balanced split (for Scatter) over `nranks` ranks.
+    /// A layout with PyLops-MPI's balanced split (for Scatter) over `nranks` ranks. No
+    /// communication.
     ///
     /// # Errors
     /// [`Error::AxisOutOfRange`] if `axis >= global_shape.len()`, [`Error::InvalidArgument`] if
@@ -100,7 +102,7 @@ impl Layout {
         Ok(Self::build(global_shape.to_vec(), axis, partition, counts))
     }
 
-    /// A Scatter layout with the balanced split.
+    /// A Scatter layout with the balanced split. No communication.
     ///
     /// # Errors
     /// As [`Layout::new`].
@@ -108,7 +110,8 @@ impl Layout {
         Self::new(global_shape, axis, Partition::Scatter, nranks)
     }
 
-    /// A Broadcast layout (every rank holds the whole array; assignments copy rank 0's value).
+    /// A Broadcast layout (every rank holds the whole array; assignments copy rank 0's value). No
+    /// communication.
     ///
     /// # Errors
     /// As [`Layout::new`].
@@ -116,7 +119,8 @@ impl Layout {
         Self::new(global_shape, 0, Partition::Broadcast, nranks)
     }
 
-    /// A Scatter layout with the given number of items along `axis` on each rank.
+    /// A Scatter layout with the given number of items along `axis` on each rank. No
+    /// communication.
     ///
     /// # Errors
     /// [`Error::InvalidLocalShapes`] if `counts` does not sum to `global_shape[axis]`, or
@@ -153,9 +157,10 @@ impl Layout {
         ))
     }
 
-    /// Builds a layout from the local shape each rank holds. Collective: one all-gather of the
-    /// local shapes; every rank validates the same gathered list, so an invalid combination is an
-    /// error on every rank.
+    /// Builds a layout from the local shape each rank holds. [Collective](crate#collective-calls):
+    /// every rank of `comm` calls it, with the same `axis` and `partition` (two small all-reduces
+    /// of the number of dimensions, then one all-gather of the local shapes); every rank
+    /// validates the same gathered list, so an invalid combination is an error on every rank.
     ///
     /// For Scatter all local shapes must agree except along `axis`; for the replicated partitions
     /// they must all be equal.
@@ -252,7 +257,8 @@ impl Layout {
         }))
     }
 
-    /// The same global shape and axis with another partition (balanced when Scatter).
+    /// The same global shape and axis with another partition (balanced when Scatter). No
+    /// communication.
     pub fn with_partition(&self, partition: Partition) -> Self {
         Self::new(&self.0.global_shape, self.0.axis, partition, self.nranks())
             .expect("a valid layout stays valid with another partition")
@@ -347,7 +353,7 @@ impl Layout {
         (0..self.nranks()).map(|r| self.local_len(r)).collect()
     }
 
-    /// Checks that this layout was made for a communicator of `comm`'s size.
+    /// Checks that this layout was made for a communicator of `comm`'s size. No communication.
     ///
     /// # Errors
     /// [`Error::CommSizeMismatch`].

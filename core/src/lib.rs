@@ -9,6 +9,34 @@
 //! * [`StackedDistributedArray`], [`DistVector`] and the [`Vector`] trait that solvers use.
 //! * [`LinearOperator`], the algebra on [`Op`], and [`dottest`].
 //! * [`repro`]: reproducible sums, the same bits for any number of ranks and any split.
+//!
+//! # Collective calls
+//!
+//! A call that communicates between ranks is **collective**: every rank of the communicator
+//! (or of the colour group, where a [`Mask`] applies) must make it, in the same order relative
+//! to the other collective calls on that communicator, with arguments that agree (the same
+//! layouts, roots, widths, operators). A rank that skips a collective call, or makes the calls
+//! in another order, leaves the others waiting for it: under MPI the job hangs (or messages
+//! meet the wrong call); under [`Threads`] the waiting ranks panic once the missing rank's
+//! closure returns. distlops turns *disagreeing arguments* into the same error on every rank
+//! (each communicating operation begins with [`Communicator::agree_on`], itself one small
+//! all-reduce), but no library can detect a call that never comes.
+//!
+//! Every public item that communicates says so in the first paragraph of its documentation,
+//! in one of these forms:
+//!
+//! * "[Collective](crate#collective-calls): every rank of `comm` calls it." (or "of the
+//!   array's communicator", "of the operator's communicator"): always collective, also when no
+//!   data moves (the agreement on the arguments is an all-reduce) and also for replicated
+//!   arrays.
+//! * "[Collective](crate#collective-calls) for Scatter arrays; no communication for replicated
+//!   ones." and similar conditional forms: the condition reads only metadata that is identical
+//!   on every rank (partitions, layouts, spaces), so every rank takes the same branch.
+//! * "No communication.": local to this rank; any rank may call it alone, any number of times.
+//!
+//! Items that say neither are local accessors or local arithmetic (shapes, layouts, ranks,
+//! elementwise updates) and do not communicate. On one rank ([`Communicator::serial`]) a
+//! collective call costs nothing.
 
 pub mod alloc;
 pub mod array;
@@ -38,7 +66,7 @@ pub mod mpi {
 }
 
 pub use array::{DistributedArray, Mask, NormOrd};
-pub use axis::{resolve_axes, resolve_axis, AxisArg};
+pub use axis::{resolve_axes, resolve_axis, signed_axis, AxisArg};
 pub use comm::{Communicator, Fingerprint, ReduceOp, Threads};
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub use cuda::Cuda;

@@ -11,7 +11,8 @@ use crate::stacked::DistVector;
 use crate::vector_ref::VectorRef;
 
 impl<T: Scalar, E: Engine> DistVector<T, E> {
-    /// [`VectorRef::check_replicas`] of this vector.
+    /// [`VectorRef::check_replicas`] of this vector. [Collective](crate#collective-calls) when
+    /// the vector has a replicated part: every rank of its communicator calls it.
     ///
     /// # Errors
     /// As [`VectorRef::check_replicas`].
@@ -22,13 +23,15 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
 
 impl<T: Scalar, E: Engine> VectorRef<'_, T, E> {
     /// Checks that every replicated part (Broadcast or UnsafeBroadcast) holds the same values on
-    /// every rank: one pass over the replicated data (a hash of the values' bits; from device
-    /// memory, a copy to the host first) and one small all-reduce. Scatter parts are not read.
-    /// Solvers call it on their data and initial guess, operators' allocating
-    /// [`apply`](crate::LinearOperatorExt::apply) on their input.
+    /// every rank. [Collective](crate#collective-calls) when the vector has a replicated part:
+    /// every rank of its communicator calls it (the layouts, which the caller must have agreed
+    /// on before, decide this identically on every rank); no communication when every part is
+    /// Scatter, or on one rank.
     ///
-    /// Collective when the vector has a replicated part (the layouts, agreed before, decide this
-    /// identically on every rank); free on one rank.
+    /// One pass over the replicated data (a hash of the values' bits; from device memory, a copy
+    /// to the host first) and one small all-reduce (an all-gather more when the copies differ).
+    /// Scatter parts are not read. Solvers call it on their data and initial guess, operators'
+    /// allocating [`apply`](crate::LinearOperatorExt::apply) on their input.
     ///
     /// # Errors
     /// [`Error::ReplicasDiffer`] on every rank, naming `what` and the ranks whose copy differs

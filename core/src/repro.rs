@@ -492,7 +492,7 @@ impl<V: Scalar> ReproSums<V> {
     }
 
     /// Adds one sum: computes this rank's slots now with `leaf` (see
-    /// [`SumTree::fill_slots`]). Returns the sum's index in the totals.
+    /// [`SumTree::fill_slots`]). Returns the sum's index in the totals. No communication.
     pub fn push(&mut self, tree: SumTree, leaf: impl Fn(Range<usize>) -> V) -> usize {
         self.add(tree, |tree, slots| tree.fill_slots(leaf, slots))
     }
@@ -521,8 +521,10 @@ impl<V: Scalar> ReproSums<V> {
     }
 
     /// One all-reduce of the distributed sums' slots over `comm` (none if no sum is
-    /// distributed), then every sum, in the order pushed. Collective over `comm` whenever a
-    /// distributed sum was pushed, which the trees decide identically on every rank.
+    /// distributed), then every sum, in the order pushed. [Collective](crate#collective-calls)
+    /// whenever a distributed sum was pushed: every rank of `comm` calls it (the trees decide
+    /// this identically on every rank when the ranks push the same sums); no communication
+    /// otherwise.
     ///
     /// # Panics
     /// If a distributed sum's tree was built for another number of ranks than `comm.size()`.

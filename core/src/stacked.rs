@@ -28,6 +28,11 @@ pub enum DistVector<T: Scalar, E: Engine = Host> {
 
 /// A concatenation of distributed vectors (each possibly itself stacked), treated as one vector:
 /// dot products and norms combine the parts', elementwise operations act part by part.
+///
+/// Building, accessing and the elementwise operations do no communication; the reductions of
+/// [`Vector`] (`dot`, `vdot`, `norm`) are [collective](crate#collective-calls) (one small
+/// agreement on the structure of the stack, then the parts' reductions in part order), and
+/// [`asarray`](Self::asarray) is collective when some part is a Scatter array.
 #[derive(Clone, Debug)]
 pub struct StackedDistributedArray<T: Scalar, E: Engine = Host> {
     parts: Vec<DistVector<T, E>>,
@@ -46,7 +51,7 @@ impl<T: Scalar, E: Engine> From<StackedDistributedArray<T, E>> for DistVector<T,
 }
 
 impl<T: Scalar, E: Engine> StackedDistributedArray<T, E> {
-    /// Stacks `parts` (plain arrays or stacks).
+    /// Stacks `parts` (plain arrays or stacks). No communication.
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for an empty list.
@@ -59,7 +64,7 @@ impl<T: Scalar, E: Engine> StackedDistributedArray<T, E> {
         Ok(StackedDistributedArray { parts })
     }
 
-    /// Stacks plain arrays.
+    /// Stacks plain arrays. No communication.
     ///
     /// # Errors
     /// As [`new`](Self::new).
@@ -88,6 +93,15 @@ impl<T: Scalar, E: Engine> StackedDistributedArray<T, E> {
     }
 
     /// Every part, flattened and concatenated, on every rank (PyLops-MPI's `asarray`).
+    /// [Collective](crate#collective-calls) when some part (at any depth) is a Scatter array:
+    /// every rank of the parts' communicator calls it, and each Scatter part is all-gathered in
+    /// turn (see [`DistributedArray::asarray`]). No communication when every part is replicated.
+    ///
+    /// The ranks do not agree on the structure of the stack first: every rank must hold a stack
+    /// of the same structure, or the parts' all-gathers pair wrongly.
+    ///
+    /// # Panics
+    /// As [`DistributedArray::asarray`], for a part.
     pub fn asarray(&self) -> Array1<T> {
         let mut out = Vec::with_capacity(self.global_len());
         for p in &self.parts {
@@ -113,7 +127,7 @@ impl<T: Scalar, E: Engine> StackedDistributedArray<T, E> {
     }
 
     /// A fingerprint of the structure: the number of parts and every part's fingerprint
-    /// ([`DistVector::fingerprint`]).
+    /// ([`DistVector::fingerprint`]). No communication.
     pub fn fingerprint(&self) -> Fingerprint {
         self.parts.iter().fold(
             Fingerprint::default()
@@ -260,7 +274,7 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
         }
     }
 
-    /// Conjugates every element in place (nothing for real types).
+    /// Conjugates every element in place (nothing for real types). No communication.
     pub fn conj_in_place(&mut self) {
         match self {
             DistVector::Array(a) => a.conj_in_place(),
@@ -268,7 +282,14 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
         }
     }
 
-    /// The whole vector, flattened, on every rank.
+    /// The whole vector, flattened, on every rank (PyLops-MPI's `asarray`).
+    /// [Collective](crate#collective-calls) when the vector is, or contains, a Scatter array:
+    /// every rank of its communicator calls it (an all-gather per Scatter array, see
+    /// [`DistributedArray::asarray`] and [`StackedDistributedArray::asarray`]). No communication
+    /// when every array in it is replicated.
+    ///
+    /// # Panics
+    /// As [`DistributedArray::asarray`].
     pub fn asarray(&self) -> ArrayD<T> {
         match self {
             DistVector::Array(a) => a.asarray(),
@@ -319,7 +340,7 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
     }
 
     /// Copies `x` into `self` (the same structure), as [`Vector::copy_from`] from a borrowed
-    /// vector.
+    /// vector. No communication.
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`] if the structures or layouts differ.

@@ -86,7 +86,8 @@ impl<'a, T: Scalar, E: Engine> VectorRef<'a, T, E> {
         }
     }
 
-    /// An owned copy ([`DistVector`]): the one copy a solver makes of its data.
+    /// An owned copy ([`DistVector`]): the one copy a solver makes of its data. No
+    /// communication.
     pub fn to_owned(self) -> DistVector<T, E> {
         match self {
             VectorRef::Array(a) => DistVector::Array(a.clone()),
@@ -127,7 +128,8 @@ impl<'a, T: Scalar, E: Engine> VectorRef<'a, T, E> {
         }
     }
 
-    /// `sum(conj(self) * other)` ([`Vector::vdot`]). Collective.
+    /// `sum(conj(self) * other)` ([`Vector::vdot`]). [Collective](crate#collective-calls): every
+    /// rank of the vectors' communicator calls it.
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`] if the structures or layouts differ (on every rank).
@@ -141,7 +143,13 @@ impl<'a, T: Scalar, E: Engine> VectorRef<'a, T, E> {
         }
     }
 
-    /// The whole vector, flattened, on every rank. Collective.
+    /// The whole vector, flattened, on every rank (PyLops-MPI's `asarray`).
+    /// [Collective](crate#collective-calls) when the vector is, or contains, a Scatter array:
+    /// every rank of its communicator calls it (see [`DistributedArray::asarray`]). No
+    /// communication when every array in it is replicated.
+    ///
+    /// # Panics
+    /// As [`DistributedArray::asarray`].
     pub fn asarray(self) -> ArrayD<T> {
         match self {
             VectorRef::Array(a) => a.asarray(),

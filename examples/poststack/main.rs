@@ -42,7 +42,7 @@ use distlops::io::segy::{SegySpec, SegyTemplate};
 use distlops::ndarray::Array3;
 use distlops::operators::local::{LocalOperator, PoststackLinearModelling};
 use distlops::operators::wavelets::ricker;
-use distlops::operators::{BlockDiag, DerivativeKind, Laplacian, StackedVStack};
+use distlops::operators::{BlockDiag, Laplacian, LaplacianParams, StackedVStack};
 use distlops::solvers::{cg, cgls, CgParams, CglsParams};
 use figures::{AxisCoords, Cuts};
 use model::ModelParams;
@@ -344,16 +344,14 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
         2,
     )?);
     let g = Op::new(BlockDiag::new(comm, vec![block])?.with_spaces(layout, layout)?);
-    let axes: Vec<usize> = (0..3).filter(|&a| dims[a] > 1).collect();
-    let ones = vec![1.0; axes.len()];
+    let axes: Vec<isize> = (0..3).filter(|&a| dims[a as usize] > 1).collect();
     let lap = Op::new(Laplacian::<f64>::with_layout(
         comm,
         layout,
-        &axes,
-        &ones,
-        &ones,
-        DerivativeKind::Centered,
-        false,
+        LaplacianParams {
+            axes,
+            ..Default::default()
+        },
     )?);
 
     // The data: read, or modelled with optional noise that depends only on the global sample

@@ -19,7 +19,7 @@ use distlops_core::{
 ///
 /// * Partitions: domain Scatter (1-D, `sum ncols` per rank) -> range Scatter (1-D, `sum nrows` per
 ///   rank). Ranks may hold operators of different sizes and numbers.
-/// * Communication: none per product; one all-gather of the block sizes at construction.
+/// * Communication: none per product; two all-gathers of the block sizes at construction.
 /// * Engines: the local operators' engine (`Box<dyn LocalOperator<T, E>>`); on a device, every
 ///   piece is a range of the device block, no copy.
 /// * PyLops-MPI: `MPIBlockDiag(ops, mask=...)`.
@@ -33,7 +33,9 @@ pub struct BlockDiag<T: Scalar, E: Engine = Host> {
 }
 
 impl<T: Scalar, E: Engine> BlockDiag<T, E> {
-    /// Builds the operator from this rank's local operators. Collective (one all-gather).
+    /// Builds the operator from this rank's local operators.
+    /// [Collective](distlops_core#collective-calls): every rank of `comm` calls it (two small
+    /// all-gathers: every rank's number of columns and of rows).
     ///
     /// # Errors
     /// Only internal layout errors.
@@ -59,7 +61,9 @@ impl<T: Scalar, E: Engine> BlockDiag<T, E> {
     }
 
     /// The same operator acting on vectors reduced inside colour groups (PyLops-MPI's `mask`):
-    /// both spaces carry the mask. Collective.
+    /// both spaces carry the mask. [Collective](distlops_core#collective-calls): every rank of
+    /// the operator's communicator calls it, with the same colours (it agrees on the list and
+    /// splits the communicator, once per space).
     ///
     /// # Errors
     /// [`Error::InvalidMask`](distlops_core::Error::InvalidMask) on every rank.
@@ -114,7 +118,7 @@ impl<T: Scalar, E: Engine> BlockDiag<T, E> {
         Ok(self)
     }
 
-    /// This rank's local operators.
+    /// This rank's local operators. No communication.
     pub fn ops(&self) -> &[Box<dyn LocalOperator<T, E>>] {
         &self.ops
     }

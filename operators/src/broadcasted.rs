@@ -29,7 +29,7 @@ impl<T: Scalar, E: Engine> Broadcasted<T, E> {
         Self::with_partition(comm, op, Partition::Broadcast)
     }
 
-    /// Wraps `op` for UnsafeBroadcast vectors.
+    /// Wraps `op` for UnsafeBroadcast vectors. No communication.
     ///
     /// # Errors
     /// Only internal layout errors.

@@ -3,9 +3,9 @@
 
 use crate::dist_stencil::{single_stencil_operator, stream_min_bytes_option, DistStencil};
 use crate::local::stencil::{derivative_accessors, Scheme};
-use crate::local::DerivativeKind;
+use crate::local::{DerivativeKind, FirstDerivativeParams};
 use distlops_core::operator::Space;
-use distlops_core::{Communicator, Layout, Result, Scalar};
+use distlops_core::{resolve_axis, Communicator, Layout, Result, Scalar};
 
 /// First derivative along `axis` of a distributed array, by finite differences with step
 /// `sampling` (`dx`): the values of PyLops' serial `FirstDerivative` on the gathered array.
@@ -34,19 +34,25 @@ use distlops_core::{Communicator, Layout, Result, Scalar};
 ///   [`DEFAULT_STREAM_MIN_BYTES`](crate::DEFAULT_STREAM_MIN_BYTES), written with streaming
 ///   stores).
 /// * PyLops-MPI: `MPIFirstDerivative(dims, sampling, kind, edge, order)`, which differentiates
-///   along axis 0 only; here any `axis`.
+///   along axis 0 only; here any `axis` (negative from the back), keyword arguments in
+///   [`FirstDerivativeParams`].
 ///
 /// ```
 /// use distlops_core::operator::LinearOperatorExt;
-/// use distlops_core::{DistVector, DistributedArray, Layout, Threads};
-/// use distlops_operators::{DerivativeKind, FirstDerivative};
+/// use distlops_core::{DistributedArray, Layout, Threads};
+/// use distlops_operators::{DerivativeKind, FirstDerivative, FirstDerivativeParams};
 ///
 /// let sums = Threads::run(3, |comm| {
 ///     // x[i, j] = i on a (10, 4) array split along axis 0: the forward difference is 1 / dx.
 ///     let x = ndarray::Array2::from_shape_fn((10, 4), |(i, _)| i as f64).into_dyn();
-///     let d = FirstDerivative::<f64>::new(&comm, &[10, 4], 0, 0.5, DerivativeKind::Forward, false, 3)?;
+///     let forward = FirstDerivativeParams {
+///         sampling: 0.5,
+///         kind: DerivativeKind::Forward,
+///         ..Default::default()
+///     };
+///     let d = FirstDerivative::<f64>::new(&comm, &[10, 4], forward)?;
 ///     let layout = Layout::scatter(&[10, 4], 0, comm.size())?;
-///     let x = DistVector::Array(DistributedArray::to_dist(&comm, x.view(), &layout)?);
+///     let x = DistributedArray::to_dist(&comm, x.view(), &layout)?;
 ///     let y = d.apply(&x)?.asarray();
 ///     Ok::<f64, distlops_core::Error>(y.sum())
 /// });
@@ -65,34 +71,27 @@ pub struct FirstDerivative<T: Scalar> {
 }
 
 impl<T: Scalar> FirstDerivative<T> {
-    /// The derivative along `axis` of arrays of global shape `dims` distributed along axis 0 with
-    /// the balanced split (PyLops-MPI's layout). PyLops' defaults are `sampling = 1.0`,
-    /// `kind = Centered`, `edge = false`, `order = 3`. No communication.
+    /// The derivative of arrays of global shape `dims` distributed along axis 0 with the
+    /// balanced split (PyLops-MPI's layout), with PyLops' keyword arguments in `params`
+    /// (`FirstDerivativeParams::default()`: axis 0, `sampling = 1`, centered, order 3, no edge).
+    /// No communication.
     ///
     /// # Errors
     /// As [`with_layout`](Self::with_layout), and [`Error::InvalidArgument`] for empty `dims`.
     ///
     /// [`Error::InvalidArgument`]: distlops_core::Error::InvalidArgument
-    pub fn new(
-        comm: &Communicator,
-        dims: &[usize],
-        axis: usize,
-        sampling: f64,
-        kind: DerivativeKind,
-        edge: bool,
-        order: usize,
-    ) -> Result<Self> {
+    pub fn new(comm: &Communicator, dims: &[usize], params: FirstDerivativeParams) -> Result<Self> {
         let layout = Layout::scatter(dims, 0, comm.size())?;
-        Self::with_layout(comm, &layout, axis, sampling, kind, edge, order)
+        Self::with_layout(comm, &layout, params)
     }
 
-    /// The derivative along `axis` of arrays with the given Scatter layout (distributed along any
-    /// axis, with any counts). No communication; the same result on every rank.
+    /// The derivative of arrays with the given Scatter layout (distributed along any axis, with
+    /// any counts). No communication; the same result on every rank.
     ///
     /// # Errors
     /// * [`Error::UnsupportedPartition`] for a Broadcast or UnsafeBroadcast layout;
     ///   [`Error::CommSizeMismatch`] if the layout is for another number of ranks.
-    /// * [`Error::AxisOutOfRange`] if `axis` is not an axis of the layout.
+    /// * [`Error::AxisOutOfRange`] if `params.axis` is not an axis of the layout.
     /// * [`Error::InvalidArgument`] if `sampling` is zero or not finite, if `order` is not 3 or 5
     ///   for the centered scheme, or if `edge` is set and the axis is too short for the boundary
     ///   rows (fewer than 2 samples for order 3, 3 for order 5).
@@ -101,17 +100,20 @@ impl<T: Scalar> FirstDerivative<T> {
     /// [`Error::CommSizeMismatch`]: distlops_core::Error::CommSizeMismatch
     /// [`Error::AxisOutOfRange`]: distlops_core::Error::AxisOutOfRange
     /// [`Error::InvalidArgument`]: distlops_core::Error::InvalidArgument
-    #[allow(clippy::too_many_arguments)]
     pub fn with_layout(
         comm: &Communicator,
         layout: &Layout,
-        axis: usize,
-        sampling: f64,
-        kind: DerivativeKind,
-        edge: bool,
-        order: usize,
+        params: FirstDerivativeParams,
     ) -> Result<Self> {
         const WHAT: &str = "FirstDerivative";
+        let FirstDerivativeParams {
+            axis,
+            sampling,
+            kind,
+            edge,
+            order,
+        } = params;
+        let axis = resolve_axis(WHAT, axis, layout.ndim())?;
         let (stencil, space) = DistStencil::along(WHAT, comm, layout, axis, || {
             Scheme::first_derivative(kind, edge, order, sampling)
         })?;

@@ -2,14 +2,17 @@
 //! one fused pass (PyLops-MPI's `MPIGradient`).
 
 use crate::dist_stencil::{band_along, check_layout, stream_min_bytes_option, DistStencil, Term};
+use crate::laplacian::per_axis;
 use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::DerivativeKind;
 use crate::seam::{parts, parts_mut};
 use crate::seam::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::reals::{real, real_mut};
+#[cfg(doc)]
+use distlops_core::Error;
 use distlops_core::VectorRef;
-use distlops_core::{Communicator, DistVector, Error, Layout, Result, Scalar};
+use distlops_core::{Communicator, DistVector, Layout, Result, Scalar};
 
 /// `[y_0; y_1; ...; y_{ndim-1}] = [D_0; D_1; ...] x`, where `D_k` is the
 /// [`FirstDerivative`](crate::FirstDerivative) along axis `k` with step `sampling[k]`, `kind`,
@@ -30,21 +33,23 @@ use distlops_core::{Communicator, DistVector, Error, Layout, Result, Scalar};
 ///   [`with_stream_min_bytes`](Self::with_stream_min_bytes) per rank, by default
 ///   [`DEFAULT_STREAM_MIN_BYTES`](crate::DEFAULT_STREAM_MIN_BYTES), written with streaming
 ///   stores).
-/// * PyLops-MPI: `MPIGradient(dims, sampling, edge, kind)`, an `MPIStackedVStack` of
+/// * PyLops-MPI: `MPIGradient(dims, sampling, edge, kind)` (keyword arguments in
+///   [`GradientParams`]), an `MPIStackedVStack` of
 ///   `MPIFirstDerivative` (axis 0) and `MPIBlockDiag`s of local `FirstDerivative`s; here one
 ///   fused operator, and 1-D arrays are allowed.
 ///
 /// ```
 /// use distlops_core::operator::LinearOperatorExt;
-/// use distlops_core::{DistVector, DistributedArray, Layout, Threads};
-/// use distlops_operators::{DerivativeKind, Gradient};
+/// use distlops_core::{DistributedArray, Layout, Threads};
+/// use distlops_operators::{DerivativeKind, Gradient, GradientParams};
 ///
 /// let ok = Threads::run(2, |comm| {
 ///     // x = 2 i + 5 j on (6, 5): the forward gradient is (2, 5) except on the last rows.
 ///     let x = ndarray::Array2::from_shape_fn((6, 5), |(i, j)| (2 * i + 5 * j) as f64);
-///     let grad = Gradient::<f64>::new(&comm, &[6, 5], &[1.0], DerivativeKind::Forward, false)?;
+///     let forward = GradientParams { kind: DerivativeKind::Forward, ..Default::default() };
+///     let grad = Gradient::<f64>::new(&comm, &[6, 5], forward)?;
 ///     let layout = Layout::scatter(&[6, 5], 0, comm.size())?;
-///     let x = DistVector::Array(DistributedArray::to_dist(&comm, x.into_dyn().view(), &layout)?);
+///     let x = DistributedArray::to_dist(&comm, x.into_dyn().view(), &layout)?;
 ///     let g = grad.apply(&x)?.asarray(); // both components, flattened and concatenated
 ///     Ok::<(f64, f64), distlops_core::Error>((g[0], g[30]))
 /// });
@@ -60,22 +65,29 @@ pub struct Gradient<T: Scalar> {
     edge: bool,
 }
 
+/// PyLops' keyword arguments of `Gradient`, with its defaults: unit steps, the centered scheme
+/// without edges.
+#[derive(Debug, Clone, PartialEq, Default)]
+pub struct GradientParams {
+    /// The sampling step of each axis: one per axis, one for all, or empty for all `1` (the
+    /// default).
+    pub sampling: Vec<f64>,
+    /// The scheme (default [`DerivativeKind::Centered`]).
+    pub kind: DerivativeKind,
+    /// One-sided boundary rows for the centered scheme (default `false`).
+    pub edge: bool,
+}
+
 impl<T: Scalar> Gradient<T> {
     /// The gradient of arrays of global shape `dims` distributed along axis 0 with the balanced
-    /// split (PyLops-MPI's layout). `sampling` has one step per axis, or one for all. PyLops'
-    /// defaults are `sampling = 1`, `kind = Centered`, `edge = false`. No communication.
+    /// split (PyLops-MPI's layout), with PyLops' keyword arguments in `params`
+    /// (`GradientParams::default()`: unit steps, centered, no edge). No communication.
     ///
     /// # Errors
     /// As [`with_layout`](Self::with_layout), and [`Error::InvalidArgument`] for empty `dims`.
-    pub fn new(
-        comm: &Communicator,
-        dims: &[usize],
-        sampling: &[f64],
-        kind: DerivativeKind,
-        edge: bool,
-    ) -> Result<Self> {
+    pub fn new(comm: &Communicator, dims: &[usize], params: GradientParams) -> Result<Self> {
         let layout = Layout::scatter(dims, 0, comm.size())?;
-        Self::with_layout(comm, &layout, sampling, kind, edge)
+        Self::with_layout(comm, &layout, params)
     }
 
     /// The gradient of arrays with the given Scatter layout (distributed along any axis, with any
@@ -84,31 +96,26 @@ impl<T: Scalar> Gradient<T> {
     /// # Errors
     /// * [`Error::UnsupportedPartition`] for a Broadcast or UnsafeBroadcast layout;
     ///   [`Error::CommSizeMismatch`] if the layout is for another number of ranks.
-    /// * [`Error::InvalidArgument`] if `sampling` has neither 1 nor `ndim` entries, if a sampling
-    ///   is zero or not finite, or if `edge` is set for the centered scheme and an axis has fewer
-    ///   than 2 samples.
+    /// * [`Error::InvalidArgument`] if `sampling` has neither 0, 1 nor `ndim` entries, if a
+    ///   sampling is zero or not finite, or if `edge` is set for the centered scheme and an axis
+    ///   has fewer than 2 samples.
     ///
     /// [`Error::UnsupportedPartition`]: distlops_core::Error::UnsupportedPartition
     /// [`Error::CommSizeMismatch`]: distlops_core::Error::CommSizeMismatch
     pub fn with_layout(
         comm: &Communicator,
         layout: &Layout,
-        sampling: &[f64],
-        kind: DerivativeKind,
-        edge: bool,
+        params: GradientParams,
     ) -> Result<Self> {
         const WHAT: &str = "Gradient";
         check_layout(WHAT, comm, layout)?;
+        let GradientParams {
+            sampling,
+            kind,
+            edge,
+        } = params;
         let ndim = layout.ndim();
-        let sampling: Vec<f64> = match sampling.len() {
-            1 => vec![sampling[0]; ndim],
-            n if n == ndim => sampling.to_vec(),
-            n => {
-                return Err(Error::InvalidArgument(format!(
-                    "{WHAT}: sampling needs 1 or {ndim} entries, got {n}"
-                )))
-            }
-        };
+        let sampling = per_axis(WHAT, "sampling", &sampling, ndim)?;
         let terms = sampling
             .iter()
             .enumerate()

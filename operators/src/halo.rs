@@ -381,20 +381,22 @@ pub struct HaloBuilder<T: Scalar> {
 
 impl<T: Scalar> HaloBuilder<T> {
     /// The process grid: `grid[a]` ranks along axis `a`, with the product equal to the number of
-    /// ranks (default: all ranks on the last axis, `[1, ..., 1, P]`, as PyLops-MPI).
+    /// ranks (default: all ranks on the last axis, `[1, ..., 1, P]`, as PyLops-MPI). No
+    /// communication.
     pub fn grid(mut self, grid: &[usize]) -> Self {
         self.grid = Some(grid.to_vec());
         self
     }
 
-    /// What halos contain past the global edges (default [`HaloBoundary::Trim`]).
+    /// What halos contain past the global edges (default [`HaloBoundary::Trim`]). No
+    /// communication.
     pub fn boundary(mut self, boundary: HaloBoundary) -> Self {
         self.boundary = boundary;
         self
     }
 
-    /// Builds the operator. Collective: one all-reduce of two integers, to check that every rank
-    /// passed the same arguments.
+    /// Builds the operator. [Collective](distlops_core#collective-calls): every rank of `comm`
+    /// calls it, with the same arguments (one all-reduce of two integers checks that they are).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] on every rank if `dims` is empty or too large, if the grid does
@@ -461,14 +463,14 @@ impl<T: Scalar> HaloBuilder<T> {
 /// ```
 /// use distlops_core::operator::{LinearOperatorExt, Op};
 /// use distlops_core::Threads;
-/// use distlops_operators::local::{DerivativeKind, FirstDerivative, LocalOperator};
+/// use distlops_operators::local::{DerivativeKind, LocalFirstDerivative, FirstDerivativeParams, LocalOperator};
 /// use distlops_operators::{BlockDiag, Halo};
 ///
 /// let ok = Threads::run(3, |comm| -> distlops_core::Result<bool> {
 ///     // 20 samples over 3 ranks (7, 7, 6), one sample of halo on each inner side.
 ///     let halo = Halo::<f64>::new(&comm, &[20], 1)?;
 ///     let shape = halo.extended_shape(); // [8], [9], [7]
-///     let d = FirstDerivative::new(shape, 0, 1.0, DerivativeKind::Centered, false, 3)?;
+///     let d = LocalFirstDerivative::new(shape, FirstDerivativeParams { axis: 0, ..Default::default() })?;
 ///     let d = Op::new(BlockDiag::new(&comm, vec![Box::new(d)])?);
 ///     let h = Op::new(halo.clone());
 ///     let op = (h.h() * d * &h)?;
@@ -538,7 +540,8 @@ impl<T: Scalar> std::fmt::Debug for Halo<T> {
 }
 
 impl<T: Scalar> Halo<T> {
-    /// A halo operator with all ranks on the last axis and [`HaloBoundary::Trim`]. Collective (see
+    /// A halo operator with all ranks on the last axis and [`HaloBoundary::Trim`].
+    /// [Collective](distlops_core#collective-calls): every rank of `comm` calls it (see
     /// [`HaloBuilder::build`]).
     ///
     /// # Errors
@@ -547,7 +550,9 @@ impl<T: Scalar> Halo<T> {
         Self::builder(dims, widths).build(comm)
     }
 
-    /// A halo operator on the process grid `grid` with [`HaloBoundary::Trim`]. Collective.
+    /// A halo operator on the process grid `grid` with [`HaloBoundary::Trim`].
+    /// [Collective](distlops_core#collective-calls): every rank of `comm` calls it (see
+    /// [`HaloBuilder::build`]).
     ///
     /// # Errors
     /// As [`HaloBuilder::build`].
@@ -561,7 +566,7 @@ impl<T: Scalar> Halo<T> {
     }
 
     /// Starts building a halo operator for an array of shape `dims`, to set the grid or the
-    /// boundary rule:
+    /// boundary rule (no communication until [`build`](HaloBuilder::build)):
     ///
     /// ```
     /// use distlops_operators::{Halo, HaloBoundary};
@@ -704,7 +709,8 @@ impl<T: Scalar> Halo<T> {
     }
 
     /// The domain vector of a global array that every rank holds: each rank keeps its core block.
-    /// Collective (one small all-reduce to agree on the shape check), no data moves.
+    /// [Collective](distlops_core#collective-calls): every rank of the operator's communicator
+    /// calls it (one small all-reduce agrees on the shape check); no array data moves.
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] on every rank if `global` does not have shape
@@ -727,10 +733,14 @@ impl<T: Scalar> Halo<T> {
         Ok(v)
     }
 
-    /// The global N-D array of a domain vector, on every rank (one all-gather).
+    /// The global N-D array of a domain vector, on every rank.
+    /// [Collective](distlops_core#collective-calls): every rank of the operator's communicator
+    /// calls it (one all-gather).
     ///
     /// # Errors
-    /// [`Error::LayoutMismatch`] on every rank if `x` is not in the domain.
+    /// [`Error::LayoutMismatch`] if `x` is not in the domain. The check is this rank's own (no
+    /// agreement): it is an error on every rank only when every rank passes a vector outside the
+    /// domain, so pass the same distributed vector on every rank.
     pub fn gather_global(&self, x: &DistVector<T>) -> Result<ArrayD<T>> {
         self.domain.check(x, "Halo::gather_global input")?;
         let layout = self.domain.layout().expect("plain space");
@@ -750,7 +760,7 @@ impl<T: Scalar> Halo<T> {
     }
 
     /// This rank's block of a range vector as an N-D view of shape
-    /// [`extended_shape`](Self::extended_shape).
+    /// [`extended_shape`](Self::extended_shape). No communication.
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`] if `y` is not in the range.

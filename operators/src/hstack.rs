@@ -35,7 +35,9 @@ pub struct HStack<T: Scalar, E: Engine = Host> {
 }
 
 impl<T: Scalar, E: Engine> HStack<T, E> {
-    /// Builds the operator from this rank's local operators. Collective.
+    /// Builds the operator from this rank's local operators.
+    /// [Collective](distlops_core#collective-calls): every rank of `comm` calls it (one small
+    /// all-reduce of the row counts and two small all-gathers of the column and operator counts).
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`](distlops_core::Error::ShapeMismatch) on every rank if the operators

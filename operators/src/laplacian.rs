@@ -7,7 +7,7 @@ use crate::dist_stencil::{
 use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::DerivativeKind;
 use distlops_core::operator::Space;
-use distlops_core::{Communicator, Error, Layout, Result, Scalar};
+use distlops_core::{resolve_axis, Communicator, Error, Layout, Result, Scalar};
 
 /// `y = sum_k weights[k] D2_k x`, where `D2_k` is the
 /// [`SecondDerivative`](crate::SecondDerivative) along `axes[k]` with step `sampling[k]` (each
@@ -31,22 +31,23 @@ use distlops_core::{Communicator, Error, Layout, Result, Scalar};
 ///   [`with_stream_min_bytes`](Self::with_stream_min_bytes) per rank, by default
 ///   [`DEFAULT_STREAM_MIN_BYTES`](crate::DEFAULT_STREAM_MIN_BYTES), written with streaming
 ///   stores).
-/// * PyLops-MPI: `MPILaplacian(dims, axes, weights, sampling, edge, kind)`, a sum of
+/// * PyLops-MPI: `MPILaplacian(dims, axes, weights, sampling, edge, kind)` (keyword arguments
+///   in [`LaplacianParams`]), a sum of
 ///   `MPISecondDerivative` (axis 0) and `MPIBlockDiag` of local `SecondDerivative`s (other axes);
 ///   here one fused operator, and 1-D arrays are allowed.
 ///
 /// ```
 /// use distlops_core::operator::LinearOperatorExt;
-/// use distlops_core::{DistVector, DistributedArray, Layout, Threads};
-/// use distlops_operators::{DerivativeKind, Laplacian};
+/// use distlops_core::{DistributedArray, Layout, Threads};
+/// use distlops_operators::{Laplacian, LaplacianParams};
 ///
 /// let ok = Threads::run(3, |comm| {
 ///     // x = i^2 + 3 j^2 on (9, 7): the Laplacian with weights (1, 2) is 2 + 2 * 6 inside.
 ///     let x = ndarray::Array2::from_shape_fn((9, 7), |(i, j)| (i * i + 3 * j * j) as f64);
-///     let lap = Laplacian::<f64>::new(&comm, &[9, 7], &[0, 1], &[1.0, 2.0], &[1.0, 1.0],
-///                                     DerivativeKind::Centered, false)?;
+///     let params = LaplacianParams { weights: vec![1.0, 2.0], ..Default::default() };
+///     let lap = Laplacian::<f64>::new(&comm, &[9, 7], params)?; // axes (-2, -1)
 ///     let layout = Layout::scatter(&[9, 7], 0, comm.size())?;
-///     let x = DistVector::Array(DistributedArray::to_dist(&comm, x.into_dyn().view(), &layout)?);
+///     let x = DistributedArray::to_dist(&comm, x.into_dyn().view(), &layout)?;
 ///     let y = lap.apply(&x)?.asarray();
 ///     Ok::<f64, distlops_core::Error>(y[[4, 3]])
 /// });
@@ -64,25 +65,61 @@ pub struct Laplacian<T: Scalar> {
     edge: bool,
 }
 
+/// PyLops' keyword arguments of `Laplacian`, with its defaults: the last two axes, unit weights
+/// and steps, the centered scheme without edges.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LaplacianParams {
+    /// The axes to differentiate along; negative count from the back (default `[-2, -1]`).
+    pub axes: Vec<isize>,
+    /// The weight of each axis: one per axis, one for all, or empty for all `1` (the default).
+    pub weights: Vec<f64>,
+    /// The sampling step of each axis: one per axis, one for all, or empty for all `1` (the
+    /// default).
+    pub sampling: Vec<f64>,
+    /// The scheme (default [`DerivativeKind::Centered`]).
+    pub kind: DerivativeKind,
+    /// One-sided boundary rows for the centered scheme (default `false`).
+    pub edge: bool,
+}
+
+impl Default for LaplacianParams {
+    fn default() -> Self {
+        LaplacianParams {
+            axes: vec![-2, -1],
+            weights: Vec::new(),
+            sampling: Vec::new(),
+            kind: DerivativeKind::Centered,
+            edge: false,
+        }
+    }
+}
+
+/// `values` with one entry per axis: as given, repeated if it has one entry, ones if empty.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] naming `what` and `name` for any other length.
+pub(crate) fn per_axis(what: &str, name: &str, values: &[f64], naxes: usize) -> Result<Vec<f64>> {
+    match values.len() {
+        0 => Ok(vec![1.0; naxes]),
+        1 => Ok(vec![values[0]; naxes]),
+        n if n == naxes => Ok(values.to_vec()),
+        n => Err(Error::InvalidArgument(format!(
+            "{what}: {name} needs 1 or {naxes} entries (one per axis), got {n}"
+        ))),
+    }
+}
+
 impl<T: Scalar> Laplacian<T> {
     /// The Laplacian of arrays of global shape `dims` distributed along axis 0 with the balanced
-    /// split (PyLops-MPI's layout). PyLops' defaults are `axes = (-2, -1)` (the last two axes),
-    /// `weights = (1, 1)`, `sampling = (1, 1)`, `kind = Centered`, `edge = false`. No
-    /// communication.
+    /// split (PyLops-MPI's layout), with PyLops' keyword arguments in `params`
+    /// (`LaplacianParams::default()`: the last two axes, unit weights and steps, centered, no
+    /// edge). No communication.
     ///
     /// # Errors
     /// As [`with_layout`](Self::with_layout), and [`Error::InvalidArgument`] for empty `dims`.
-    pub fn new(
-        comm: &Communicator,
-        dims: &[usize],
-        axes: &[usize],
-        weights: &[f64],
-        sampling: &[f64],
-        kind: DerivativeKind,
-        edge: bool,
-    ) -> Result<Self> {
+    pub fn new(comm: &Communicator, dims: &[usize], params: LaplacianParams) -> Result<Self> {
         let layout = Layout::scatter(dims, 0, comm.size())?;
-        Self::with_layout(comm, &layout, axes, weights, sampling, kind, edge)
+        Self::with_layout(comm, &layout, params)
     }
 
     /// The Laplacian of arrays with the given Scatter layout (distributed along any axis, with any
@@ -92,37 +129,41 @@ impl<T: Scalar> Laplacian<T> {
     /// * [`Error::UnsupportedPartition`] for a Broadcast or UnsafeBroadcast layout;
     ///   [`Error::CommSizeMismatch`] if the layout is for another number of ranks.
     /// * [`Error::AxisOutOfRange`] if an entry of `axes` is not an axis of the layout.
-    /// * [`Error::InvalidArgument`] if `axes` is empty, if `weights` or `sampling` does not have
-    ///   one entry per axis, if a sampling is zero or not finite, or if `edge` is set for the
-    ///   centered scheme and an axis has fewer than 3 samples.
+    /// * [`Error::InvalidArgument`] if `axes` is empty, if `weights` or `sampling` has neither 0,
+    ///   1 nor one entry per axis, if a sampling is zero or not finite, or if `edge` is set for
+    ///   the centered scheme and an axis has fewer than 3 samples.
     ///
     /// [`Error::UnsupportedPartition`]: distlops_core::Error::UnsupportedPartition
     /// [`Error::CommSizeMismatch`]: distlops_core::Error::CommSizeMismatch
     /// [`Error::AxisOutOfRange`]: distlops_core::Error::AxisOutOfRange
-    #[allow(clippy::too_many_arguments)]
     pub fn with_layout(
         comm: &Communicator,
         layout: &Layout,
-        axes: &[usize],
-        weights: &[f64],
-        sampling: &[f64],
-        kind: DerivativeKind,
-        edge: bool,
+        params: LaplacianParams,
     ) -> Result<Self> {
         const WHAT: &str = "Laplacian";
         check_layout(WHAT, comm, layout)?;
-        if axes.is_empty() || weights.len() != axes.len() || sampling.len() != axes.len() {
+        let LaplacianParams {
+            axes,
+            weights,
+            sampling,
+            kind,
+            edge,
+        } = params;
+        if axes.is_empty() {
             return Err(Error::InvalidArgument(format!(
-                "{WHAT}: axes, weights and sampling must have the same non-zero length, got {}, \
-                 {} and {}",
-                axes.len(),
-                weights.len(),
-                sampling.len()
+                "{WHAT}: axes must not be empty"
             )));
         }
+        let axes = axes
+            .iter()
+            .map(|&a| resolve_axis(WHAT, a, layout.ndim()))
+            .collect::<Result<Vec<_>>>()?;
+        let weights = per_axis(WHAT, "weights", &weights, axes.len())?;
+        let sampling = per_axis(WHAT, "sampling", &sampling, axes.len())?;
         let terms = axes
             .iter()
-            .zip(weights.iter().zip(sampling))
+            .zip(weights.iter().zip(&sampling))
             .map(|(&axis, (&w, &dx))| {
                 let scheme = Scheme::second_derivative(kind, edge, dx)?;
                 Ok(Term {
@@ -140,9 +181,9 @@ impl<T: Scalar> Laplacian<T> {
             domain: space.clone(),
             range: space,
             comm: comm.clone(),
-            axes: axes.to_vec(),
-            weights: weights.to_vec(),
-            sampling: sampling.to_vec(),
+            axes,
+            weights,
+            sampling,
             kind,
             edge,
         })

@@ -15,7 +15,20 @@
 //! | [`Halo`] | Scatter (core blocks of an N-D grid) -> Scatter (extended blocks) | one neighbour exchange | `MPIHalo`, `halo_block_split` |
 //!
 //! Local building blocks (serial operators on each rank's block) implement
-//! [`LocalOperator`](local::LocalOperator).
+//! [`LocalOperator`](local::LocalOperator); they never communicate.
+//!
+//! # Collective calls
+//!
+//! The "communication" column is the data a product moves. Every checked product (`matvec`,
+//! `rmatvec`, `apply`, `apply_adjoint`) and every solve is
+//! [collective](distlops_core#collective-calls) all the same, for every operator here, those
+//! with "none" included: the ranks first agree on the vectors and spaces with one small
+//! all-reduce. Construction is collective for the operators whose ranks bring different local
+//! operators, [`BlockDiag`] (and its [`with_mask`](BlockDiag::with_mask)), [`VStack`],
+//! [`HStack`], and for [`Halo`], which checks that every rank passed the same arguments; the
+//! other constructors ([`Broadcasted`], [`StackedBlockDiag`], [`StackedVStack`],
+//! [`FirstDerivative`], [`SecondDerivative`], [`Laplacian`], [`Gradient`], [`Halo::crop`]) do no
+//! communication. Each constructor's documentation says which.
 
 pub use distlops_core as core;
 
@@ -53,14 +66,14 @@ pub use block_diag::BlockDiag;
 pub use broadcasted::Broadcasted;
 pub use combine::DEFAULT_STREAM_MIN_BYTES;
 pub use first_derivative::FirstDerivative;
-pub use gradient::Gradient;
+pub use gradient::{Gradient, GradientParams};
 pub use halo::{halo_block_split, Halo, HaloBoundary, HaloBuilder, HaloWidths};
 pub use hstack::HStack;
-pub use laplacian::Laplacian;
+pub use laplacian::{Laplacian, LaplacianParams};
 pub use second_derivative::SecondDerivative;
 pub use stacked_block_diag::StackedBlockDiag;
 pub use stacked_vstack::StackedVStack;
 pub use vstack::VStack;
 pub mod local;
 pub mod wavelets;
-pub use local::{ConvolveMethod, DerivativeKind};
+pub use local::{ConvolveMethod, DerivativeKind, FirstDerivativeParams, SecondDerivativeParams};

@@ -3,9 +3,9 @@
 
 use crate::dist_stencil::{single_stencil_operator, stream_min_bytes_option, DistStencil};
 use crate::local::stencil::{derivative_accessors, Scheme};
-use crate::local::DerivativeKind;
+use crate::local::{DerivativeKind, SecondDerivativeParams};
 use distlops_core::operator::Space;
-use distlops_core::{Communicator, Layout, Result, Scalar};
+use distlops_core::{resolve_axis, Communicator, Layout, Result, Scalar};
 
 /// Second derivative along `axis` of a distributed array, by the three-point finite difference
 /// with step `sampling` (`dx`): the values of PyLops' serial `SecondDerivative` on the gathered
@@ -31,19 +31,21 @@ use distlops_core::{Communicator, Layout, Result, Scalar};
 ///   [`DEFAULT_STREAM_MIN_BYTES`](crate::DEFAULT_STREAM_MIN_BYTES), written with streaming
 ///   stores).
 /// * PyLops-MPI: `MPISecondDerivative(dims, sampling, kind, edge)`, which differentiates along
-///   axis 0 only; here any `axis`.
+///   axis 0 only; here any `axis` (negative from the back), keyword arguments in
+///   [`SecondDerivativeParams`].
 ///
 /// ```
 /// use distlops_core::operator::LinearOperatorExt;
-/// use distlops_core::{DistVector, DistributedArray, Layout, Threads};
-/// use distlops_operators::{DerivativeKind, SecondDerivative};
+/// use distlops_core::{DistributedArray, Layout, Threads};
+/// use distlops_operators::{SecondDerivative, SecondDerivativeParams};
 ///
 /// let ok = Threads::run(2, |comm| {
 ///     // x[i, j] = j^2 on a (3, 9) array split along axis 1: the second difference is 2.
 ///     let x = ndarray::Array2::from_shape_fn((3, 9), |(_, j)| (j * j) as f64).into_dyn();
 ///     let layout = Layout::scatter(&[3, 9], 1, comm.size())?;
-///     let d = SecondDerivative::<f64>::with_layout(&comm, &layout, 1, 1.0, DerivativeKind::Centered, true)?;
-///     let x = DistVector::Array(DistributedArray::to_dist(&comm, x.view(), &layout)?);
+///     let params = SecondDerivativeParams { axis: -1, edge: true, ..Default::default() };
+///     let d = SecondDerivative::<f64>::with_layout(&comm, &layout, params)?;
+///     let x = DistributedArray::to_dist(&comm, x.view(), &layout)?;
 ///     let y = d.apply(&x)?.asarray();
 ///     Ok::<bool, distlops_core::Error>(y.iter().all(|&v| v == 2.0))
 /// });
@@ -61,9 +63,10 @@ pub struct SecondDerivative<T: Scalar> {
 }
 
 impl<T: Scalar> SecondDerivative<T> {
-    /// The derivative along `axis` of arrays of global shape `dims` distributed along axis 0 with
-    /// the balanced split (PyLops-MPI's layout). PyLops' defaults are `sampling = 1.0`,
-    /// `kind = Centered`, `edge = false`. No communication.
+    /// The derivative of arrays of global shape `dims` distributed along axis 0 with the
+    /// balanced split (PyLops-MPI's layout), with PyLops' keyword arguments in `params`
+    /// (`SecondDerivativeParams::default()`: axis 0, `sampling = 1`, centered, no edge). No
+    /// communication.
     ///
     /// # Errors
     /// As [`with_layout`](Self::with_layout), and [`Error::InvalidArgument`] for empty `dims`.
@@ -72,22 +75,19 @@ impl<T: Scalar> SecondDerivative<T> {
     pub fn new(
         comm: &Communicator,
         dims: &[usize],
-        axis: usize,
-        sampling: f64,
-        kind: DerivativeKind,
-        edge: bool,
+        params: SecondDerivativeParams,
     ) -> Result<Self> {
         let layout = Layout::scatter(dims, 0, comm.size())?;
-        Self::with_layout(comm, &layout, axis, sampling, kind, edge)
+        Self::with_layout(comm, &layout, params)
     }
 
-    /// The derivative along `axis` of arrays with the given Scatter layout (distributed along any
-    /// axis, with any counts). No communication; the same result on every rank.
+    /// The derivative of arrays with the given Scatter layout (distributed along any axis, with
+    /// any counts). No communication; the same result on every rank.
     ///
     /// # Errors
     /// * [`Error::UnsupportedPartition`] for a Broadcast or UnsafeBroadcast layout;
     ///   [`Error::CommSizeMismatch`] if the layout is for another number of ranks.
-    /// * [`Error::AxisOutOfRange`] if `axis` is not an axis of the layout.
+    /// * [`Error::AxisOutOfRange`] if `params.axis` is not an axis of the layout.
     /// * [`Error::InvalidArgument`] if `sampling` is zero or not finite, or if `edge` is set for
     ///   the centered scheme and the axis has fewer than 3 samples.
     ///
@@ -98,12 +98,16 @@ impl<T: Scalar> SecondDerivative<T> {
     pub fn with_layout(
         comm: &Communicator,
         layout: &Layout,
-        axis: usize,
-        sampling: f64,
-        kind: DerivativeKind,
-        edge: bool,
+        params: SecondDerivativeParams,
     ) -> Result<Self> {
         const WHAT: &str = "SecondDerivative";
+        let SecondDerivativeParams {
+            axis,
+            sampling,
+            kind,
+            edge,
+        } = params;
+        let axis = resolve_axis(WHAT, axis, layout.ndim())?;
         let (stencil, space) = DistStencil::along(WHAT, comm, layout, axis, || {
             Scheme::second_derivative(kind, edge, sampling)
         })?;

@@ -40,8 +40,9 @@ pub struct VStack<T: Scalar, E: Engine = Host> {
 }
 
 impl<T: Scalar, E: Engine> VStack<T, E> {
-    /// Builds the operator from this rank's local operators. Collective (a small reduction and
-    /// two small all-gathers).
+    /// Builds the operator from this rank's local operators.
+    /// [Collective](distlops_core#collective-calls): every rank of `comm` calls it (one small
+    /// all-reduce of the column counts and two small all-gathers of the row and operator counts).
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] on every rank if the operators (on any rank) do not all have the

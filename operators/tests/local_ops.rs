@@ -1,11 +1,13 @@
 //! Local operators against dense references written from PyLops' formulas, the conjugate transpose
 //! of `to_dense`, and dot tests, for `f64` and `Complex64`.
 
+use distlops_core::signed_axis;
 use distlops_core::{Complex32, Complex64, Error, Scalar};
 use distlops_operators::local::{to_dense, LocalOperator, FFT_THRESHOLD, FFT_THRESHOLD_CONTIGUOUS};
 use distlops_operators::local::{
-    Conj, Convolve1D, ConvolveMethod, DerivativeKind, Diagonal, FirstDerivative, Identity,
-    MatrixMult, Pad, Restriction, SecondDerivative, Transpose, Zero,
+    Conj, Convolve1D, ConvolveMethod, DerivativeKind, Diagonal, FirstDerivativeParams, Identity,
+    LocalFirstDerivative, LocalSecondDerivative, MatrixMult, Pad, Restriction,
+    SecondDerivativeParams, Transpose, Zero,
 };
 use ndarray::{Array1, Array2, ShapeBuilder};
 
@@ -541,7 +543,16 @@ fn first_derivative<T: TestScalar>() {
                                 "FirstDerivative {dims:?} axis {axis} {kind:?} order {order} \
                                  edge {edge} dx {dx}"
                             );
-                            let op = FirstDerivative::new(dims, axis, dx, kind, edge, order);
+                            let op = LocalFirstDerivative::new(
+                                dims,
+                                FirstDerivativeParams {
+                                    axis: signed_axis(axis),
+                                    sampling: dx,
+                                    kind,
+                                    edge,
+                                    order,
+                                },
+                            );
                             // PyLops raises IndexError for these.
                             let min_n = if order == 3 { 2 } else { 3 };
                             let too_short = kind == DerivativeKind::Centered && edge && n < min_n;
@@ -573,7 +584,15 @@ fn second_derivative<T: TestScalar>() {
                         let label = format!(
                             "SecondDerivative {dims:?} axis {axis} {kind:?} edge {edge} dx {dx}"
                         );
-                        let op = SecondDerivative::new(dims, axis, dx, kind, edge);
+                        let op = LocalSecondDerivative::new(
+                            dims,
+                            SecondDerivativeParams {
+                                axis: signed_axis(axis),
+                                sampling: dx,
+                                kind,
+                                edge,
+                            },
+                        );
                         if kind == DerivativeKind::Centered && edge && n < 3 {
                             assert_invalid(&op, &label);
                             continue;
@@ -806,8 +825,26 @@ fn operators_are_object_safe_and_named() {
         Box::new(Conj::new(&[4]).unwrap()),
         Box::new(Pad::new(&[3], &[(1, 1)]).unwrap()),
         Box::new(Restriction::new(&[5], &[0, 4], 0).unwrap()),
-        Box::new(FirstDerivative::new(&[5], 0, 1.0, DerivativeKind::Centered, false, 3).unwrap()),
-        Box::new(SecondDerivative::new(&[5], 0, 1.0, DerivativeKind::Centered, false).unwrap()),
+        Box::new(
+            LocalFirstDerivative::new(
+                &[5],
+                FirstDerivativeParams {
+                    axis: 0,
+                    ..Default::default()
+                },
+            )
+            .unwrap(),
+        ),
+        Box::new(
+            LocalSecondDerivative::new(
+                &[5],
+                SecondDerivativeParams {
+                    axis: 0,
+                    ..Default::default()
+                },
+            )
+            .unwrap(),
+        ),
         Box::new(Convolve1D::new(&[5], vec![1.0, 2.0], 0, 0).unwrap()),
     ];
     for op in &ops {
@@ -827,10 +864,27 @@ fn constructor_errors() {
         r.map(|_| ())
     }
     let fd = |dims: &[usize], axis, dx, kind, edge, order| {
-        unit(FirstDerivative::new(dims, axis, dx, kind, edge, order))
+        unit(LocalFirstDerivative::new(
+            dims,
+            FirstDerivativeParams {
+                axis: signed_axis(axis),
+                sampling: dx,
+                kind,
+                edge,
+                order,
+            },
+        ))
     };
     let sd = |dims: &[usize], axis, dx, kind, edge| {
-        unit(SecondDerivative::new(dims, axis, dx, kind, edge))
+        unit(LocalSecondDerivative::new(
+            dims,
+            SecondDerivativeParams {
+                axis: signed_axis(axis),
+                sampling: dx,
+                kind,
+                edge,
+            },
+        ))
     };
 
     assert!(shape(unit(Diagonal::with_dims(vec![1.0; 5], &[2, 3]))));
@@ -859,7 +913,16 @@ fn constructor_errors() {
     assert!(axis(fd(&[5, 4], 2, 1.0, Centered, false, 3)));
     assert!(shape(fd(&[], 0, 1.0, Centered, false, 3)));
     // PyLops ignores `order` for the one-sided schemes.
-    assert!(FirstDerivative::new(&[5], 0, 1.0, Forward, false, 4).is_ok());
+    assert!(LocalFirstDerivative::new(
+        &[5],
+        FirstDerivativeParams {
+            axis: 0,
+            kind: Forward,
+            order: 4,
+            ..Default::default()
+        }
+    )
+    .is_ok());
     assert!(invalid(fd(&[4, 1], 1, 1.0, Centered, true, 3)));
     assert!(invalid(fd(&[2], 0, 1.0, Centered, true, 5)));
     assert!(invalid(sd(&[2], 0, 1.0, Centered, true)));
@@ -887,8 +950,29 @@ fn empty_axes_do_not_panic() {
         Box::new(Pad::new(&[0, 2], &[(1, 1), (0, 1)]).unwrap()),
         Box::new(Restriction::new(&[3, 0], &[0, 2], 0).unwrap()),
         Box::new(Restriction::new(&[3, 2], &[], 0).unwrap()),
-        Box::new(FirstDerivative::new(&[0, 5], 1, 1.0, DerivativeKind::Centered, true, 5).unwrap()),
-        Box::new(SecondDerivative::new(&[4, 0], 0, 1.0, DerivativeKind::Forward, false).unwrap()),
+        Box::new(
+            LocalFirstDerivative::new(
+                &[0, 5],
+                FirstDerivativeParams {
+                    axis: 1,
+                    edge: true,
+                    order: 5,
+                    ..Default::default()
+                },
+            )
+            .unwrap(),
+        ),
+        Box::new(
+            LocalSecondDerivative::new(
+                &[4, 0],
+                SecondDerivativeParams {
+                    axis: 0,
+                    kind: DerivativeKind::Forward,
+                    ..Default::default()
+                },
+            )
+            .unwrap(),
+        ),
         Box::new(Convolve1D::new(&[5, 0], vec![Complex64::new(1.0, 0.0); 40], 2, 0).unwrap()),
         Box::new(
             Convolve1D::with_method(

@@ -124,9 +124,11 @@ pub struct Cg<'a, T: Scalar, E: Engine = Host> {
 }
 
 impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
-    /// Checks the inputs, computes the initial residual `r = y - A x0` (`x0 = 0` when `None`,
-    /// which saves the product), allocates the work vectors, and prints the table header if
-    /// `params.show` (rank 0).
+    /// Checks the inputs, computes the initial residual `r = y - A x0` (`x0 = 0` when `None`, which
+    /// saves the product), allocates the work vectors, and prints the table header if `params.show`
+    /// (rank 0). [Collective](distlops_core#collective-calls): every rank of the operator's
+    /// communicator calls it, with the same parameters (one agreement on the inputs and spaces, the
+    /// replica checks of `y` and `x0`, the product `A x0`, one all-reduce).
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the
@@ -193,7 +195,9 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
 
     /// One CG step (the recurrences in the [type docs](Self)); returns the new residual norm
     /// `|r|_2`. Call it while [`stop_reason`](Self::stop_reason) is `None`: a step from an exactly
-    /// zero residual is a breakdown. No allocation.
+    /// zero residual is a breakdown. No allocation. [Collective](distlops_core#collective-calls):
+    /// every rank of the operator's communicator calls it (one product, two all-reduces), every
+    /// rank the same number of times.
     ///
     /// # Errors
     /// [`Error::NonFinite`](distlops_core::Error::NonFinite) if `c^H A c` or `r^H r` is not finite; [`Error::Breakdown`](distlops_core::Error::Breakdown)
@@ -221,13 +225,17 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
     }
 
     /// `Some` once a stopping criterion holds: [`StopReason::ToleranceReached`] if `|r|^2 <= tol`
-    /// (checked first), [`StopReason::MaxIterations`] if `niter` steps were taken.
+    /// (checked first), [`StopReason::MaxIterations`] if `niter` steps were taken. No
+    /// communication (it reads values that are the same on every rank).
     pub fn stop_reason(&self) -> Option<StopReason> {
         self.progress.stop_reason()
     }
 
     /// Steps until a stopping criterion holds, calling `callback(x, iteration)` after every step
     /// and printing the selected table rows (rank 0, `params.show`).
+    /// [Collective](distlops_core#collective-calls): every rank of the operator's communicator
+    /// calls it (every rank steps until the same stopping criterion holds; `callback` runs on every
+    /// rank and may itself make collective calls, the same on every rank).
     ///
     /// # Errors
     /// As [`step`](Self::step).
@@ -236,7 +244,7 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
     }
 
     /// Ends the solve: prints the closing lines (rank 0, `params.show`) and returns `x` with the
-    /// convergence record.
+    /// convergence record. No communication.
     pub fn finalize(self) -> CgSolution<T, E> {
         CgSolution {
             x: self.x,
@@ -299,8 +307,10 @@ impl<T: Scalar, E: Engine> Iterative<T, E> for Cg<'_, T, E> {
     }
 }
 
-/// Solves `A x = y` by conjugate gradient (PyLops-MPI's `cg(Op, y, x0, niter, tol, show,
-/// itershow, callback)`): [`Cg::setup`], [`Cg::run`], [`Cg::finalize`].
+/// Solves `A x = y` by conjugate gradient (PyLops-MPI's `cg(Op, y, x0, niter, tol, show, itershow,
+/// callback)`): [`Cg::setup`], [`Cg::run`], [`Cg::finalize`].
+/// [Collective](distlops_core#collective-calls): every rank of the operator's communicator calls
+/// it, with the same parameters.
 ///
 /// `x0 = None` starts from zero. `callback(x, iteration)` runs after every step. The
 /// tolerance compares with the squared residual norm (see [`CgParams::tol`]).

@@ -130,9 +130,12 @@ pub struct Cgls<'a, T: Scalar, E: Engine = Host> {
 }
 
 impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
-    /// Checks the inputs, computes `s = y - A x0`, `r = A^H s - damp x0`, `c = r`, `q = A c`
-    /// (`x0 = 0` when `None`, which saves a product), allocates the work vectors, and prints the
-    /// table header if `params.show` (rank 0).
+    /// Checks the inputs, computes `s = y - A x0`, `r = A^H s - damp x0`, `c = r`, `q = A c` (`x0 =
+    /// 0` when `None`, which saves a product), allocates the work vectors, and prints the table
+    /// header if `params.show` (rank 0). [Collective](distlops_core#collective-calls): every rank
+    /// of the operator's communicator calls it, with the same parameters (one agreement on the
+    /// inputs and spaces, the replica checks of `y` and `x0`, two or three products, one
+    /// all-reduce).
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) if `y`
@@ -237,7 +240,9 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
 
     /// One CGLS step (the recurrences in the [type docs](Self)); returns the new `|y - A x|_2`.
     /// Call it while [`stop_reason`](Self::stop_reason) is `None`: a step from an exactly zero
-    /// normal residual is a breakdown. No allocation.
+    /// normal residual is a breakdown. No allocation. [Collective](distlops_core#collective-calls):
+    /// every rank of the operator's communicator calls it (two products, two all-reduces), every
+    /// rank the same number of times.
     ///
     /// # Errors
     /// [`Error::NonFinite`](distlops_core::Error::NonFinite) if a dot product or norm is not finite;
@@ -287,13 +292,17 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
     }
 
     /// `Some` once a stopping criterion holds: [`StopReason::ToleranceReached`] if `kold <= tol`
-    /// (checked first), [`StopReason::MaxIterations`] if `niter` steps were taken.
+    /// (checked first), [`StopReason::MaxIterations`] if `niter` steps were taken. No
+    /// communication (it reads values that are the same on every rank).
     pub fn stop_reason(&self) -> Option<StopReason> {
         self.progress.stop_reason()
     }
 
     /// Steps until a stopping criterion holds, calling `callback(x, iteration)` after every step
     /// and printing the selected table rows (rank 0, `params.show`).
+    /// [Collective](distlops_core#collective-calls): every rank of the operator's communicator
+    /// calls it (every rank steps until the same stopping criterion holds; `callback` runs on every
+    /// rank and may itself make collective calls, the same on every rank).
     ///
     /// # Errors
     /// As [`step`](Self::step).
@@ -302,7 +311,7 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
     }
 
     /// Ends the solve: prints the closing lines (rank 0, `params.show`) and returns `x` with
-    /// PyLops' `istop`, `r1norm`, `r2norm` and cost history.
+    /// PyLops' `istop`, `r1norm`, `r2norm` and cost history. No communication.
     pub fn finalize(self) -> CglsSolution<T, E> {
         let istop = if self.progress.below_tol() { 1 } else { 2 };
         let r1norm = self.progress.kold;
@@ -385,8 +394,10 @@ impl<T: Scalar, E: Engine> Iterative<T, E> for Cgls<'_, T, E> {
     }
 }
 
-/// Solves `min |y - A x|^2 + damp^2 |x|^2` by CGLS (PyLops-MPI's `cgls(Op, y, x0, niter, damp,
-/// tol, show, itershow, callback)`): [`Cgls::setup`], [`Cgls::run`], [`Cgls::finalize`].
+/// Solves `min |y - A x|^2 + damp^2 |x|^2` by CGLS (PyLops-MPI's `cgls(Op, y, x0, niter, damp, tol,
+/// show, itershow, callback)`): [`Cgls::setup`], [`Cgls::run`], [`Cgls::finalize`].
+/// [Collective](distlops_core#collective-calls): every rank of the operator's communicator calls
+/// it, with the same parameters.
 ///
 /// `x0 = None` starts from zero. `callback(x, iteration)` runs after every step. See [`Cgls`]
 /// for what `tol`, `r1norm` and `r2norm` mean.

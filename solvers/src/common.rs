@@ -84,7 +84,7 @@ fn first_array<T: Scalar, E: Engine>(
 /// Whether [`fused_vdots`] takes its one-all-reduce path for these vectors: every one is a plain
 /// Scatter [`DistributedArray`](distlops_core::DistributedArray) without mask, or a stack made
 /// only of such arrays, all on communicators of the same kind and size. Decided from metadata
-/// alone, so the answer is the same on every rank.
+/// alone, so the answer is the same on every rank. No communication.
 pub fn can_fuse<T: Scalar, E: Engine>(vectors: &[&DistVector<T, E>]) -> bool {
     let Some(first) = vectors.first() else {
         return true;
@@ -137,7 +137,9 @@ fn combine_parts<T: Scalar, E: Engine>(
 }
 
 /// `[vdot(a_0, b_0), ..., vdot(a_{N-1}, b_{N-1})]` (`vdot(a, b) = sum_i conj(a_i) b_i`), with a
-/// single all-reduce when possible.
+/// single all-reduce when possible. [Collective](distlops_core#collective-calls): every rank of
+/// the vectors' communicator calls it, with pairs of the same structure (one small agreement on
+/// the pairs, then the reductions; nothing for `N == 0`).
 ///
 /// Solvers need several independent reductions per step (CGLS: `q^H q` and `c^H c`; then `r^H r`,
 /// `s^H s` and `x^H x`; power iteration: `b^H A b` and `|A b|^2`). Reduced one by one they cost one

@@ -14,6 +14,11 @@
 //! all-reduce through [`fused_vdots`]. Failures (non-finite values, breakdowns) are
 //! [`Error`]s (the library's one error type) naming the iteration, identical on every rank; reaching `niter` is a
 //! [`StopReason`], not an error.
+//!
+//! Solving is [collective](distlops_core#collective-calls): every rank of the operator's
+//! communicator calls the solver function (or `setup`, every `step`/`run`) with the same
+//! parameters, as each step applies the operator and all-reduces. The accessors and `finalize`
+//! do no communication.
 
 pub use distlops_core as core;
 pub use distlops_core::{Error, NonFiniteKind};

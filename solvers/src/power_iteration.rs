@@ -143,7 +143,9 @@ pub fn fill_seeded<T: Scalar, E: Engine>(v: &mut DistVector<T, E>, seed: u64) {
 }
 
 /// Estimates the eigenvalue of largest modulus of a square operator by power iteration
-/// (PyLops-MPI's `power_iteration(Op, niter, tol)`), from a seeded start vector:
+/// (PyLops-MPI's `power_iteration(Op, niter, tol)`), from a seeded start vector.
+/// [Collective](distlops_core#collective-calls): every rank of the operator's communicator calls
+/// it, with the same parameters:
 ///
 /// ```text
 /// b = fill_seeded(seed) / |fill_seeded(seed)|
@@ -176,6 +178,7 @@ pub fn power_iteration<T: Scalar>(
 
 /// [`power_iteration`] with the vectors on `engine` (a `Cuda` device, say): the same seeded
 /// start vector (drawn on the host, uploaded) and the same iteration.
+/// [Collective](distlops_core#collective-calls), as [`power_iteration`].
 ///
 /// # Errors
 /// As [`power_iteration`].

@@ -9,7 +9,7 @@ use distlops::core::{
     Communicator, DistVector, DistributedArray, Layout, NormOrd, StackedDistributedArray, Vector,
 };
 use distlops::ndarray::{ArrayD, IxDyn};
-use distlops::operators::{DerivativeKind, Gradient};
+use distlops::operators::{DerivativeKind, Gradient, GradientParams};
 use distlops::solvers::{cg, cgls};
 
 /// Rank `c` wraps a block one row longer than the layout gives it.
@@ -176,8 +176,15 @@ pub fn bad_part_of_stacked_vector(comm: &Communicator, c: usize) -> Outcome {
 pub fn bad_part_into_gradient_adjoint(comm: &Communicator, c: usize) -> Outcome {
     let layout = balanced(comm)?;
     let other = Layout::scatter(&SHAPE, 1, comm.size())?;
-    let grad =
-        Gradient::<f64>::with_layout(comm, &layout, &[1.0, 1.0], DerivativeKind::Forward, false)?;
+    let grad = Gradient::<f64>::with_layout(
+        comm,
+        &layout,
+        GradientParams {
+            sampling: vec![1.0, 1.0],
+            kind: DerivativeKind::Forward,
+            ..Default::default()
+        },
+    )?;
     let second = pick(comm, c, plain(comm, &other), plain(comm, &layout));
     let y = StackedDistributedArray::new(vec![plain(comm, &layout), second])?;
     let out = grad.apply_adjoint(&DistVector::Stacked(y));

@@ -5,6 +5,7 @@
 use crate::check::{alive, dist};
 use crate::util::global;
 use distlops::core::operator::{LinearOperator, Space};
+use distlops::core::signed_axis;
 use distlops::core::VectorRef;
 use distlops::core::{
     balanced_counts, Communicator, DistVector, DistributedArray, Error, Layout, Result, Vector,
@@ -12,7 +13,7 @@ use distlops::core::{
 use distlops::ndarray::{Array2, ArrayD};
 use distlops::operators::local::MatrixMult;
 use distlops::operators::{
-    BlockDiag, Broadcasted, DerivativeKind, FirstDerivative, HStack, VStack,
+    BlockDiag, Broadcasted, DerivativeKind, FirstDerivative, FirstDerivativeParams, HStack, VStack,
 };
 use distlops::solvers::{CgParams, CglsParams};
 use std::fmt::Debug;
@@ -206,7 +207,15 @@ pub fn derivative(
     layout: &Layout,
     axis: usize,
 ) -> Result<FirstDerivative<f64>> {
-    FirstDerivative::with_layout(comm, layout, axis, 1.0, DerivativeKind::Forward, false, 3)
+    FirstDerivative::with_layout(
+        comm,
+        layout,
+        FirstDerivativeParams {
+            axis: signed_axis(axis),
+            kind: DerivativeKind::Forward,
+            ..Default::default()
+        },
+    )
 }
 
 /// The forward difference of `g` along axis 0 computed serially: `g[i+1] - g[i]`, 0 in the last

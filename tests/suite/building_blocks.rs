@@ -9,9 +9,9 @@ use distlops::core::operator::{LinearOperator, LinearOperatorExt};
 use distlops::core::{Communicator, Complex64};
 use distlops::ndarray::{s, Array2};
 use distlops::operators::local::{
-    to_dense, Conj, Convolve1D, ConvolveMethod, DerivativeKind, Diagonal, FirstDerivative,
-    Identity, LocalOperator, MatrixMult, Pad, PoststackLinearModelling, Restriction,
-    SecondDerivative, Transpose, Zero,
+    to_dense, Conj, Convolve1D, ConvolveMethod, DerivativeKind, Diagonal, FirstDerivativeParams,
+    Identity, LocalFirstDerivative, LocalOperator, LocalSecondDerivative, MatrixMult, Pad,
+    PoststackLinearModelling, Restriction, SecondDerivativeParams, Transpose, Zero,
 };
 use distlops::operators::{BlockDiag, Broadcasted};
 
@@ -36,17 +36,52 @@ fn block<T: TestScalar>(k: usize, r: usize) -> Option<Box<dyn LocalOperator<T>>>
         5 => Box::new(Pad::new(&dims, &[(1, 2), (0, 1)]).unwrap()),
         6 => Box::new(Restriction::new(&dims, &[0, 2, n - 1], 0).unwrap()),
         7 => Box::new(
-            FirstDerivative::new(&dims, 0, 0.5, DerivativeKind::Centered, true, 5).unwrap(),
+            LocalFirstDerivative::new(
+                &dims,
+                FirstDerivativeParams {
+                    axis: 0,
+                    sampling: 0.5,
+                    edge: true,
+                    order: 5,
+                    ..Default::default()
+                },
+            )
+            .unwrap(),
         ),
         8 => Box::new(
-            FirstDerivative::new(&dims, 1, 1.0, DerivativeKind::Forward, false, 3).unwrap(),
+            LocalFirstDerivative::new(
+                &dims,
+                FirstDerivativeParams {
+                    axis: 1,
+                    kind: DerivativeKind::Forward,
+                    ..Default::default()
+                },
+            )
+            .unwrap(),
         ),
-        9 => {
-            Box::new(SecondDerivative::new(&dims, 0, 2.0, DerivativeKind::Centered, true).unwrap())
-        }
-        10 => {
-            Box::new(SecondDerivative::new(&dims, 1, 1.0, DerivativeKind::Backward, false).unwrap())
-        }
+        9 => Box::new(
+            LocalSecondDerivative::new(
+                &dims,
+                SecondDerivativeParams {
+                    axis: 0,
+                    sampling: 2.0,
+                    edge: true,
+                    ..Default::default()
+                },
+            )
+            .unwrap(),
+        ),
+        10 => Box::new(
+            LocalSecondDerivative::new(
+                &dims,
+                SecondDerivativeParams {
+                    axis: 1,
+                    kind: DerivativeKind::Backward,
+                    ..Default::default()
+                },
+            )
+            .unwrap(),
+        ),
         11 => {
             Box::new(Convolve1D::with_method(&dims, v(3, 7), 1, 0, ConvolveMethod::Direct).unwrap())
         }

@@ -8,6 +8,7 @@
 
 use super::util::{assert_close, global, TestScalar, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt, Space};
+use distlops::core::signed_axis;
 use distlops::core::{
     balanced_counts, Communicator, Complex64, DistVector, DistributedArray, Error, Layout, Scalar,
     StackedDistributedArray,
@@ -15,6 +16,9 @@ use distlops::core::{
 use distlops::operators::local::{self, DerivativeKind, LocalOperator};
 use distlops::operators::{
     FirstDerivative, Gradient, Laplacian, SecondDerivative, DEFAULT_STREAM_MIN_BYTES,
+};
+use distlops::operators::{
+    FirstDerivativeParams, GradientParams, LaplacianParams, SecondDerivativeParams,
 };
 use ndarray::{ArrayD, IxDyn};
 
@@ -197,12 +201,29 @@ fn first_derivative<T: TestScalar>(comm: &Communicator) {
                         );
                         let build = || {
                             FirstDerivative::<T>::with_layout(
-                                comm, &layout, axis, dx, kind, edge, order,
+                                comm,
+                                &layout,
+                                FirstDerivativeParams {
+                                    axis: signed_axis(axis),
+                                    sampling: dx,
+                                    kind,
+                                    edge,
+                                    order,
+                                },
                             )
                             .unwrap()
                         };
-                        let serial =
-                            local::FirstDerivative::new(dims, axis, dx, kind, edge, order).unwrap();
+                        let serial = local::LocalFirstDerivative::new(
+                            dims,
+                            FirstDerivativeParams {
+                                axis: signed_axis(axis),
+                                sampling: dx,
+                                kind,
+                                edge,
+                                order,
+                            },
+                        )
+                        .unwrap();
                         check(
                             comm,
                             build,
@@ -218,8 +239,17 @@ fn first_derivative<T: TestScalar>(comm: &Communicator) {
         }
     }
     // `new` distributes along axis 0 with the balanced split.
-    let op = FirstDerivative::<T>::new(comm, UNEVEN_2D, 1, 1.0, DerivativeKind::Centered, true, 5)
-        .unwrap();
+    let op = FirstDerivative::<T>::new(
+        comm,
+        UNEVEN_2D,
+        FirstDerivativeParams {
+            axis: 1,
+            edge: true,
+            order: 5,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert_eq!(
         op.domain().layout().unwrap(),
         &Layout::scatter(UNEVEN_2D, 0, p).unwrap()
@@ -240,11 +270,28 @@ fn second_derivative<T: TestScalar>(comm: &Communicator) {
                             describe(&layout)
                         );
                         let build = || {
-                            SecondDerivative::<T>::with_layout(comm, &layout, axis, dx, kind, edge)
-                                .unwrap()
+                            SecondDerivative::<T>::with_layout(
+                                comm,
+                                &layout,
+                                SecondDerivativeParams {
+                                    axis: signed_axis(axis),
+                                    sampling: dx,
+                                    kind,
+                                    edge,
+                                },
+                            )
+                            .unwrap()
                         };
-                        let serial =
-                            local::SecondDerivative::new(dims, axis, dx, kind, edge).unwrap();
+                        let serial = local::LocalSecondDerivative::new(
+                            dims,
+                            SecondDerivativeParams {
+                                axis: signed_axis(axis),
+                                sampling: dx,
+                                kind,
+                                edge,
+                            },
+                        )
+                        .unwrap();
                         check(
                             comm,
                             build,
@@ -290,18 +337,35 @@ fn laplacian<T: TestScalar>(comm: &Communicator) {
                     );
                     let build = || {
                         Laplacian::<T>::with_layout(
-                            comm, &layout, axes, weights, sampling, kind, edge,
+                            comm,
+                            &layout,
+                            LaplacianParams {
+                                axes: axes.iter().map(|&a| signed_axis(a)).collect(),
+                                weights: weights.to_vec(),
+                                sampling: sampling.to_vec(),
+                                kind,
+                                edge,
+                            },
                         )
                         .unwrap()
                     };
                     // PyLops: the weighted sum of serial second derivatives.
-                    let terms: Vec<(f64, local::SecondDerivative)> = axes
+                    let terms: Vec<(f64, local::LocalSecondDerivative)> = axes
                         .iter()
                         .zip(weights.iter().zip(sampling))
                         .map(|(&a, (&w, &dx))| {
                             (
                                 w,
-                                local::SecondDerivative::new(dims, a, dx, kind, edge).unwrap(),
+                                local::LocalSecondDerivative::new(
+                                    dims,
+                                    SecondDerivativeParams {
+                                        axis: signed_axis(a),
+                                        sampling: dx,
+                                        kind,
+                                        edge,
+                                    },
+                                )
+                                .unwrap(),
                             )
                         })
                         .collect();
@@ -340,12 +404,31 @@ fn gradient<T: TestScalar>(comm: &Communicator) {
                             describe(&layout)
                         );
                         let build = || {
-                            Gradient::<T>::with_layout(comm, &layout, sampling, kind, edge).unwrap()
+                            Gradient::<T>::with_layout(
+                                comm,
+                                &layout,
+                                GradientParams {
+                                    sampling: sampling.to_vec(),
+                                    kind,
+                                    edge,
+                                },
+                            )
+                            .unwrap()
                         };
                         let dx = |k: usize| sampling[k.min(sampling.len() - 1)];
-                        let ds: Vec<local::FirstDerivative> = (0..dims.len())
+                        let ds: Vec<local::LocalFirstDerivative> = (0..dims.len())
                             .map(|k| {
-                                local::FirstDerivative::new(dims, k, dx(k), kind, edge, 3).unwrap()
+                                local::LocalFirstDerivative::new(
+                                    dims,
+                                    FirstDerivativeParams {
+                                        axis: signed_axis(k),
+                                        sampling: dx(k),
+                                        kind,
+                                        edge,
+                                        ..Default::default()
+                                    },
+                                )
+                                .unwrap()
                             })
                             .collect();
                         check(
@@ -437,8 +520,18 @@ fn same_values_on_every_split<T: TestScalar>(comm: &Communicator) {
                 for edge in [false, true] {
                     let what = format!("{dims:?} {kind:?} edge {edge}, {}", describe(&layout));
                     let lap = |c, l| {
-                        Laplacian::<T>::with_layout(c, l, &axes, &weights, &weights, kind, edge)
-                            .unwrap()
+                        Laplacian::<T>::with_layout(
+                            c,
+                            l,
+                            LaplacianParams {
+                                axes: axes.iter().map(|&a| signed_axis(a)).collect(),
+                                weights: weights.to_vec(),
+                                sampling: weights.to_vec(),
+                                kind,
+                                edge,
+                            },
+                        )
+                        .unwrap()
                     };
                     compare(
                         &lap(comm, &layout),
@@ -446,8 +539,18 @@ fn same_values_on_every_split<T: TestScalar>(comm: &Communicator) {
                         dims,
                         &format!("Laplacian {what}"),
                     );
-                    let grad =
-                        |c, l| Gradient::<T>::with_layout(c, l, &weights, kind, edge).unwrap();
+                    let grad = |c, l| {
+                        Gradient::<T>::with_layout(
+                            c,
+                            l,
+                            GradientParams {
+                                sampling: weights.to_vec(),
+                                kind,
+                                edge,
+                            },
+                        )
+                        .unwrap()
+                    };
                     compare(
                         &grad(comm, &layout),
                         &grad(&serial, &whole),
@@ -456,7 +559,17 @@ fn same_values_on_every_split<T: TestScalar>(comm: &Communicator) {
                     );
                     for &axis in &axes {
                         let d2 = |c, l| {
-                            SecondDerivative::<T>::with_layout(c, l, axis, 0.5, kind, edge).unwrap()
+                            SecondDerivative::<T>::with_layout(
+                                c,
+                                l,
+                                SecondDerivativeParams {
+                                    axis: signed_axis(axis),
+                                    sampling: 0.5,
+                                    kind,
+                                    edge,
+                                },
+                            )
+                            .unwrap()
                         };
                         let what = format!("SecondDerivative along {axis}, {what}");
                         compare(&d2(comm, &layout), &d2(&serial, &whole), dims, &what);
@@ -466,8 +579,18 @@ fn same_values_on_every_split<T: TestScalar>(comm: &Communicator) {
             for (kind, order) in [(DerivativeKind::Centered, 5), (DerivativeKind::Forward, 3)] {
                 for &axis in &axes {
                     let d1 = |c, l| {
-                        FirstDerivative::<T>::with_layout(c, l, axis, 2.0, kind, true, order)
-                            .unwrap()
+                        FirstDerivative::<T>::with_layout(
+                            c,
+                            l,
+                            FirstDerivativeParams {
+                                axis: signed_axis(axis),
+                                sampling: 2.0,
+                                kind,
+                                edge: true,
+                                order,
+                            },
+                        )
+                        .unwrap()
                     };
                     let what = format!(
                         "FirstDerivative {dims:?} along {axis}, {kind:?} {order}, {}",
@@ -505,10 +628,30 @@ pub fn thin_ranks_and_short_axes(comm: &Communicator) {
     let layout = Layout::with_counts(&dims, 1, &counts).unwrap();
     for (kind, order) in [(DerivativeKind::Centered, 5), (DerivativeKind::Forward, 3)] {
         let [ordinary, streamed] = both_paths(|| {
-            FirstDerivative::<Complex64>::with_layout(comm, &layout, 1, 1.0, kind, true, order)
-                .unwrap()
+            FirstDerivative::<Complex64>::with_layout(
+                comm,
+                &layout,
+                FirstDerivativeParams {
+                    axis: 1,
+                    kind,
+                    edge: true,
+                    order,
+                    ..Default::default()
+                },
+            )
+            .unwrap()
         });
-        let serial = local::FirstDerivative::new(&dims, 1, 1.0, kind, true, order).unwrap();
+        let serial = local::LocalFirstDerivative::new(
+            &dims,
+            FirstDerivativeParams {
+                axis: 1,
+                kind,
+                edge: true,
+                order,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         for _ in 0..3 {
             check_ops(
                 comm,
@@ -525,17 +668,26 @@ pub fn thin_ranks_and_short_axes(comm: &Communicator) {
         Laplacian::<f64>::with_layout(
             comm,
             &layout,
-            &[0, 1, 2],
-            &[1.0, 2.0, 3.0],
-            &[1.0, 1.0, 1.0],
-            DerivativeKind::Centered,
-            true,
+            LaplacianParams {
+                axes: vec![0, 1, 2],
+                weights: vec![1.0, 2.0, 3.0],
+                sampling: vec![1.0, 1.0, 1.0],
+                edge: true,
+                ..Default::default()
+            },
         )
         .unwrap()
     };
-    let ds: Vec<(f64, local::SecondDerivative)> = (0..3)
+    let ds: Vec<(f64, local::LocalSecondDerivative)> = (0..3)
         .map(|a| {
-            let d = local::SecondDerivative::new(&dims, a, 1.0, DerivativeKind::Centered, true);
+            let d = local::LocalSecondDerivative::new(
+                &dims,
+                SecondDerivativeParams {
+                    axis: signed_axis(a),
+                    edge: true,
+                    ..Default::default()
+                },
+            );
             (1.0 + a as f64, d.unwrap())
         })
         .collect();
@@ -561,11 +713,12 @@ pub fn thin_ranks_and_short_axes(comm: &Communicator) {
             FirstDerivative::<f64>::with_layout(
                 comm,
                 &layout,
-                0,
-                1.0,
-                DerivativeKind::Centered,
-                edge,
-                5,
+                FirstDerivativeParams {
+                    axis: 0,
+                    edge,
+                    order: 5,
+                    ..Default::default()
+                },
             )
         };
         for edge in [false, true] {
@@ -574,9 +727,16 @@ pub fn thin_ranks_and_short_axes(comm: &Communicator) {
                 continue;
             }
             let build = || make(edge).unwrap();
-            let serial =
-                local::FirstDerivative::new(&dims, 0, 1.0, DerivativeKind::Centered, edge, 5)
-                    .unwrap();
+            let serial = local::LocalFirstDerivative::new(
+                &dims,
+                FirstDerivativeParams {
+                    axis: 0,
+                    edge,
+                    order: 5,
+                    ..Default::default()
+                },
+            )
+            .unwrap();
             check(
                 comm,
                 build,
@@ -597,56 +757,200 @@ pub fn derivative_errors(comm: &Communicator) {
     let dims = [6, 5];
     let broadcast = Layout::broadcast(&dims, p).unwrap();
     assert!(matches!(
-        FirstDerivative::<f64>::with_layout(comm, &broadcast, 0, 1.0, Centered, false, 3),
+        FirstDerivative::<f64>::with_layout(
+            comm,
+            &broadcast,
+            FirstDerivativeParams {
+                axis: 0,
+                ..Default::default()
+            }
+        ),
         Err(Error::UnsupportedPartition(_))
     ));
     assert!(matches!(
-        Laplacian::<f64>::with_layout(comm, &broadcast, &[0], &[1.0], &[1.0], Centered, false),
+        Laplacian::<f64>::with_layout(
+            comm,
+            &broadcast,
+            LaplacianParams {
+                axes: vec![0],
+                weights: vec![1.0],
+                sampling: vec![1.0],
+                ..Default::default()
+            }
+        ),
         Err(Error::UnsupportedPartition(_))
     ));
     let other = Layout::scatter(&dims, 0, p + 1).unwrap();
     assert!(matches!(
-        SecondDerivative::<f64>::with_layout(comm, &other, 0, 1.0, Centered, false),
+        SecondDerivative::<f64>::with_layout(
+            comm,
+            &other,
+            SecondDerivativeParams {
+                axis: 0,
+                ..Default::default()
+            }
+        ),
         Err(Error::CommSizeMismatch { .. })
     ));
     assert!(matches!(
-        FirstDerivative::<f64>::new(comm, &dims, 0, 1.0, Centered, false, 4),
+        FirstDerivative::<f64>::new(
+            comm,
+            &dims,
+            FirstDerivativeParams {
+                axis: 0,
+                order: 4,
+                ..Default::default()
+            }
+        ),
         Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(
-        FirstDerivative::<f64>::new(comm, &dims, 2, 1.0, Centered, false, 3),
+        FirstDerivative::<f64>::new(comm, &dims, FirstDerivativeParams { axis: 2, ..Default::default() }),
         Err(Error::AxisOutOfRange { axis: 2, ndim: 2, ref call }) if call == "FirstDerivative"
     ));
     assert!(matches!(
-        SecondDerivative::<f64>::new(comm, &dims, 0, 0.0, Centered, false),
+        SecondDerivative::<f64>::new(
+            comm,
+            &dims,
+            SecondDerivativeParams {
+                axis: 0,
+                sampling: 0.0,
+                ..Default::default()
+            }
+        ),
         Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(
-        SecondDerivative::<f64>::new(comm, &[6, 2], 1, 1.0, Centered, true),
+        SecondDerivative::<f64>::new(
+            comm,
+            &[6, 2],
+            SecondDerivativeParams {
+                axis: 1,
+                edge: true,
+                ..Default::default()
+            }
+        ),
         Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(
-        Laplacian::<f64>::new(comm, &dims, &[0, 1], &[1.0], &[1.0, 1.0], Centered, false),
+        Laplacian::<f64>::new(
+            comm,
+            &dims,
+            LaplacianParams {
+                axes: vec![0, 1, -1],
+                weights: vec![1.0, 2.0],
+                ..Default::default()
+            }
+        ),
+        Err(Error::InvalidArgument(_))
+    ));
+    // PyLops' defaults and negative axes: axes (-2, -1) are (0, 1), one weight or step serves
+    // every axis, an empty list means ones.
+    let x = distlops::core::DistributedArray::to_dist(
+        comm,
+        global::<f64>(&dims, 3).view(),
+        &Layout::scatter(&dims, 0, p).unwrap(),
+    )
+    .unwrap();
+    let explicit = LaplacianParams {
+        axes: vec![0, 1],
+        weights: vec![2.0, 2.0],
+        sampling: vec![0.5, 0.5],
+        ..Default::default()
+    };
+    let short = LaplacianParams {
+        weights: vec![2.0],
+        sampling: vec![0.5],
+        ..Default::default()
+    };
+    let apply = |params| {
+        Laplacian::<f64>::new(comm, &dims, params)
+            .unwrap()
+            .apply(&x)
+            .unwrap()
+            .asarray()
+    };
+    assert_eq!(apply(explicit), apply(short));
+    let last = |axis| {
+        FirstDerivative::<f64>::new(
+            comm,
+            &dims,
+            FirstDerivativeParams {
+                axis,
+                ..Default::default()
+            },
+        )
+        .unwrap()
+        .apply(&x)
+        .unwrap()
+        .asarray()
+    };
+    assert_eq!(last(-1), last(1));
+    assert!(matches!(
+        FirstDerivative::<f64>::new(
+            comm,
+            &dims,
+            FirstDerivativeParams {
+                axis: -3,
+                ..Default::default()
+            }
+        ),
+        Err(Error::AxisOutOfRange {
+            axis: -3,
+            ndim: 2,
+            ..
+        })
+    ));
+    assert!(matches!(
+        Laplacian::<f64>::new(
+            comm,
+            &dims,
+            LaplacianParams {
+                axes: vec![],
+                weights: vec![],
+                sampling: vec![],
+                ..Default::default()
+            }
+        ),
         Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(
-        Laplacian::<f64>::new(comm, &dims, &[], &[], &[], Centered, false),
-        Err(Error::InvalidArgument(_))
-    ));
-    assert!(matches!(
-        Laplacian::<f64>::new(comm, &dims, &[0, 3], &[1.0; 2], &[1.0; 2], Centered, false),
+        Laplacian::<f64>::new(comm, &dims, LaplacianParams { axes: vec![0, 3], weights: vec![1.0; 2], sampling: vec![1.0; 2], ..Default::default() }),
         Err(Error::AxisOutOfRange { axis: 3, ndim: 2, ref call }) if call == "Laplacian"
     ));
     assert!(matches!(
-        Gradient::<f64>::new(comm, &dims, &[1.0, 1.0, 1.0], Centered, false),
+        Gradient::<f64>::new(
+            comm,
+            &dims,
+            GradientParams {
+                sampling: vec![1.0, 1.0, 1.0],
+                ..Default::default()
+            }
+        ),
         Err(Error::InvalidArgument(_))
     ));
     assert!(matches!(
-        Gradient::<f64>::new(comm, &[], &[1.0], Centered, false),
+        Gradient::<f64>::new(
+            comm,
+            &[],
+            GradientParams {
+                sampling: vec![1.0],
+                ..Default::default()
+            }
+        ),
         Err(Error::InvalidArgument(_))
     ));
     // A vector of another layout.
-    let op = FirstDerivative::<f64>::new(comm, &dims, 1, 1.0, Forward, false, 3).unwrap();
+    let op = FirstDerivative::<f64>::new(
+        comm,
+        &dims,
+        FirstDerivativeParams {
+            axis: 1,
+            kind: Forward,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let wrong = Layout::scatter(&dims, 1, p).unwrap();
     let x = DistVector::Array(DistributedArray::zeros(comm, &wrong).unwrap());
     let mut y = op.new_range_vector().unwrap();
@@ -654,7 +958,16 @@ pub fn derivative_errors(comm: &Communicator) {
         op.matvec(x.view(), &mut y),
         Err(Error::LayoutMismatch(_))
     ));
-    let g = Gradient::<f64>::new(comm, &dims, &[1.0], Forward, false).unwrap();
+    let g = Gradient::<f64>::new(
+        comm,
+        &dims,
+        GradientParams {
+            sampling: vec![1.0],
+            kind: Forward,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     let mut gx = g.new_domain_vector().unwrap();
     assert!(matches!(
         g.rmatvec(y.view(), &mut gx),

@@ -3,7 +3,11 @@
 
 use super::check::*;
 use super::util::{global, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
+use distlops::core::signed_axis;
 use distlops::core::{Communicator, DistributedArray, Error, Layout, NormOrd, Partition, ReduceOp};
+use distlops::operators::{
+    FirstDerivativeParams, GradientParams, LaplacianParams, SecondDerivativeParams,
+};
 use ndarray::{ArrayD, IxDyn, SliceInfoElem};
 
 fn axis_err(axis: isize, ndim: usize) -> impl Fn(&Error) -> bool {
@@ -692,7 +696,6 @@ pub fn unsupported_and_shape_errors(comm: &Communicator) {
 pub fn size_edge_cases(comm: &Communicator) {
     use distlops::core::operator::LinearOperatorExt;
     use distlops::core::Vector;
-    use distlops::operators::local::DerivativeKind;
     use distlops::operators::{FirstDerivative, Gradient, Laplacian, SecondDerivative};
     let p = comm.size();
     // Counts whose sum wraps around in release builds.
@@ -718,20 +721,19 @@ pub fn size_edge_cases(comm: &Communicator) {
             let d1 = FirstDerivative::with_layout(
                 comm,
                 &layout,
-                axis,
-                1.0,
-                DerivativeKind::Centered,
-                false,
-                3,
+                FirstDerivativeParams {
+                    axis: signed_axis(axis),
+                    ..Default::default()
+                },
             )
             .unwrap();
             let d2 = SecondDerivative::with_layout(
                 comm,
                 &layout,
-                axis,
-                1.0,
-                DerivativeKind::Centered,
-                false,
+                SecondDerivativeParams {
+                    axis: signed_axis(axis),
+                    ..Default::default()
+                },
             )
             .unwrap();
             for op in [&d1 as &dyn distlops::core::LinearOperator<f64>, &d2] {
@@ -744,11 +746,12 @@ pub fn size_edge_cases(comm: &Communicator) {
         let lap = Laplacian::<f64>::with_layout(
             comm,
             &layout,
-            &[0, 1],
-            &[1.0, 1.0],
-            &[1.0, 1.0],
-            DerivativeKind::Centered,
-            false,
+            LaplacianParams {
+                axes: vec![0, 1],
+                weights: vec![1.0, 1.0],
+                sampling: vec![1.0, 1.0],
+                ..Default::default()
+            },
         )
         .unwrap();
         let x = lap.new_domain_vector().unwrap();
@@ -756,9 +759,10 @@ pub fn size_edge_cases(comm: &Communicator) {
         let grad = Gradient::<f64>::with_layout(
             comm,
             &layout,
-            &[1.0, 1.0],
-            DerivativeKind::Centered,
-            false,
+            GradientParams {
+                sampling: vec![1.0, 1.0],
+                ..Default::default()
+            },
         )
         .unwrap();
         let x = grad.new_domain_vector().unwrap();

@@ -7,8 +7,11 @@
 use super::check::{alive, expect_err, is_invalid_argument, is_layout_mismatch};
 use super::util::{assert_close, global, TestScalar, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt, Op, Space};
+use distlops::core::signed_axis;
 use distlops::core::{Communicator, Complex64, DistVector, DistributedArray, Error, Vector};
-use distlops::operators::local::{DerivativeKind, FirstDerivative, LocalOperator};
+use distlops::operators::local::{
+    DerivativeKind, FirstDerivativeParams, LocalFirstDerivative, LocalOperator,
+};
 use distlops::operators::{halo_block_split, BlockDiag, Halo, HaloBoundary, HaloWidths};
 use ndarray::{ArrayD, Dimension, IxDyn, Slice};
 use std::ops::Range;
@@ -453,13 +456,33 @@ fn check_stencil<T: TestScalar>(
         comm.rank()
     );
     let halo = Halo::<T>::with_grid(comm, dims, grid, widths).expect(&what);
-    let d_ext = FirstDerivative::new(halo.extended_shape(), axis, 0.5, kind, edge, order).unwrap();
+    let d_ext = LocalFirstDerivative::new(
+        halo.extended_shape(),
+        FirstDerivativeParams {
+            axis: signed_axis(axis),
+            sampling: 0.5,
+            kind,
+            edge,
+            order,
+        },
+    )
+    .unwrap();
     let bd = Op::new(BlockDiag::new(comm, vec![Box::new(d_ext)]).unwrap());
     let h = Op::new(halo.clone());
     let left = if crop { halo.crop() } else { h.h() };
     let op = (left * bd * h).expect(&what);
 
-    let d = FirstDerivative::new(dims, axis, 0.5, kind, edge, order).unwrap();
+    let d = LocalFirstDerivative::new(
+        dims,
+        FirstDerivativeParams {
+            axis: signed_axis(axis),
+            sampling: 0.5,
+            kind,
+            edge,
+            order,
+        },
+    )
+    .unwrap();
     let serial = |g: &ArrayD<T>, adjoint: bool| {
         let mut out = vec![T::zero(); g.len()];
         let src = g.as_slice().unwrap();

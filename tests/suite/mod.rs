@@ -7,6 +7,7 @@ pub mod comm;
 pub mod util;
 
 pub mod algebra;
+pub mod api;
 pub mod arith;
 pub mod array;
 pub mod building_blocks;
@@ -176,6 +177,9 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         props::prop_failure_is_agreed,
     ),
     ("operators::block_diag_f64", operators::block_diag_f64),
+    ("api::borrowed_inputs", api::borrowed_inputs),
+    ("api::shapes", api::shapes),
+    ("api::solver_errors_convert", api::solver_errors_convert),
     (
         "operators::block_diag_complex",
         operators::block_diag_complex,

@@ -8,7 +8,8 @@ use distlops::core::{Communicator, DistVector, DistributedArray, Layout, Stacked
 use distlops::ndarray::ArrayD;
 use distlops::operators::local::{LocalOperator, PoststackLinearModelling};
 use distlops::operators::wavelets::ricker;
-use distlops::operators::{BlockDiag, DerivativeKind, Laplacian, StackedVStack};
+use distlops::operators::LaplacianParams;
+use distlops::operators::{BlockDiag, Laplacian, StackedVStack};
 use distlops::solvers::{cgls, CglsParams};
 
 /// The model's `(ny, nx, nz)`.
@@ -119,11 +120,12 @@ pub fn w5(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
     let lap = Op::new(Laplacian::<f64>::with_layout(
         comm,
         &s.layout,
-        &[0, 1, 2],
-        &[1.0; 3],
-        &[1.0; 3],
-        DerivativeKind::Centered,
-        false,
+        LaplacianParams {
+            axes: vec![0, 1, 2],
+            weights: vec![1.0; 3],
+            sampling: vec![1.0; 3],
+            ..Default::default()
+        },
     )?);
     let stack = Op::new(StackedVStack::new(vec![s.g.clone(), lap.scale(10.0)])?);
     let zero = lap.new_range_vector()?;

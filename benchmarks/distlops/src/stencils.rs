@@ -7,7 +7,8 @@ use crate::measure::{time_op, vector_checks, Record};
 use crate::Res;
 use distlops::core::operator::{LinearOperator, LinearOperatorExt};
 use distlops::core::{Communicator, DistVector, Layout};
-use distlops::operators::{DerivativeKind, FirstDerivative, Laplacian};
+use distlops::operators::{FirstDerivative, Laplacian};
+use distlops::operators::{FirstDerivativeParams, LaplacianParams};
 
 /// Times `op x` and `op^H x` on `x = sym(N)` of shape `dims` (split along axis 0).
 fn forward_and_adjoint<T: BenchScalar>(
@@ -53,11 +54,12 @@ pub fn w3<T: BenchScalar>(comm: &Communicator, reps: usize) -> Res<Vec<Record>> 
     let lap = Laplacian::<T>::new(
         comm,
         &dims,
-        &[0, 1, 2],
-        &[1.0; 3],
-        &[1.0; 3],
-        DerivativeKind::Centered,
-        false,
+        LaplacianParams {
+            axes: vec![0, 1, 2],
+            weights: vec![1.0; 3],
+            sampling: vec![1.0; 3],
+            ..Default::default()
+        },
     )?;
     let base = Record {
         workload: "W3",
@@ -70,7 +72,14 @@ pub fn w3<T: BenchScalar>(comm: &Communicator, reps: usize) -> Res<Vec<Record>> 
 /// W4: centred first derivative (order 3) along axis 0 of `(4000, 2000)`.
 pub fn w4(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
     let dims = [4000, 2000];
-    let d = FirstDerivative::<f64>::new(comm, &dims, 0, 1.0, DerivativeKind::Centered, false, 3)?;
+    let d = FirstDerivative::<f64>::new(
+        comm,
+        &dims,
+        FirstDerivativeParams {
+            axis: 0,
+            ..Default::default()
+        },
+    )?;
     let base = Record {
         workload: "W4",
         name: "firstderivative2d",

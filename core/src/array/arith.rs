@@ -1,6 +1,8 @@
 //! Elementwise arithmetic: `+ - * /` with arrays (checked, `Result`) and scalars, in-place forms and
-//! the fused updates solvers use (`axpy`, `axpby`). None of them communicates: they act on each
-//! rank's block, and replicated arrays stay equal because every rank does the same work.
+//! the fused updates solvers use (`axpy`, `axpby`). None of them communicates (no
+//! communication, not even an agreement: see [Collective calls](crate#collective-calls)): they
+//! act on each rank's block, and replicated arrays stay equal because every rank does the same
+//! work. Their layout checks read this rank's metadata only.
 
 use super::DistributedArray;
 use crate::engine::{BinaryOp, Engine, Host};
@@ -12,7 +14,7 @@ use num_complex::Complex;
 use std::ops::{Add, AddAssign, Div, DivAssign, Mul, MulAssign, Neg, Sub, SubAssign};
 
 impl<T: Scalar> DistributedArray<T, Host> {
-    /// A new array with `f` applied to every element (same layout and mask).
+    /// A new array with `f` applied to every element (same layout and mask). No communication.
     pub fn map<U: Scalar>(&self, f: impl Fn(T) -> U) -> DistributedArray<U, Host> {
         let data =
             crate::alloc::vec_from_iter(self.local.len(), self.local_slice().iter().map(|&v| f(v)));
@@ -25,7 +27,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
         )
     }
 
-    /// A new array with `f(self_i, other_i)` elementwise.
+    /// A new array with `f(self_i, other_i)` elementwise. No communication.
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) if the layouts or masks differ.
@@ -51,7 +53,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
         ))
     }
 
-    /// `self_i = f(self_i, other_i)` in place.
+    /// `self_i = f(self_i, other_i)` in place. No communication.
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) if the layouts or masks differ.
@@ -63,7 +65,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
 }
 
 impl<T: Scalar, E: Engine> DistributedArray<T, E> {
-    /// `self += other` (PyLops-MPI's `iadd`).
+    /// `self += other` (PyLops-MPI's `iadd`). No communication.
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) if the layouts or masks differ.
@@ -95,7 +97,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         self.binary_assign(BinaryOp::Div, other)
     }
 
-    /// `self = self op other` elementwise.
+    /// `self = self op other` elementwise. No communication.
     ///
     /// # Errors
     /// As [`iadd`](Self::iadd).
@@ -113,7 +115,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         self.binary_into(BinaryOp::Add, other, out)
     }
 
-    /// `out = self op other`, into an existing array (no allocation).
+    /// `out = self op other`, into an existing array (no allocation). No communication.
     ///
     /// # Errors
     /// As [`iadd`](Self::iadd), for either pair.
@@ -124,7 +126,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         Ok(())
     }
 
-    /// `self += alpha * x`, in one pass.
+    /// `self += alpha * x`, in one pass. No communication.
     ///
     /// # Errors
     /// As [`iadd`](Self::iadd).
@@ -134,7 +136,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         Ok(())
     }
 
-    /// `self = alpha * x + beta * self`, in one pass.
+    /// `self = alpha * x + beta * self`, in one pass. No communication.
     ///
     /// # Errors
     /// As [`iadd`](Self::iadd).
@@ -144,12 +146,12 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         Ok(())
     }
 
-    /// `self *= alpha`.
+    /// `self *= alpha`. No communication.
     pub fn scale(&mut self, alpha: T) {
         E::scale(&mut self.local, alpha);
     }
 
-    /// Copies `x`'s values into `self`.
+    /// Copies `x`'s values into `self`. No communication.
     ///
     /// # Errors
     /// As [`iadd`](Self::iadd).

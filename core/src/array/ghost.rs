@@ -17,13 +17,14 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// This rank's block extended along the distributed axis with up to `front` slabs that precede
     /// it in the global array and up to `back` slabs that follow it (PyLops-MPI's
     /// `add_ghost_cells`), clipped at the global boundaries: rank 0 gets no front cells, the last
-    /// rank no back cells.
+    /// rank no back cells. [Collective](crate#collective-calls): every rank of the array's
+    /// communicator calls it, with the same `front` and `back` (one small agreement, then one
+    /// neighbour exchange), also for replicated arrays, whose error is then agreed on every rank.
     ///
     /// Widths may exceed a neighbour's thickness: the slabs then come from several ranks. All
     /// messages are posted at once (non-blocking), so the exchange takes one step, not a pipeline
-    /// through the ranks. `front` and `back` must be the same on every rank. On any engine: the
-    /// slabs are packed and placed by the engine's strided copies and move in one
-    /// [`Engine::exchange`]; the result is a block of that engine.
+    /// through the ranks. On any engine: the slabs are packed and placed by the engine's strided
+    /// copies and move in one [`Engine::exchange`]; the result is a block of that engine.
     ///
     /// # Errors
     /// [`Error::UnsupportedPartition`] for replicated arrays (they have no neighbours).

@@ -131,9 +131,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     }
 
     /// An array of zeros with the given layout, on `engine` (`&Host` for main memory, a `Cuda`
-    /// device).
-    ///
-    /// No communication.
+    /// device). No communication.
     ///
     /// # Errors
     /// [`Error::CommSizeMismatch`] if the layout was made for another number of ranks;
@@ -146,7 +144,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         Ok(Self::from_parts(comm.clone(), layout.clone(), local, None))
     }
 
-    /// The engine this rank's block lives on.
+    /// The engine this rank's block lives on. No communication.
     pub fn engine(&self) -> E {
         E::of(&self.local)
     }
@@ -186,7 +184,8 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         ))
     }
 
-    /// A copy of this array in main memory (see [`to_engine`](Self::to_engine)).
+    /// A copy of this array in main memory (see [`to_engine`](Self::to_engine)). No
+    /// communication.
     ///
     /// # Errors
     /// As [`to_engine`](Self::to_engine).
@@ -195,13 +194,14 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     }
 
     /// This rank's block in the engine's container (an `ndarray::ArrayD` on the host, a device
-    /// block for `Cuda`), for operators written with the [`Engine`] primitives.
+    /// block for `Cuda`), for operators written with the [`Engine`] primitives. No
+    /// communication.
     pub fn local_block(&self) -> &E::Storage<T> {
         &self.local
     }
 
-    /// This rank's block in the engine's container, mutable. Writes are local (see
-    /// [`local_mut`](DistributedArray::local_mut)).
+    /// This rank's block in the engine's container, mutable. No communication: writes are local
+    /// (see [`local_mut`](DistributedArray::local_mut)).
     pub fn local_block_mut(&mut self) -> &mut E::Storage<T> {
         &mut self.local
     }
@@ -213,8 +213,10 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
             None => E::download(&self.local).into(),
         }
     }
-    /// Attaches a colour list (one colour per rank, identical on every rank): reductions and
-    /// masked gathers then run inside each colour group. Collective (splits the communicator).
+    /// Attaches a colour list (one colour per rank, identical on every rank): reductions and masked
+    /// gathers then run inside each colour group. [Collective](crate#collective-calls): every rank
+    /// of the array's communicator calls it (with the same list): it agrees on the list and splits
+    /// the communicator.
     ///
     /// # Errors
     /// [`Error::InvalidMask`] on every rank if the list does not have one colour per rank, differs
@@ -230,7 +232,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         self
     }
 
-    /// Drops the colour groups.
+    /// Drops the colour groups. No communication.
     pub fn without_mask(mut self) -> Self {
         self.mask = None;
         self
@@ -251,7 +253,8 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         self.mask.as_ref()
     }
 
-    /// The communicator that reductions use: the colour group if there is a mask.
+    /// The communicator that reductions use: the colour group if there is a mask. No
+    /// communication.
     pub fn reduce_comm(&self) -> &Communicator {
         self.mask.as_ref().map_or(&self.comm, |m| &m.group)
     }
@@ -291,15 +294,22 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         self.layout.global_len()
     }
 
-    /// Sets every element to `value` (no communication: the value is the same on every rank).
+    /// Sets every element to `value`. No communication (replicas stay equal when every rank
+    /// passes the same `value`).
     pub fn fill(&mut self, value: T) {
         E::fill(&mut self.local, value);
     }
 
-    /// The whole global array on every rank (PyLops-MPI's `asarray`). Replicated arrays return their
-    /// local copy, without communication (any rank may call it alone). Scatter arrays are
-    /// all-gathered: collective, every rank of the communicator must call it (one small agreement
-    /// on the layout first, then the all-gather).
+    /// The whole global array on every rank (PyLops-MPI's `asarray`).
+    /// [Collective](crate#collective-calls) for Scatter arrays: every rank of the array's
+    /// communicator calls it (one small agreement on the layout, then an all-gather of the
+    /// blocks). No communication for replicated arrays (Broadcast, UnsafeBroadcast): they return
+    /// this rank's copy, and any rank may call it alone.
+    ///
+    /// The partition decides the branch and is the same on every rank, so every rank of a
+    /// Scatter array takes the collective one; calling it on one rank only (to print the result
+    /// on rank 0, say) hangs under MPI: call it on every rank and print on one, or use
+    /// [`gather`](Self::gather) (also called on every rank) to hold the result on one rank only.
     ///
     /// # Panics
     /// On every rank if the ranks hold a Scatter array with different layouts.
@@ -325,9 +335,10 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
 
     /// The part of the global array held by this rank's colour group, on every member of the group
     /// (PyLops-MPI's `asarray(masked=True)`): the members' blocks concatenated along the axis.
-    /// Without a mask this is [`asarray`](Self::asarray).
-    ///
-    /// Collective over the whole communicator, as [`asarray`](Self::asarray).
+    /// Without a mask this is [`asarray`](Self::asarray). [Collective](crate#collective-calls)
+    /// for Scatter arrays: every rank of the whole communicator calls it (the layout agreement
+    /// runs over the communicator, the all-gather inside each colour group). No communication
+    /// for replicated arrays.
     ///
     /// # Panics
     /// As [`asarray`](Self::asarray).
@@ -352,9 +363,9 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     }
 
     /// The whole global array on `root` only (`None` elsewhere): a gather, which needs memory for
-    /// the global array on one rank instead of on all.
-    ///
-    /// Collective: every rank calls it with the same `root`.
+    /// the global array on one rank instead of on all. [Collective](crate#collective-calls): every
+    /// rank of the array's communicator calls it with the same `root`, for every partition
+    /// (replicated arrays move no data, but the ranks still agree on the root and layout).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if `root` is not a rank; on every rank if the ranks pass
@@ -396,7 +407,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         }))
     }
 
-    /// A copy with every element conjugated (a copy for real types).
+    /// A copy with every element conjugated (a copy for real types). No communication.
     pub fn conj(&self) -> Self {
         let mut out = self.clone();
         E::conj(&mut out.local);
@@ -408,12 +419,13 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         E::conj(&mut self.local);
     }
 
-    /// A deep copy (the same as `clone`), keeping the mask.
+    /// A deep copy (the same as `clone`), keeping the mask. No communication.
     pub fn copy(&self) -> Self {
         self.clone()
     }
 
     /// Zeros with the same layout and mask (PyLops-MPI's version drops the mask; this one keeps it).
+    /// No communication.
     ///
     /// # Panics
     /// If the engine has no memory for the block (as `Vec` does).
@@ -436,7 +448,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     }
 
     /// A fingerprint of the layout and mask: what [`check_same_layout`](Self::check_same_layout)
-    /// compares, as one word that ranks can agree on.
+    /// compares, as one word that ranks can agree on. No communication.
     pub fn fingerprint(&self) -> Fingerprint {
         array_fingerprint(&self.layout, self.mask.as_ref())
     }
@@ -494,10 +506,12 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         self.agree_before(what, other.fingerprint(), || other.describe(), check)
     }
 
-    /// Checks that `other` has the same layout and mask.
+    /// Checks that `other` has the same layout and mask. No communication: the check reads this
+    /// rank's metadata only.
     ///
     /// # Errors
-    /// [`Error::LayoutMismatch`] (identically on every rank, since layouts are).
+    /// [`Error::LayoutMismatch`] (identically on every rank when every rank passes arrays of the
+    /// same layouts).
     pub fn check_same_layout<U: Scalar, F: Engine>(
         &self,
         other: &DistributedArray<U, F>,
@@ -534,7 +548,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
         Self::zeros_on(&Host, comm, layout)
     }
 
-    /// An array filled with `value`.
+    /// An array filled with `value`. No communication.
     ///
     /// # Errors
     /// As [`zeros`](Self::zeros).
@@ -545,7 +559,7 @@ impl<T: Scalar> DistributedArray<T, Host> {
     }
 
     /// PyLops-MPI's `empty`. Rust has no cheap uninitialised storage for safe code, so this is
-    /// [`zeros`](Self::zeros) (zeroed pages come from the allocator for free).
+    /// [`zeros`](Self::zeros) (zeroed pages come from the allocator for free). No communication.
     ///
     /// # Errors
     /// As [`zeros`](Self::zeros).
@@ -554,7 +568,8 @@ impl<T: Scalar> DistributedArray<T, Host> {
     }
 
     /// Wraps this rank's `local` block; the global shape is assembled from every rank's local shape.
-    /// Collective (one all-gather of the shapes).
+    /// [Collective](crate#collective-calls): every rank of `comm` calls it (two small all-reduces
+    /// and one all-gather of the shapes, see [`Layout::from_local_shapes`]).
     ///
     /// # Errors
     /// [`Error::InvalidLocalShapes`] on every rank if the blocks do not fit together (see
@@ -570,8 +585,9 @@ impl<T: Scalar> DistributedArray<T, Host> {
         Ok(Self::from_parts(comm.clone(), layout, local, None))
     }
 
-    /// Wraps this rank's `local` block in a layout given by the caller. Collective (one small
-    /// all-reduce to agree that every rank's block fits).
+    /// Wraps this rank's `local` block in a layout given by the caller.
+    /// [Collective](crate#collective-calls): every rank of `comm` calls it (one small all-reduce
+    /// to agree that every rank's block fits).
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] on the rank whose block has the wrong shape and
@@ -603,11 +619,13 @@ impl<T: Scalar> DistributedArray<T, Host> {
     }
 
     /// Distributes a global array that every rank holds (PyLops-MPI's `to_dist`): each rank keeps
-    /// its block of `global` according to `layout`. No data moves between ranks.
+    /// its block of `global` according to `layout`. [Collective](crate#collective-calls): every
+    /// rank of `comm` calls it (one small all-reduce agrees on the shape check); no array data
+    /// moves between ranks.
     ///
     /// # Errors
-    /// [`Error::ShapeMismatch`] if `global` does not have the layout's global shape (agreed over
-    /// the ranks with one small all-reduce); [`Error::CommSizeMismatch`].
+    /// [`Error::ShapeMismatch`] on every rank if `global` does not have the layout's global shape
+    /// on some rank; [`Error::CommSizeMismatch`].
     pub fn to_dist(
         comm: &Communicator,
         global: ArrayViewD<'_, T>,
@@ -642,39 +660,43 @@ impl<T: Scalar> DistributedArray<T, Host> {
         ))
     }
 
-    /// This rank's block.
+    /// This rank's block. No communication.
     pub fn local(&self) -> ArrayViewD<'_, T> {
         self.local.view()
     }
 
-    /// This rank's block, mutable. Writes are local for every partition: on a Broadcast array use
-    /// [`assign`](Self::assign) or [`assign_slice`](Self::assign_slice) to keep replicas equal.
+    /// This rank's block, mutable. No communication: writes are local for every partition; on a
+    /// Broadcast array use [`assign`](Self::assign) or [`assign_slice`](Self::assign_slice) to
+    /// keep replicas equal.
     pub fn local_mut(&mut self) -> ArrayViewMutD<'_, T> {
         self.local.view_mut()
     }
 
-    /// This rank's block as a contiguous slice (C order).
+    /// This rank's block as a contiguous slice (C order). No communication.
     pub fn local_slice(&self) -> &[T] {
         self.local
             .as_slice()
             .expect("local blocks are C-contiguous")
     }
 
-    /// This rank's block as a mutable contiguous slice (C order). Writes are local.
+    /// This rank's block as a mutable contiguous slice (C order). No communication: writes are
+    /// local.
     pub fn local_slice_mut(&mut self) -> &mut [T] {
         self.local
             .as_slice_mut()
             .expect("local blocks are C-contiguous")
     }
 
-    /// Consumes the array and returns this rank's block.
+    /// Consumes the array and returns this rank's block. No communication.
     pub fn into_local(self) -> ArrayD<T> {
         self.into_parts().2
     }
 
-    /// Overwrites this rank's block with `value` (PyLops-MPI's `x[:] = value`). For Broadcast the
-    /// value of rank 0 is copied to every rank (one broadcast); Scatter and UnsafeBroadcast do not
-    /// communicate.
+    /// Overwrites this rank's block with `value` (PyLops-MPI's `x[:] = value`).
+    /// [Collective](crate#collective-calls) for Broadcast arrays: every rank of the array's
+    /// communicator calls it, and rank 0's value is copied to every rank (one small agreement,
+    /// then one broadcast). No communication for Scatter and UnsafeBroadcast arrays, which write
+    /// this rank's `value` into this rank's block.
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] if `value` does not have the local shape (agreed over the ranks
@@ -684,8 +706,9 @@ impl<T: Scalar> DistributedArray<T, Host> {
     }
 
     /// Overwrites a slice of this rank's block (`x[info] = value`), with the semantics of
-    /// [`assign`](Self::assign). `info` uses ndarray's `SliceInfoElem`; missing trailing axes are
-    /// taken whole.
+    /// [`assign`](Self::assign). [Collective](crate#collective-calls) for Broadcast arrays (every
+    /// rank passes the same `info`); no communication for Scatter and UnsafeBroadcast arrays.
+    /// `info` uses ndarray's `SliceInfoElem`; missing trailing axes are taken whole.
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] if the slice is invalid or `value` does not have its shape.
@@ -731,7 +754,9 @@ impl<T: Scalar> DistributedArray<T, Host> {
     }
 
     /// Makes every replica of a Broadcast or UnsafeBroadcast array equal to rank 0's (one
-    /// broadcast). Does nothing for Scatter. Collective.
+    /// broadcast). [Collective](crate#collective-calls): every rank of the array's communicator
+    /// calls it, for every partition (for Scatter arrays only the layout agreement runs and no data
+    /// moves).
     ///
     /// # Panics
     /// On every rank if the ranks hold the array with different layouts.

@@ -61,7 +61,9 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// The same global array distributed along `axis` with the balanced split (PyLops-MPI's
     /// `redistribute`). One all-to-all moves every element straight to its new owner, whatever the
     /// old layout (PyLops-MPI only moves data between neighbours). Replicated arrays are returned
-    /// unchanged. The mask is kept.
+    /// unchanged. The mask is kept. [Collective](crate#collective-calls): every rank of the array's
+    /// communicator calls it with the same `axis`, for every partition (replicated arrays move no
+    /// data, but the ranks agree on the axis).
     ///
     /// # Errors
     /// [`Error::AxisOutOfRange`].
@@ -80,6 +82,8 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
 
     /// The same global array in any other Scatter layout of the same global shape (any axis, any
     /// counts). One all-to-all; only non-empty messages travel.
+    /// [Collective](crate#collective-calls): every rank of the array's communicator calls it with
+    /// the same `target` (also when `target` is the current layout and nothing moves).
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`] if the global shapes differ, [`Error::UnsupportedPartition`] if
@@ -185,6 +189,9 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// The array flattened to 1-D in C order (PyLops-MPI's `ravel`), consuming `self`. No copy
     /// when the array is replicated or distributed along axis 0; otherwise it is first
     /// redistributed along axis 0 (PyLops-MPI returns a wrongly ordered vector in that case).
+    /// [Collective](crate#collective-calls) for Scatter arrays distributed along an axis other
+    /// than 0 (every rank of the array's communicator calls it: see
+    /// [`redistribute`](Self::redistribute)); no communication otherwise.
     ///
     /// # Errors
     /// Only internal layout errors, which cannot happen for a valid array.
@@ -210,7 +217,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         ))
     }
 
-    /// A flattened copy (see [`into_ravel`](Self::into_ravel)).
+    /// A flattened copy (see [`into_ravel`](Self::into_ravel)): collective in the same cases.
     ///
     /// # Errors
     /// As [`into_ravel`](Self::into_ravel).
@@ -222,6 +229,9 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// `self`. No data moves when every rank's block already covers whole rows of the new shape
     /// along axis 0; otherwise one or two all-to-alls. (PyLops-MPI's `reshape` takes local shapes
     /// and ignores its `axis`; this takes the global shape and honours it.)
+    /// [Collective](crate#collective-calls): every rank of the array's communicator calls it with
+    /// the same `global_shape` and `axis`, for every partition (one small agreement even when no
+    /// data moves).
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] if the number of elements differs, [`Error::AxisOutOfRange`].
@@ -284,7 +294,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         }
     }
 
-    /// A reshaped copy (see [`into_reshape`](Self::into_reshape)).
+    /// A reshaped copy (see [`into_reshape`](Self::into_reshape)): collective, as it.
     ///
     /// # Errors
     /// As [`into_reshape`](Self::into_reshape).

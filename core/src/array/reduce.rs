@@ -138,8 +138,10 @@ fn norm_term<T: Scalar>(term: NormTerm, v: T) -> T::Real {
 impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// `sum_i x_i y_i` over the global array (no conjugation): a reproducible sum (see
     /// [`repro`](crate::repro#which-arrays-are-reproducible) for which layouts give the same bits
-    /// for any split), one all-reduce in the colour group. Replicated arrays need no
-    /// communication.
+    /// for any split). [Collective](crate#collective-calls): every rank of the array's communicator
+    /// calls it, for every partition: one small agreement on the layouts over the whole
+    /// communicator, then one all-reduce in the colour group (replicated arrays skip that one, not
+    /// the agreement).
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`] if the layouts or masks differ.
@@ -148,7 +150,8 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         Ok(self.repro_sum(|nodes| E::dot_nodes(false, &self.local, &other.local, nodes)))
     }
 
-    /// `sum_i conj(x_i) y_i` over the global array, as [`dot`](Self::dot).
+    /// `sum_i conj(x_i) y_i` over the global array, as [`dot`](Self::dot):
+    /// [collective](crate#collective-calls).
     ///
     /// # Errors
     /// As [`dot`](Self::dot).
@@ -160,7 +163,8 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// Computes this rank's share of `vdot(self, other)` (one pass over the local blocks) and adds
     /// it to a batch of sums, which [`ReproSums::all_reduce`] then completes with one all-reduce
     /// over [`reduce_comm`](Self::reduce_comm) for the whole batch. The result has the bits of
-    /// [`vdot`](Self::vdot).
+    /// [`vdot`](Self::vdot). No communication (and no agreement: the caller agrees on the
+    /// vectors before the batch's collective all-reduce).
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`] if the layouts or masks differ (nothing is pushed).
@@ -175,7 +179,8 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// The canonical summation tree of this array's reductions, seen from this rank: over the
     /// blocks of the ranks of [`reduce_comm`](Self::reduce_comm) in rank order for Scatter arrays
     /// (the colour group's members when masked), over the local copy alone (no communication) for
-    /// replicated arrays. See [`repro`](crate::repro#which-arrays-are-reproducible).
+    /// replicated arrays. See [`repro`](crate::repro#which-arrays-are-reproducible). No
+    /// communication.
     pub fn sum_tree(&self) -> SumTree {
         if self.partition().is_replicated() {
             return SumTree::local(self.layout.local_len(self.rank()));
@@ -253,7 +258,9 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     }
 
     /// The Euclidean norm of the whole array: a reproducible sum of `|x_i|^2` (as
-    /// [`dot`](Self::dot)), one all-reduce.
+    /// [`dot`](Self::dot)). [Collective](crate#collective-calls): every rank of the array's
+    /// communicator calls it, for every partition (one small agreement, then one all-reduce in the
+    /// colour group, none for replicated arrays).
     ///
     /// # Panics
     /// On every rank if the ranks hold this array with different layouts (use
@@ -264,10 +271,12 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
             .sqrt()
     }
 
-    /// The norm of the whole array, flattened (PyLops-MPI's `norm(ord)` with `axis=None`). One
-    /// all-reduce in the colour group, none for replicated arrays: a reproducible sum (as
-    /// [`dot`](Self::dot)) for the orders 1, 2 and `p`, a sum, max or min of per-rank partials
-    /// for 0, inf and -inf (which do not depend on the order of the terms).
+    /// The norm of the whole array, flattened (PyLops-MPI's `norm(ord)` with `axis=None`).
+    /// [Collective](crate#collective-calls): every rank of the array's communicator calls it with
+    /// the same `ord`, for every partition: one small agreement on the layout and order, then one
+    /// all-reduce in the colour group (none for replicated arrays): a reproducible sum (as
+    /// [`dot`](Self::dot)) for the orders 1, 2 and `p`, a sum, max or min of per-rank partials for
+    /// 0, inf and -inf (which do not depend on the order of the terms).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] for `NormOrd::P(NaN)`.
@@ -290,7 +299,9 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
 
 impl<T: Scalar> DistributedArray<T, Host> {
     /// The norm along one axis (numpy's `norm(x, ord, axis)`), as a distributed array of the global
-    /// shape without `axis`:
+    /// shape without `axis`. [Collective](crate#collective-calls): every rank of the array's
+    /// communicator calls it with the same `ord` and `axis`, for every partition and axis (one
+    /// small agreement on the layout, order and axis; the data moves as below):
     ///
     /// * along the distributed axis of a Scatter array: the result is a Broadcast array
     ///   (identical on every rank of the colour group). The orders 1, 2 and `p` add the rows'
@@ -298,8 +309,8 @@ impl<T: Scalar> DistributedArray<T, Host> {
     ///   every number of ranks and every split (one all-gather of at most `2 log2(rows) + 2`
     ///   partial rows per rank, see [`VectorSum`]); the orders 0, inf and -inf reduce per-rank
     ///   partials with one all-reduce;
-    /// * along another axis: no communication, and the result is Scatter along the same data axis;
-    /// * replicated arrays: local, same partition.
+    /// * along another axis: no data moves, and the result is Scatter along the same data axis;
+    /// * replicated arrays: no data moves, same partition.
     ///
     /// # Errors
     /// [`Error::AxisOutOfRange`]; [`Error::InvalidArgument`] for `NormOrd::P(NaN)`;

@@ -25,7 +25,7 @@ impl Default for Fingerprint {
 }
 
 impl Fingerprint {
-    /// Mixes in one word.
+    /// Mixes in one word. No communication (nor does any method of `Fingerprint`).
     #[must_use]
     pub fn word(self, w: u64) -> Self {
         Fingerprint((self.0.rotate_left(5) ^ w).wrapping_mul(0x517c_c1b7_2722_0a95))
@@ -52,13 +52,14 @@ impl Fingerprint {
 }
 
 impl Communicator {
-    /// Agrees on a locally decided outcome: if any rank has `Err`, every rank returns an error
-    /// (its own, or [`Error::FailedOnOtherRank`] naming the lowest failing rank with its whole
-    /// message).
+    /// Agrees on a locally decided outcome: if any rank has `Err`, every rank returns an error (its
+    /// own, or [`Error::FailedOnOtherRank`] naming the lowest failing rank with its whole message).
+    /// [Collective](crate#collective-calls): every rank of this communicator calls it, also a rank
+    /// whose own outcome is `Err`.
     ///
     /// This is how checks that depend on rank-local data (a local array's shape, say) still fail on
-    /// every rank instead of leaving the others waiting. Collective: one small all-reduce (none on
-    /// one rank), and a broadcast of the message when some rank failed.
+    /// every rank instead of leaving the others waiting. One small all-reduce (none on one rank),
+    /// and a broadcast of the message when some rank failed.
     ///
     /// # Errors
     /// This rank's error, or [`Error::FailedOnOtherRank`].
@@ -66,9 +67,10 @@ impl Communicator {
         self.agree_value(local)
     }
 
-    /// [`agree`](Self::agree) for an outcome that carries a value: this rank's value if every
-    /// rank succeeded, an error on every rank otherwise (this rank's value is then dropped).
-    /// Collective, as [`agree`](Self::agree).
+    /// [`agree`](Self::agree) for an outcome that carries a value: this rank's value if every rank
+    /// succeeded, an error on every rank otherwise (this rank's value is then dropped).
+    /// [Collective](crate#collective-calls): every rank of this communicator calls it, as
+    /// [`agree`](Self::agree).
     ///
     /// # Errors
     /// This rank's error, or [`Error::FailedOnOtherRank`].
@@ -83,14 +85,15 @@ impl Communicator {
 
     /// The check every communicating operation begins with: agrees on this rank's verdict on its
     /// inputs (`local`) and on a fingerprint of what the operation will exchange (layouts, spaces,
-    /// roots, lengths), before anything else moves.
+    /// roots, lengths), before anything else moves. [Collective](crate#collective-calls): every
+    /// rank of this communicator calls it, with the same `what`.
     ///
     /// * Some rank has `Err`: every rank returns an error (as [`agree`](Self::agree)).
     /// * The ranks' fingerprints differ: every rank returns [`Error::LayoutMismatch`] naming
     ///   `what` and, for each distinct value, `describe()` with the ranks that gave it.
     ///
-    /// Collective: one all-reduce of three words (none on one rank); the descriptions travel
-    /// only when the fingerprints differ.
+    /// One all-reduce of three words (none on one rank); the descriptions travel only when the
+    /// fingerprints differ.
     ///
     /// # Errors
     /// As above.

@@ -8,8 +8,13 @@
 //! | threads | [`Threads::run`] | P ranks as threads of one process: tests, doctests, single-machine runs without MPI |
 //! | MPI (feature `mpi`) | `distlops_core::mpi::initialize` | real multi-process and multi-node runs under `mpirun` |
 //!
-//! Every operation is collective unless said otherwise: all ranks of the communicator call it, in
-//! the same order, with arguments that agree (the same root, the same counts). Names follow rsmpi:
+//! Every operation is collective unless said otherwise (see [Collective
+//! calls](crate#collective-calls)): all ranks of the communicator call it, in the same order,
+//! with arguments that agree (the same root, the same counts). The exceptions, which do not
+//! communicate or involve only some ranks, say so: [`rank`](Communicator::rank),
+//! [`size`](Communicator::size), [`kind`](Communicator::kind),
+//! [`group_id`](Communicator::group_id), and the point-to-point
+//! [`exchange`](Communicator::exchange) family. Names follow rsmpi:
 //! `_into` writes into a caller's buffer, `_varcount` is the variant where ranks contribute different
 //! amounts. Buffer lengths that do not agree with the counts are programming errors and panic
 //! (under MPI a panic aborts the whole job, see `distlops_core::mpi::initialize`).
@@ -103,7 +108,7 @@ impl std::fmt::Debug for Communicator {
 }
 
 impl Communicator {
-    /// A communicator with one rank: every collective is a copy.
+    /// A communicator with one rank: every collective is a copy. No communication.
     pub fn serial() -> Self {
         Communicator {
             backend: Backend::Serial,
@@ -126,6 +131,7 @@ impl Communicator {
     /// An identity of this rank's handle on its group of ranks, local to this rank: equal for
     /// clones of one communicator, different for communicators made separately (splits), so
     /// state made for one communicator (device collectives, caches) is never used with another.
+    /// No communication.
     pub fn group_id(&self) -> usize {
         match &self.backend {
             Backend::Serial => 0,
@@ -145,7 +151,7 @@ impl Communicator {
         }
     }
 
-    /// `"serial"`, `"threads"` or `"mpi"`.
+    /// `"serial"`, `"threads"` or `"mpi"`. No communication.
     pub fn kind(&self) -> &'static str {
         match &self.backend {
             Backend::Serial => "serial",
@@ -155,7 +161,7 @@ impl Communicator {
         }
     }
 
-    /// This rank's index, `0..size()`.
+    /// This rank's index, `0..size()`. No communication.
     pub fn rank(&self) -> usize {
         match &self.backend {
             Backend::Serial => 0,
@@ -165,7 +171,7 @@ impl Communicator {
         }
     }
 
-    /// The number of ranks.
+    /// The number of ranks. No communication.
     pub fn size(&self) -> usize {
         match &self.backend {
             Backend::Serial => 1,
@@ -175,7 +181,8 @@ impl Communicator {
         }
     }
 
-    /// Blocks until every rank has called it.
+    /// Blocks until every rank has called it. [Collective](crate#collective-calls): every rank of
+    /// this communicator calls it.
     pub fn barrier(&self) {
         match &self.backend {
             Backend::Serial => {}
@@ -186,6 +193,8 @@ impl Communicator {
     }
 
     /// Elementwise reduction of every rank's `send` into every rank's `recv`.
+    /// [Collective](crate#collective-calls): every rank of this communicator calls it, with the
+    /// same `op` and length.
     ///
     /// The result is bitwise identical on all ranks.
     ///
@@ -206,6 +215,7 @@ impl Communicator {
     }
 
     /// [`all_reduce_into`](Self::all_reduce_into) with the result written over the input.
+    /// [Collective](crate#collective-calls): every rank of this communicator calls it.
     pub fn all_reduce_in_place<T: CommData>(&self, buf: &mut [T], op: ReduceOp) {
         if self.size() == 1 {
             return;
@@ -216,6 +226,7 @@ impl Communicator {
 
     /// Reduces one value from every rank; several scalars should share one call through
     /// [`all_reduce_into`](Self::all_reduce_into) with a small array.
+    /// [Collective](crate#collective-calls): every rank of this communicator calls it.
     pub fn all_reduce<T: CommData>(&self, value: T, op: ReduceOp) -> T {
         let mut out = [value];
         self.all_reduce_into(&[value], &mut out, op);
@@ -223,7 +234,8 @@ impl Communicator {
     }
 
     /// Every rank contributes `send` (the same length everywhere); every rank receives all
-    /// contributions, concatenated in rank order.
+    /// contributions, concatenated in rank order. [Collective](crate#collective-calls): every rank
+    /// of this communicator calls it.
     ///
     /// # Panics
     /// If `recv.len() != size() * send.len()`.
@@ -233,7 +245,8 @@ impl Communicator {
     }
 
     /// Every rank `r` contributes `counts[r]` values; every rank receives all of them, concatenated
-    /// in rank order. `counts` must be the same on all ranks.
+    /// in rank order. `counts` must be the same on all ranks. [Collective](crate#collective-calls):
+    /// every rank of this communicator calls it.
     ///
     /// # Panics
     /// If `counts.len() != size()`, `send.len() != counts[rank]` or `recv.len()` differs from the sum.
@@ -268,6 +281,9 @@ impl Communicator {
 
     /// Gathers every rank's `send` (with `counts[r]` values from rank `r`) into `recv` on `root`
     /// only. `recv` must be `Some` on the root and is ignored elsewhere.
+    /// [Collective](crate#collective-calls): every rank of this communicator calls it with the same
+    /// `counts` and `root` (ranks other than the root that send nothing return at once, but should
+    /// call it all the same).
     ///
     /// # Panics
     /// On inconsistent lengths, or if the root passes `None`.
@@ -321,6 +337,8 @@ impl Communicator {
     }
 
     /// Copies `buf` from `root` into every rank's `buf` (all ranks pass the same length).
+    /// [Collective](crate#collective-calls): every rank of this communicator calls it, with the
+    /// same `root`.
     pub fn broadcast_into<T: CommData>(&self, buf: &mut [T], root: usize) {
         assert!(root < self.size(), "broadcast_into: root out of range");
         match &self.backend {
@@ -332,7 +350,8 @@ impl Communicator {
     }
 
     /// Sends `send` to `dest` and receives `recv` from `source` without deadlock (a paired,
-    /// non-blocking exchange, as for halos). Not collective: only the ranks involved take part.
+    /// non-blocking exchange, as for halos). Not collective: only `dest` and `source` take part
+    /// (they must post the matching receive and send).
     pub fn send_receive_into<T: CommData>(
         &self,
         send: &[T],
@@ -348,14 +367,16 @@ impl Communicator {
     /// `sends` are `(destination rank, data)`, `recvs` are `(source rank, buffer)`; each receive
     /// buffer must have exactly the length of the matching send. Messages between the same pair of
     /// ranks are matched in the order they are listed. Not collective: only ranks that appear in
-    /// some list take part, so halo exchanges cost nothing for ranks without neighbours.
+    /// some list take part (each peer must post the matching messages), so halo exchanges cost
+    /// nothing for ranks without neighbours.
     pub fn exchange<T: CommData>(&self, sends: &[(usize, &[T])], recvs: &mut [(usize, &mut [T])]) {
         self.exchange_overlapped(sends, recvs, || ());
     }
 
     /// [`exchange`](Self::exchange) overlapped with local work: posts every send and receive,
     /// runs `work` while the messages travel, then waits for them. Use it for ghost exchanges:
-    /// compute the interior in `work`, then the boundary once the halos have arrived.
+    /// compute the interior in `work`, then the boundary once the halos have arrived. Not
+    /// collective, as [`exchange`](Self::exchange).
     pub fn exchange_overlapped<T: CommData, R>(
         &self,
         sends: &[(usize, &[T])],
@@ -383,6 +404,8 @@ impl Communicator {
     /// Personalised all-to-all: rank `r` sends `send_counts[q]` consecutive values of `send` to
     /// every rank `q` (in rank order) and receives `recv_counts[q]` values from each rank `q` into
     /// consecutive parts of `recv`. Only non-empty messages travel.
+    /// [Collective](crate#collective-calls): every rank of this communicator calls it (a rank that
+    /// sends and receives nothing returns at once, but the counts of all ranks must fit together).
     ///
     /// # Panics
     /// If the counts do not have one entry per rank or do not sum to the buffer lengths.
@@ -443,7 +466,8 @@ impl Communicator {
     }
 
     /// Splits the ranks into sub-communicators, one per colour, keeping the rank order (rsmpi's
-    /// `split_by_color`). Collective over this communicator.
+    /// `split_by_color`). [Collective](crate#collective-calls): every rank of this communicator
+    /// calls it.
     ///
     /// # Errors
     /// [`Error::InvalidMask`] (on every rank) if a colour does not fit in an `i32`, as MPI requires.
@@ -463,9 +487,10 @@ impl Communicator {
         })
     }
 
-    /// This rank's index among the ranks that share its node, and their number: how a GPU is
-    /// chosen for a rank. MPI splits by shared memory (collective); Threads and Serial ranks all
-    /// live in one process, so this is `(rank, size)`.
+    /// This rank's index among the ranks that share its node, and their number: how a GPU is chosen
+    /// for a rank. [Collective](crate#collective-calls): every rank of this communicator calls it
+    /// under MPI (it splits the communicator by shared memory, on every call); no communication for
+    /// Threads and Serial, whose ranks all live in one process, so this is `(rank, size)`.
     pub fn node_rank(&self) -> (usize, usize) {
         match &self.backend {
             Backend::Serial | Backend::Threads(_) => (self.rank(), self.size()),

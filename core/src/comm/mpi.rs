@@ -28,7 +28,8 @@ unsafe impl Send for UniverseGuard {}
 unsafe impl Sync for UniverseGuard {}
 
 /// An initialised MPI environment. Keep it alive for as long as MPI is used (typically for the
-/// whole of `main`).
+/// whole of `main`). MPI is finalised when it and every communicator made from it are dropped,
+/// which is [collective](crate#collective-calls) over the job: every process drops them.
 ///
 /// ```no_run
 /// # fn main() -> Result<(), distlops_core::Error> {
@@ -55,6 +56,8 @@ static INITIALIZED: Mutex<bool> = Mutex::new(false);
 
 /// Initialises MPI with `MPI_THREAD_MULTIPLE` and installs a panic hook that calls `MPI_Abort`, so a
 /// panic on one rank ends the whole job instead of leaving the other ranks waiting forever.
+/// [Collective](crate#collective-calls) over the job: every process calls it once (it
+/// duplicates `MPI_COMM_WORLD`).
 ///
 /// # Errors
 /// [`Error::Mpi`] if MPI was already initialised in this process or does not provide
@@ -98,6 +101,8 @@ pub fn initialize() -> Result<MpiEnv> {
 
 /// Runs an MPI program: initialises MPI (as [`initialize`]), calls `f` with the world
 /// communicator, and turns an `Err` on **any** rank into the end of the whole job.
+/// [Collective](crate#collective-calls) over the job, as [`initialize`]: every process calls it
+/// once.
 ///
 /// A rank whose `f` returns `Err` prints `distlops: rank R of P failed: <its message>` to
 /// standard error and aborts the job (`MPI_Abort` with error code 1), so the other ranks are
@@ -149,7 +154,7 @@ pub fn run<E: std::fmt::Display>(
 impl MpiEnv {
     /// Every rank of the job as a [`Communicator`]: distlops' own duplicate of
     /// `MPI_COMM_WORLD` (made once by [`initialize`]), so its messages and the application's
-    /// never match each other. Not collective.
+    /// never match each other. No communication.
     pub fn world(&self) -> Communicator {
         Communicator::from_mpi(MpiComm {
             comm: self.world.clone(),

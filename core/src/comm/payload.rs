@@ -15,7 +15,7 @@ use crate::scalar::Scalar;
 
 impl Communicator {
     /// `recv = sum over ranks of send`, on slices of any engine (the same length on every
-    /// rank). Collective.
+    /// rank). [Collective](crate#collective-calls): every rank of this communicator calls it.
     ///
     /// # Errors
     /// [`Error::Device`](crate::Error::Device) on every rank if a device collective fails or
@@ -37,7 +37,8 @@ impl Communicator {
     }
 
     /// `buf = buf of rank root`, on a slice of any engine (the same length on every rank).
-    /// Collective.
+    /// [Collective](crate#collective-calls): every rank of this communicator calls it, with the
+    /// same `root`.
     ///
     /// # Errors
     /// As [`all_reduce_sum_on`](Self::all_reduce_sum_on).
@@ -50,7 +51,8 @@ impl Communicator {
     }
 
     /// The concatenation of every rank's `send` in `recv` on every rank, rank `r` contributing
-    /// `counts[r]` elements (uneven blocks, no padding), on slices of any engine. Collective.
+    /// `counts[r]` elements (uneven blocks, no padding), on slices of any engine.
+    /// [Collective](crate#collective-calls): every rank of this communicator calls it.
     ///
     /// # Errors
     /// As [`all_reduce_sum_on`](Self::all_reduce_sum_on).
@@ -84,8 +86,10 @@ impl Communicator {
 
     /// Point-to-point exchange in one step on slices of any engine: every `(peer, slice)` of
     /// `sends` goes to `peer`, every slice of `recvs` is filled from its peer (a send of `n`
-    /// elements from rank `i` to rank `j` meets a receive of `n` at `j` from `i`). Collective:
-    /// every rank calls it, also one without messages; `engine` is the slices' engine value.
+    /// elements from rank `i` to rank `j` meets a receive of `n` at `j` from `i`).
+    /// [Collective](crate#collective-calls): every rank of this communicator calls it, also a rank
+    /// without messages (unlike [`exchange`](Self::exchange): device collectives group the messages
+    /// of all ranks); `engine` is the slices' engine value.
     ///
     /// # Errors
     /// As [`all_reduce_sum_on`](Self::all_reduce_sum_on).

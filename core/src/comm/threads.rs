@@ -69,8 +69,8 @@ impl Threads {
     ///
     /// A rank that returns `Err` leaves at once: ranks waiting for it in a collective or for a
     /// message from it are woken (they stop, their work is dropped) instead of waiting forever.
-    /// This is the `Threads` counterpart of [`mpi::run`](crate::mpi::run), which ends the MPI job
-    /// with the failing rank's message.
+    /// This is the `Threads` counterpart of `distlops_core::mpi::run` (feature `mpi`), which ends
+    /// the MPI job with the failing rank's message.
     ///
     /// ```
     /// use distlops_core::{Threads, ReduceOp};

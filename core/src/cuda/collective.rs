@@ -93,10 +93,11 @@ pub(crate) struct Collectives {
 }
 
 impl Cuda {
-    /// The same device with a device collective communicator over the ranks of `comm` (one
-    /// device per rank): the engine's payload collectives on `comm` then run on the device —
-    /// NCCL on a real device (feature `nccl`; the unique id is broadcast over `comm`), NCCL
-    /// emulated over `comm` on the emulated device. Collective.
+    /// The same device with a device collective communicator over the ranks of `comm` (one device
+    /// per rank): the engine's payload collectives on `comm` then run on the device — NCCL on a
+    /// real device (feature `nccl`; the unique id is broadcast over `comm`), NCCL emulated over
+    /// `comm` on the emulated device. [Collective](crate#collective-calls): every rank of `comm`
+    /// calls it.
     ///
     /// # Errors
     /// [`Error::Device`] on every rank if a rank cannot make its communicator: NCCL is missing
@@ -113,7 +114,8 @@ impl Cuda {
     }
 
     /// Whether payload collectives on `comm` run on the device (see
-    /// [`with_collectives`](Self::with_collectives)), rather than through host memory.
+    /// [`with_collectives`](Self::with_collectives)), rather than through host memory. No
+    /// communication.
     pub fn has_collectives_for(&self, comm: &Communicator) -> bool {
         self.collectives_for(comm).is_some()
     }

@@ -14,6 +14,8 @@ use std::marker::PhantomData;
 ///
 /// `forward` computes `y_k = sum_j x_j e^{-2 pi i j.k / n}`, `inverse` the same with `+`; neither
 /// scales, so `inverse(forward(x)) = prod(n) x`.
+///
+/// No communication: plans and transforms act on this rank's device alone.
 pub struct DeviceFft<R: HasComplex> {
     cuda: Cuda,
     n: Vec<usize>,

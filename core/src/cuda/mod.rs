@@ -108,6 +108,12 @@ const MAX_SYNC_GRID: u32 = 64;
 /// A CUDA device, as an engine value: arrays on it are `DistributedArray<T, Cuda>`.
 ///
 /// Cheap to clone (a shared handle). Two values are equal when they are the same device handle.
+///
+/// Device work on this rank's blocks does no communication. The calls that do are
+/// [collective](crate#collective-calls) and say so: [`Cuda::for_rank`] (under MPI),
+/// [`Cuda::with_collectives`], [`Cuda::symmetric_heap`] and the heap's allocations, frees and
+/// barriers, and the engine's payload primitives ([`Engine::all_reduce_sum`] and its
+/// siblings).
 #[derive(Clone)]
 pub struct Cuda {
     api: Arc<dyn DeviceApi>,
@@ -142,7 +148,10 @@ impl Cuda {
     /// `DISTLOPS_DEVICE` is `emulated` (and the crate was built with feature `emulator`), else the
     /// real device `node_rank % device_count` (feature `cuda`), where `node_rank` is this rank's
     /// index among the ranks of its node ([`Communicator::node_rank`](crate::Communicator::node_rank)):
-    /// one GPU per rank when a node runs as many ranks as it has GPUs. Collective under MPI.
+    /// one GPU per rank when a node runs as many ranks as it has GPUs.
+    /// [Collective](crate#collective-calls) under MPI when it picks a real device: every rank of
+    /// `comm` calls it ([`node_rank`](crate::Communicator::node_rank) splits the communicator).
+    /// No communication with `DISTLOPS_DEVICE=emulated`, nor for Threads and Serial.
     ///
     /// # Errors
     /// [`Error::Device`] when no device can be had: no CUDA driver, no device, or the crate was

@@ -107,7 +107,7 @@ impl<T: Scalar> std::fmt::Debug for SymmetricBuffer<T> {
 impl Cuda {
     /// The symmetric heap of the ranks of `comm` on their devices: NVSHMEM on a real device
     /// (feature `nvshmem`; one rank per process), NVSHMEM emulated over `comm` on the emulated
-    /// device. Collective.
+    /// device. [Collective](crate#collective-calls): every rank of `comm` calls it.
     ///
     /// # Errors
     /// [`Error::Device`] on every rank if a rank cannot join: NVSHMEM is missing
@@ -148,7 +148,9 @@ impl Cuda {
 }
 
 impl SymmetricHeap {
-    /// A buffer of `len` elements on every rank. Collective: every rank passes the same `len`.
+    /// A buffer of `len` elements on every rank. [Collective](crate#collective-calls): every rank
+    /// of the heap's communicator calls it, with the same `len`, in the same order of allocations
+    /// and frees.
     ///
     /// # Errors
     /// [`Error::Device`] on every rank if the lengths differ between ranks or the heap has no
@@ -159,7 +161,9 @@ impl SymmetricHeap {
 
     /// A buffer for uneven local lengths (nvmath-python's `make_symmetric`): every rank
     /// allocates the largest `local_len` of all ranks, and its buffer has `local_len` elements
-    /// (its [`capacity`](SymmetricBuffer::capacity) is the largest). Collective.
+    /// (its [`capacity`](SymmetricBuffer::capacity) is the largest).
+    /// [Collective](crate#collective-calls): every rank of the heap's communicator calls it, with
+    /// that communicator as `comm` (one all-reduce of the lengths, then the allocation).
     ///
     /// # Errors
     /// As [`alloc`](Self::alloc).
@@ -206,8 +210,8 @@ impl SymmetricHeap {
         })
     }
 
-    /// Frees a buffer. Collective: every rank frees the same buffer, in the same order of
-    /// allocations and frees.
+    /// Frees a buffer. [Collective](crate#collective-calls): every rank of the heap's communicator
+    /// calls it: every rank frees the same buffer, in the same order of allocations and frees.
     ///
     /// # Errors
     /// On every rank if the ranks free buffers of different sizes (checked over the host
@@ -239,7 +243,9 @@ impl SymmetricHeap {
     }
 
     /// A distributed array of zeros in `layout` whose blocks are the parts of one symmetric
-    /// allocation of the largest block (uneven blocks allowed). Collective.
+    /// allocation of the largest block (uneven blocks allowed).
+    /// [Collective](crate#collective-calls): every rank of the heap's communicator calls it, with
+    /// that communicator as `comm` and the same `layout`.
     ///
     /// # Errors
     /// As [`alloc`](Self::alloc); [`Error::CommSizeMismatch`] if `layout` is for another number
@@ -269,7 +275,8 @@ impl SymmetricHeap {
         ))
     }
 
-    /// Frees an array made by [`zeros`](Self::zeros). Collective.
+    /// Frees an array made by [`zeros`](Self::zeros). [Collective](crate#collective-calls): every
+    /// rank of the heap's communicator calls it, as [`free`](Self::free).
     ///
     /// # Errors
     /// As [`free`](Self::free); [`Error::InvalidArgument`] if the array is not on this heap.
@@ -290,7 +297,8 @@ impl SymmetricHeap {
 
     /// Enqueues the copy of `src` into rank `pe`'s block of the symmetric array `dst`, from
     /// element `offset` of that block (C order). Visible after the next
-    /// [`barrier`](Self::barrier).
+    /// [`barrier`](Self::barrier). Not collective: a one-sided put, no other rank takes part
+    /// (until the barrier).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if the range is outside rank `pe`'s block or `dst` is not on
@@ -322,7 +330,8 @@ impl SymmetricHeap {
 
     /// Enqueues the copy of `src` into `dst[offset..offset + src.len()]` on rank `pe`. Visible
     /// there after the next [`barrier`](Self::barrier); `src` may be reused once this returns
-    /// only after that barrier too (NVSHMEM reads it on the stream).
+    /// only after that barrier too (NVSHMEM reads it on the stream). Not collective: a one-sided
+    /// put, no other rank takes part (until the barrier).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if the range is outside `dst`'s capacity or `pe` is not a
@@ -372,7 +381,8 @@ impl SymmetricHeap {
         }
     }
 
-    /// Completes every put made before it by any rank. Collective.
+    /// Completes every put made before it by any rank. [Collective](crate#collective-calls): every
+    /// rank of the heap's communicator calls it.
     ///
     /// # Errors
     /// [`Error::Device`] on every rank if the ranks' calls differ (checked on the emulated
@@ -382,7 +392,7 @@ impl SymmetricHeap {
     }
 
     /// Bytes of buffers dropped without [`free`](Self::free) on this rank (they stay allocated
-    /// until the process ends).
+    /// until the process ends). No communication.
     pub fn leaked_bytes(&self) -> usize {
         self.leaked.load(Ordering::Relaxed)
     }

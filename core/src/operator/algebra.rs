@@ -15,7 +15,9 @@ use std::sync::Arc;
 
 /// A shared, type-erased linear operator with PyLops' algebra.
 ///
-/// Cheap to clone. Combinators that can fail (sums, products of operators whose spaces do not fit)
+/// Cheap to clone. Building operators with these combinators does no communication (their checks
+/// compare spaces, identical on every rank); the products of the result communicate as its
+/// operands' do. Combinators that can fail (sums, products of operators whose spaces do not fit)
 /// return `Result<Op>`, and `+`, `-`, `*` also accept a `Result<Op>` on one side, so a chain of
 /// them needs one `?` at the end:
 ///

@@ -26,6 +26,8 @@ impl<T: Scalar> DotTest<T> {
 
 /// Runs the dot test of `op` on `u` (domain) and `v` (range), with distributed dot products (no
 /// gathering; PyLops-MPI gathers both vectors on every rank). The result is the same on every rank.
+/// [Collective](crate#collective-calls): every rank of the operator's communicator calls it (two
+/// checked products, as [`apply`](LinearOperatorExt::apply), and two dot products).
 ///
 /// # Errors
 /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) if `u` or `v` is not in its space.

@@ -5,7 +5,15 @@
 //! Every operator maps vectors of its [`domain`](LinearOperator::domain) [`Space`] to vectors of its
 //! [`range`](LinearOperator::range) space, both fixed at construction. `matvec(x, y)` and
 //! `rmatvec(y, x)` overwrite a caller-allocated output; the checked entry points compare spaces
-//! first (no communication, the same answer on every rank).
+//! first and agree on the verdict over the ranks (one small all-reduce), so a wrong vector on
+//! one rank is an error on every rank.
+//!
+//! Products are [collective](crate#collective-calls): the checked ones
+//! ([`matvec`](LinearOperator::matvec), [`rmatvec`](LinearOperator::rmatvec),
+//! [`apply`](LinearOperatorExt::apply), [`apply_adjoint`](LinearOperatorExt::apply_adjoint),
+//! [`dottest`]) always, whatever the operator (even one that moves no data, such as a
+//! block-diagonal or replicated operator); the unchecked ones whenever the operator
+//! communicates. Building operators with the algebra of [`Op`] does no communication.
 
 mod algebra;
 mod dottest;
@@ -48,11 +56,16 @@ pub trait LinearOperator<T: Scalar, E: Engine = Host>: Send + Sync {
     /// The communicator the vectors live on.
     fn comm(&self) -> &Communicator;
     /// `y = A x`, for `x` in the domain and `y` in the range (not checked). Overwrites `y`.
+    /// [Collective](crate#collective-calls) whenever the operator communicates (every
+    /// distributed operator whose documentation lists communication per product, and every
+    /// composition containing one): every rank of the operator's communicator calls it. No
+    /// agreement runs first.
     ///
     /// # Errors
     /// Only what nested checked calls report.
     fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()>;
     /// `x = A^H y`, for `y` in the range and `x` in the domain (not checked). Overwrites `x`.
+    /// Collective as [`matvec_unchecked`](Self::matvec_unchecked).
     ///
     /// # Errors
     /// Only what nested checked calls report.
@@ -70,8 +83,10 @@ pub trait LinearOperator<T: Scalar, E: Engine = Host>: Send + Sync {
         crate::comm::Fingerprint::default()
     }
     /// `y = A x`, after checking that `x` is in the domain and `y` in the range.
+    /// [Collective](crate#collective-calls): every rank of the operator's communicator calls it,
+    /// for every operator.
     ///
-    /// Collective: the ranks first agree (one small all-reduce, see
+    /// The ranks first agree (one small all-reduce, see
     /// [`agree_spaces`](LinearOperatorExt::agree_spaces)) on every rank's check and on the
     /// operator's spaces, so a wrong vector on one rank, or an operator built differently on
     /// different ranks, is an error on every rank before anything moves.
@@ -86,7 +101,8 @@ pub trait LinearOperator<T: Scalar, E: Engine = Host>: Send + Sync {
         agree_spaces(self, "matvec", local)?;
         self.matvec_unchecked(x, y)
     }
-    /// `x = A^H y`, after checking the spaces (collective, as [`matvec`](Self::matvec)).
+    /// `x = A^H y`, after checking the spaces. [Collective](crate#collective-calls): every rank of
+    /// the operator's communicator calls it, as [`matvec`](Self::matvec).
     ///
     /// # Errors
     /// As [`matvec`](Self::matvec).
@@ -176,7 +192,7 @@ forward_impl!(&L, Box<L>, Arc<L>);
 /// Allocating helpers for every [`LinearOperator`]; keep them out of hot loops.
 pub trait LinearOperatorExt<T: Scalar, E: Engine = Host>: LinearOperator<T, E> {
     /// A zero vector of the domain in main memory (for other engines,
-    /// [`new_domain_vector_on`](Self::new_domain_vector_on)).
+    /// [`new_domain_vector_on`](Self::new_domain_vector_on)). No communication.
     ///
     /// # Errors
     /// If the spaces were made for another number of ranks.
@@ -186,7 +202,7 @@ pub trait LinearOperatorExt<T: Scalar, E: Engine = Host>: LinearOperator<T, E> {
     {
         self.new_domain_vector_on(&E::default())
     }
-    /// A zero vector of the range in main memory.
+    /// A zero vector of the range in main memory. No communication.
     ///
     /// # Errors
     /// As [`new_domain_vector`](Self::new_domain_vector).
@@ -196,23 +212,24 @@ pub trait LinearOperatorExt<T: Scalar, E: Engine = Host>: LinearOperator<T, E> {
     {
         self.new_range_vector_on(&E::default())
     }
-    /// A zero vector of the domain on `engine`.
+    /// A zero vector of the domain on `engine`. No communication.
     ///
     /// # Errors
     /// As [`new_domain_vector`](Self::new_domain_vector).
     fn new_domain_vector_on(&self, engine: &E) -> Result<DistVector<T, E>> {
         self.domain().zeros_on(engine, self.comm())
     }
-    /// A zero vector of the range on `engine`.
+    /// A zero vector of the range on `engine`. No communication.
     ///
     /// # Errors
     /// As [`new_domain_vector`](Self::new_domain_vector).
     fn new_range_vector_on(&self, engine: &E) -> Result<DistVector<T, E>> {
         self.range().zeros_on(engine, self.comm())
     }
-    /// `A x`, in a new vector on `x`'s engine.
+    /// `A x`, in a new vector on `x`'s engine. [Collective](crate#collective-calls): every rank of
+    /// the operator's communicator calls it, for every operator.
     ///
-    /// Collective, as [`LinearOperator::matvec`]; also checks that the copies of a replicated
+    /// Agrees as [`LinearOperator::matvec`]; also checks that the copies of a replicated
     /// input are the same on every rank ([`DistVector::check_replicas`], one pass over the
     /// replicated data; the in-place [`matvec`](LinearOperator::matvec) of solver loops does not
     /// pay it).
@@ -235,6 +252,7 @@ pub trait LinearOperatorExt<T: Scalar, E: Engine = Host>: LinearOperator<T, E> {
         Ok(y)
     }
     /// `A^H y`, in a new vector on `y`'s engine (as [`apply`](Self::apply)).
+    /// [Collective](crate#collective-calls): every rank of the operator's communicator calls it.
     ///
     /// # Errors
     /// As [`apply`](Self::apply).
@@ -252,11 +270,18 @@ pub trait LinearOperatorExt<T: Scalar, E: Engine = Host>: LinearOperator<T, E> {
         Ok(x)
     }
 
-    /// The agreement every checked product and every solve begins with: one small all-reduce
-    /// over the operator's communicator of this rank's verdict `local` on its vectors and a
-    /// fingerprint of the operator's domain and range. Used by [`matvec`](LinearOperator::matvec),
-    /// [`rmatvec`](LinearOperator::rmatvec) and the solvers; operators written outside distlops
-    /// can call it before their own communication.
+    /// PyLops' `Op.shape`: `(range length, domain length)`, the size of the matrix `A` stands for
+    /// (global lengths; a Broadcast space counts one copy). No communication.
+    fn shape(&self) -> (usize, usize) {
+        (self.range().len(), self.domain().len())
+    }
+
+    /// The agreement every checked product and every solve begins with: one small all-reduce over
+    /// the operator's communicator of this rank's verdict `local` on its vectors and a fingerprint
+    /// of the operator's domain and range. [Collective](crate#collective-calls): every rank of the
+    /// operator's communicator calls it, with the same `what`. Used by
+    /// [`matvec`](LinearOperator::matvec), [`rmatvec`](LinearOperator::rmatvec) and the solvers;
+    /// operators written outside distlops can call it before their own communication.
     ///
     /// # Errors
     /// This rank's error, or [`Error::FailedOnOtherRank`](crate::Error::FailedOnOtherRank), on

@@ -28,7 +28,7 @@ impl<T: Scalar, E: Engine> Scratch<T, E> {
 
     /// Runs `f` with the work vector, on the engine of `like` (allocated on the first call, and
     /// again if `like` lives on another engine; its contents are whatever the previous call
-    /// left).
+    /// left). No communication of its own (the allocation is local; `f` may communicate).
     ///
     /// # Errors
     /// What `f` returns, or an allocation error for a space made for another communicator size.

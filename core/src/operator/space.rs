@@ -14,7 +14,9 @@ use crate::vector_ref::VectorRef;
 /// with a given layout (and colour groups), or a stack of such spaces.
 ///
 /// Fixed when the operator is built, identical on every rank, so checking a vector against it
-/// needs no communication.
+/// needs no communication. Only [`Space::masked`] communicates (it splits the communicator);
+/// every other constructor and method, [`zeros`](Space::zeros) included, does no
+/// communication.
 #[derive(Clone, Debug)]
 pub enum Space {
     /// Plain arrays with this layout and mask.
@@ -106,7 +108,8 @@ impl Space {
         }
     }
 
-    /// Checks that `v` belongs to this space.
+    /// Checks that `v` belongs to this space. No communication: the verdict is this rank's alone
+    /// (agree on it with [`Communicator::agree`] before communicating).
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`] naming `what`, identically on every rank.
@@ -170,6 +173,35 @@ impl Space {
         }
     }
 
+    /// The number of elements of a vector of this space ([`global_len`](Self::global_len)); for
+    /// a Broadcast space, of one copy. No communication.
+    pub fn len(&self) -> usize {
+        self.global_len()
+    }
+
+    /// `true` if vectors of this space hold no elements.
+    pub fn is_empty(&self) -> bool {
+        self.global_len() == 0
+    }
+
+    /// The global shape of a vector of this space: the layout's global shape for a plain space,
+    /// `[len]` for a stack (whose parts have their own shapes: [`parts`](Self::parts)). No
+    /// communication.
+    pub fn shape(&self) -> Vec<usize> {
+        match self {
+            Space::Array { layout, .. } => layout.global_shape().to_vec(),
+            Space::Stacked(_) => vec![self.global_len()],
+        }
+    }
+
+    /// The spaces of a stack's parts (empty for a plain space).
+    pub fn parts(&self) -> &[Space] {
+        match self {
+            Space::Array { .. } => &[],
+            Space::Stacked(parts) => parts,
+        }
+    }
+
     /// The layout, if this is a plain space.
     pub fn layout(&self) -> Option<&Layout> {
         match self {
@@ -208,7 +240,9 @@ impl Space {
 
 impl Space {
     /// Plain arrays with `layout`, reduced inside colour groups (see
-    /// [`DistributedArray::with_mask`]). Collective: splits the communicator.
+    /// [`DistributedArray::with_mask`]). [Collective](crate#collective-calls): every rank of
+    /// `comm` calls it, with the same colours (it agrees on the list and splits the
+    /// communicator).
     ///
     /// # Errors
     /// [`Error::InvalidMask`] on every rank for a malformed colour list.

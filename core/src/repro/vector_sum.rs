@@ -253,8 +253,9 @@ impl<T: Scalar, E: Engine> VectorSum<T, E> {
         }
     }
 
-    /// [`new`](Self::new) for `local_terms` terms on this rank of `comm`: one all-gather of the
-    /// counts. Collective.
+    /// [`new`](Self::new) for `local_terms` terms on this rank of `comm`.
+    /// [Collective](crate#collective-calls): every rank of `comm` calls it (one all-gather of the
+    /// counts).
     pub fn from_local(comm: &Communicator, local_terms: usize, len: usize) -> Self {
         let mut counts = vec![0; comm.size()];
         comm.all_gather_into(&[local_terms], &mut counts);
@@ -284,9 +285,9 @@ impl<T: Scalar, E: Engine> VectorSum<T, E> {
 
     /// `out = sum over global i of term_i`: `term(i, buf)` writes this rank's `i`-th term
     /// (counted from the start of its block) into `buf`, and is called once per term, in order.
-    /// Every rank gets the same bits, those of the canonical tree. Collective over `comm` (one
-    /// all-gather) unless `comm` has one rank; engine memory throughout (`engine` is the engine of
-    /// `out`).
+    /// Every rank gets the same bits, those of the canonical tree.
+    /// [Collective](crate#collective-calls): every rank of `comm` calls it (one all-gather; none
+    /// on one rank); engine memory throughout (`engine` is the engine of `out`).
     ///
     /// # Errors
     /// [`Error::Allocation`](crate::Error::Allocation) if the buffers cannot be had (at the first

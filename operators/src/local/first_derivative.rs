@@ -1,13 +1,46 @@
-//! [`FirstDerivative`]: first-order finite differences along one axis (PyLops' `FirstDerivative`).
+//! [`LocalFirstDerivative`]: first-order finite differences along one axis of one rank's block
+//! (PyLops' serial `FirstDerivative`), and [`FirstDerivativeParams`], the keyword arguments it
+//! shares with the distributed [`FirstDerivative`](crate::FirstDerivative).
 
 use super::stencil::{
-    derivative_accessors, stencil_local_operator, DerivativeKind, EdgeRow, Interior, Scheme,
-    Stencil,
+    derivative_accessors, resolve_block_axis, stencil_local_operator, DerivativeKind, EdgeRow,
+    Interior, Scheme, Stencil,
 };
 use distlops_core::{Error, Result};
 
-/// First derivative along `axis` of an array of shape `dims`, by finite differences with step
-/// `sampling` (`dx`). PyLops: `FirstDerivative(dims, axis, sampling, kind, edge, order)`.
+/// PyLops' keyword arguments of `FirstDerivative`, with its defaults: `FirstDerivativeParams {
+/// axis: -1, ..Default::default() }` is `FirstDerivative(dims, axis=-1)`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FirstDerivativeParams {
+    /// The axis to differentiate along; negative counts from the back. Default `0`, the axis of
+    /// PyLops-MPI's `MPIFirstDerivative` (PyLops' serial default is `-1`).
+    pub axis: isize,
+    /// The sampling step `dx` (default `1.0`).
+    pub sampling: f64,
+    /// The scheme (default [`DerivativeKind::Centered`]).
+    pub kind: DerivativeKind,
+    /// One-sided boundary rows for the centered scheme (default `false`).
+    pub edge: bool,
+    /// The order of the centered scheme, 3 or 5 (default `3`).
+    pub order: usize,
+}
+
+impl Default for FirstDerivativeParams {
+    fn default() -> Self {
+        FirstDerivativeParams {
+            axis: 0,
+            sampling: 1.0,
+            kind: DerivativeKind::Centered,
+            edge: false,
+            order: 3,
+        }
+    }
+}
+
+/// First derivative along `axis` of one array of shape `dims` (one rank's block, a serial
+/// building block), by finite differences with step `sampling` (`dx`). PyLops:
+/// `FirstDerivative(dims, axis, sampling, kind, edge, order)`; the distributed operator is
+/// [`FirstDerivative`](crate::FirstDerivative).
 ///
 /// * `dims = dimsd = dims`; along the axis, with `n = dims[axis]`:
 /// * [`Forward`](DerivativeKind::Forward): `y[i] = (x[i+1] - x[i]) / dx` for `i < n-1`,
@@ -25,7 +58,7 @@ use distlops_core::{Error, Result};
 /// `edge` and `order` only matter for the centered scheme (PyLops ignores them otherwise). The
 /// adjoint is the exact transpose (the coefficients are real).
 #[derive(Debug, Clone)]
-pub struct FirstDerivative {
+pub struct LocalFirstDerivative {
     dims: Vec<usize>,
     axis: usize,
     sampling: f64,
@@ -35,27 +68,27 @@ pub struct FirstDerivative {
     stencil: Stencil,
 }
 
-impl FirstDerivative {
-    /// Builds the operator. PyLops' defaults are `sampling = 1.0`, `kind = Centered`,
-    /// `edge = false`, `order = 3`.
+impl LocalFirstDerivative {
+    /// Builds the operator for arrays of shape `dims`.
     ///
     /// # Errors
-    /// * [`Error::ShapeMismatch`] if `dims` is empty; [`Error::AxisOutOfRange`] if
-    ///   `axis >= dims.len()`.
+    /// * [`Error::ShapeMismatch`] if `dims` is empty; [`Error::AxisOutOfRange`] if `axis` is not
+    ///   an axis of `dims`.
     /// * [`Error::InvalidArgument`] if `sampling` is zero or not finite, if `order` is not 3 or 5
     ///   for the centered scheme, or if `edge` is set and `dims[axis]` is too short for the
     ///   boundary rows (fewer than 2 samples for order 3, 3 for order 5).
-    pub fn new(
-        dims: &[usize],
-        axis: usize,
-        sampling: f64,
-        kind: DerivativeKind,
-        edge: bool,
-        order: usize,
-    ) -> Result<Self> {
+    pub fn new(dims: &[usize], params: FirstDerivativeParams) -> Result<Self> {
+        let FirstDerivativeParams {
+            axis,
+            sampling,
+            kind,
+            edge,
+            order,
+        } = params;
+        let axis = resolve_block_axis("FirstDerivative", axis, dims)?;
         let scheme = Scheme::first_derivative(kind, edge, order, sampling)?;
         let stencil = Stencil::new("FirstDerivative", dims, axis, &scheme)?;
-        Ok(FirstDerivative {
+        Ok(LocalFirstDerivative {
             dims: dims.to_vec(),
             axis,
             sampling,
@@ -74,10 +107,10 @@ impl FirstDerivative {
     }
 }
 
-stencil_local_operator!(FirstDerivative, "FirstDerivative");
+stencil_local_operator!(LocalFirstDerivative, "FirstDerivative");
 
 impl Scheme {
-    /// The coefficients of PyLops' `FirstDerivative` (see [`FirstDerivative`]), scaled by
+    /// The coefficients of PyLops' `FirstDerivative` (see [`LocalFirstDerivative`]), scaled by
     /// `1 / sampling`.
     ///
     /// # Errors

@@ -7,7 +7,9 @@
 //! [`Broadcasted`](crate::Broadcasted) (the same operator on every rank, Broadcast vectors).
 //!
 //! Each has the name of its PyLops counterpart (`pylops.basicoperators`, and
-//! `pylops.signalprocessing` for `Convolve1D`); `n = dims[axis]`:
+//! `pylops.signalprocessing` for `Convolve1D`), except the derivatives, whose plain names are the
+//! distributed operators ([`FirstDerivative`](crate::FirstDerivative) differentiates a whole
+//! distributed array, [`LocalFirstDerivative`] one rank's block); `n = dims[axis]`:
 //!
 //! | operator | `y = A x` | data shape `dimsd` |
 //! |---|---|---|
@@ -19,17 +21,18 @@
 //! | [`Conj`] | `y = conj(x)` (not complex-linear) | `dims` |
 //! | [`Pad`] | zero-padding (adjoint: cropping) | `before + dims + after` |
 //! | [`Restriction`] | samples at `iava` along an axis | `dims`, `len(iava)` along the axis |
-//! | [`FirstDerivative`] | finite differences along an axis | `dims` |
-//! | [`SecondDerivative`] | 3-point second difference along an axis | `dims` |
+//! | [`LocalFirstDerivative`] | finite differences along an axis | `dims` |
+//! | [`LocalSecondDerivative`] | 3-point second difference along an axis | `dims` |
 //! | [`Convolve1D`] | convolution with `h` along an axis | `dims`, `max(n, len(h))` along it |
 //!
 //! [`to_dense`] gives the explicit matrix of any of them.
 //!
 //! ```
 //! use distlops_operators::local::{to_dense, LocalOperator};
-//! use distlops_operators::local::{DerivativeKind, FirstDerivative};
+//! use distlops_operators::local::{DerivativeKind, FirstDerivativeParams, LocalFirstDerivative};
 //!
-//! let d = FirstDerivative::new(&[4], 0, 0.5, DerivativeKind::Forward, false, 3)?;
+//! let forward = FirstDerivativeParams { sampling: 0.5, kind: DerivativeKind::Forward, ..Default::default() };
+//! let d = LocalFirstDerivative::new(&[4], forward)?;
 //! let mut y = [0.0; 4];
 //! d.matvec(&[1.0, 2.0, 4.0, 8.0], &mut y);
 //! assert_eq!(y, [2.0, 4.0, 8.0, 0.0]);
@@ -62,18 +65,19 @@ pub use conj::Conj;
 pub use convolve1d::{Convolve1D, ConvolveMethod, FFT_THRESHOLD, FFT_THRESHOLD_CONTIGUOUS};
 pub use dense::to_dense;
 pub use diagonal::Diagonal;
-pub use first_derivative::FirstDerivative;
+pub use first_derivative::{FirstDerivativeParams, LocalFirstDerivative};
 pub use identity::Identity;
 pub use matrix_mult::MatrixMult;
 pub use pad::Pad;
 pub use poststack::PoststackLinearModelling;
 pub use restriction::Restriction;
-pub use second_derivative::SecondDerivative;
+pub use second_derivative::{LocalSecondDerivative, SecondDerivativeParams};
 pub use stencil::DerivativeKind;
 pub use transpose::Transpose;
 pub use zero::Zero;
 
-/// A serial linear operator on flat C-ordered arrays of one engine's memory.
+/// A serial linear operator on flat C-ordered arrays of one engine's memory. No communication:
+/// constructors and products act on this rank alone.
 ///
 /// `matvec` and `rmatvec` overwrite their output and allocate nothing. Object-safe: distributed
 /// operators hold `Box<dyn LocalOperator<T, E>>`. On the host (`E = Host`, the default) the

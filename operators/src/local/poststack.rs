@@ -3,7 +3,10 @@
 
 use super::corr_line::LinePad;
 use super::shape::{check_io, split_axis};
-use super::{Convolve1D, DerivativeKind, FirstDerivative, LocalOperator};
+use super::{
+    Convolve1D, DerivativeKind, FirstDerivativeParams, LocalFirstDerivative, LocalOperator,
+};
+use distlops_core::signed_axis;
 use distlops_core::{Result, Scalar};
 use std::sync::{Mutex, TryLockError};
 
@@ -16,7 +19,7 @@ use std::sync::{Mutex, TryLockError};
 /// ```
 ///
 /// along the time axis `axis` (the last axis of a `(ny, nx, nt)` block in the seismic examples).
-/// `D` is the local [`FirstDerivative`] with unit sampling and `W` the local [`Convolve1D`] with
+/// `D` is the local [`LocalFirstDerivative`] with unit sampling and `W` the local [`Convolve1D`] with
 /// the wavelet centred at `offset` (PyLops uses `len(w) / 2`); the adjoint is `D^H W^H`.
 ///
 /// * `dims = dimsd = dims` (the wavelet must be no longer than the time axis).
@@ -58,7 +61,7 @@ pub struct PoststackLinearModelling<T: Scalar> {
 /// The line-by-line path (time axis last, lines contiguous).
 struct Lines<T: Scalar> {
     /// `D` on one line.
-    derivative: FirstDerivative,
+    derivative: LocalFirstDerivative,
     wav: Vec<T>,
     /// `conj(wav)` reversed.
     wav_adj: Vec<T>,
@@ -70,7 +73,7 @@ struct Lines<T: Scalar> {
 }
 
 /// `d = D m` on one line, centred scheme, zero first and last samples (the same values as the
-/// local [`FirstDerivative`]: halving is exact).
+/// local [`LocalFirstDerivative`]: halving is exact).
 fn centered_line<T: Scalar>(m: &[T], d: &mut [T]) {
     let n = m.len();
     let half = T::from_f64(0.5);
@@ -115,7 +118,14 @@ struct LineWork<T> {
 impl<T: Scalar> Lines<T> {
     fn new(nt: usize, wav: &[T], offset: usize, kind: DerivativeKind) -> Result<Self> {
         Ok(Lines {
-            derivative: FirstDerivative::new(&[nt], 0, 1.0, kind, false, 3)?,
+            derivative: LocalFirstDerivative::new(
+                &[nt],
+                FirstDerivativeParams {
+                    axis: 0,
+                    kind,
+                    ..Default::default()
+                },
+            )?,
             wav: wav.to_vec(),
             wav_adj: wav.iter().rev().map(|v| v.conj()).collect(),
             offset,
@@ -169,7 +179,7 @@ impl<T: Scalar> Lines<T> {
 
 /// The two factors of the operator on one group of lines.
 struct Parts<T: Scalar> {
-    derivative: FirstDerivative,
+    derivative: LocalFirstDerivative,
     convolve: Convolve1D<T>,
 }
 
@@ -185,7 +195,14 @@ impl<T: Scalar> Parts<T> {
         kind: DerivativeKind,
     ) -> Result<Self> {
         Ok(Parts {
-            derivative: FirstDerivative::new(dims, axis, 1.0, kind, false, 3)?,
+            derivative: LocalFirstDerivative::new(
+                dims,
+                FirstDerivativeParams {
+                    axis: signed_axis(axis),
+                    kind,
+                    ..Default::default()
+                },
+            )?,
             convolve: Convolve1D::new(dims, wav.to_vec(), offset, axis)?,
         })
     }
@@ -235,7 +252,14 @@ impl<T: Scalar> PoststackLinearModelling<T> {
     ) -> Result<Self> {
         let wav = wav.into();
         // Validates dims, axis and kind on the whole block.
-        FirstDerivative::new(dims, axis, 1.0, kind, false, 3)?;
+        LocalFirstDerivative::new(
+            dims,
+            FirstDerivativeParams {
+                axis: signed_axis(axis),
+                kind,
+                ..Default::default()
+            },
+        )?;
         if wav.len() > dims[axis] {
             return Err(distlops_core::Error::InvalidArgument(format!(
                 "PoststackLinearModelling: the wavelet has {} samples, more than the {} of the \
@@ -408,12 +432,20 @@ mod tests {
             .fold(T::zero(), |s, (&p, &q)| s + p.conj() * q)
     }
 
-    /// Forward and adjoint against `Convolve1D * FirstDerivative` applied one after the other,
+    /// Forward and adjoint against `Convolve1D * LocalFirstDerivative` applied one after the other,
     /// plus a dot test.
     fn check<T: Scalar<Real = f64>>(x: &[T], y: &[T], dims: &[usize], axis: usize, wav: &[f64]) {
         let wav_t: Vec<T> = wav.iter().map(|&v| T::from_f64(v)).collect();
         let op = PoststackLinearModelling::new(dims, wav_t.clone(), axis).unwrap();
-        let d = FirstDerivative::new(dims, axis, 1.0, DerivativeKind::Centered, false, 3).unwrap();
+        let d = LocalFirstDerivative::new(
+            dims,
+            FirstDerivativeParams {
+                axis: signed_axis(axis),
+                kind: DerivativeKind::Centered,
+                ..Default::default()
+            },
+        )
+        .unwrap();
         let c = Convolve1D::new(dims, wav_t, wav.len() / 2, axis).unwrap();
         let n = x.len();
         let mut r = vec![T::zero(); n];

@@ -1,16 +1,44 @@
-//! [`SecondDerivative`]: second-order finite differences along one axis (PyLops'
-//! `SecondDerivative`).
+//! [`LocalSecondDerivative`]: second-order finite differences along one axis of one rank's block
+//! (PyLops' serial `SecondDerivative`), and [`SecondDerivativeParams`], the keyword arguments it
+//! shares with the distributed [`SecondDerivative`](crate::SecondDerivative).
 
 use super::stencil::{
-    derivative_accessors, stencil_local_operator, DerivativeKind, EdgeRow, Interior, Scheme,
-    Stencil,
+    derivative_accessors, resolve_block_axis, stencil_local_operator, DerivativeKind, EdgeRow,
+    Interior, Scheme, Stencil,
 };
 #[cfg(doc)]
 use distlops_core::Error;
 use distlops_core::Result;
 
-/// Second derivative along `axis` of an array of shape `dims`, by the three-point finite difference
-/// with step `sampling` (`dx`). PyLops: `SecondDerivative(dims, axis, sampling, kind, edge)`.
+/// PyLops' keyword arguments of `SecondDerivative`, with its defaults.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct SecondDerivativeParams {
+    /// The axis to differentiate along; negative counts from the back. Default `0`, the axis of
+    /// PyLops-MPI's `MPISecondDerivative` (PyLops' serial default is `-1`).
+    pub axis: isize,
+    /// The sampling step `dx` (default `1.0`).
+    pub sampling: f64,
+    /// The scheme (default [`DerivativeKind::Centered`]).
+    pub kind: DerivativeKind,
+    /// One-sided boundary rows for the centered scheme (default `false`).
+    pub edge: bool,
+}
+
+impl Default for SecondDerivativeParams {
+    fn default() -> Self {
+        SecondDerivativeParams {
+            axis: 0,
+            sampling: 1.0,
+            kind: DerivativeKind::Centered,
+            edge: false,
+        }
+    }
+}
+
+/// Second derivative along `axis` of one array of shape `dims` (one rank's block, a serial
+/// building block), by the three-point finite difference with step `sampling` (`dx`). PyLops:
+/// `SecondDerivative(dims, axis, sampling, kind, edge)`; the distributed operator is
+/// [`SecondDerivative`](crate::SecondDerivative).
 ///
 /// * `dims = dimsd = dims`; along the axis, with `n = dims[axis]` and
 ///   `d2(j) = (x[j] - 2 x[j+1] + x[j+2]) / dx^2`:
@@ -22,7 +50,7 @@ use distlops_core::Result;
 /// `edge` only matters for the centered scheme (PyLops ignores it otherwise). The adjoint is the
 /// exact transpose (the coefficients are real).
 #[derive(Debug, Clone)]
-pub struct SecondDerivative {
+pub struct LocalSecondDerivative {
     dims: Vec<usize>,
     axis: usize,
     sampling: f64,
@@ -31,25 +59,25 @@ pub struct SecondDerivative {
     stencil: Stencil,
 }
 
-impl SecondDerivative {
-    /// Builds the operator. PyLops' defaults are `sampling = 1.0`, `kind = Centered`,
-    /// `edge = false`.
+impl LocalSecondDerivative {
+    /// Builds the operator for arrays of shape `dims`.
     ///
     /// # Errors
-    /// * [`Error::ShapeMismatch`] if `dims` is empty; [`Error::AxisOutOfRange`] if
-    ///   `axis >= dims.len()`.
+    /// * [`Error::ShapeMismatch`] if `dims` is empty; [`Error::AxisOutOfRange`] if `axis` is not
+    ///   an axis of `dims`.
     /// * [`Error::InvalidArgument`] if `sampling` is zero or not finite, or if `edge` is set for
     ///   the centered scheme and `dims[axis] < 3`.
-    pub fn new(
-        dims: &[usize],
-        axis: usize,
-        sampling: f64,
-        kind: DerivativeKind,
-        edge: bool,
-    ) -> Result<Self> {
+    pub fn new(dims: &[usize], params: SecondDerivativeParams) -> Result<Self> {
+        let SecondDerivativeParams {
+            axis,
+            sampling,
+            kind,
+            edge,
+        } = params;
+        let axis = resolve_block_axis("SecondDerivative", axis, dims)?;
         let scheme = Scheme::second_derivative(kind, edge, sampling)?;
         let stencil = Stencil::new("SecondDerivative", dims, axis, &scheme)?;
-        Ok(SecondDerivative {
+        Ok(LocalSecondDerivative {
             dims: dims.to_vec(),
             axis,
             sampling,
@@ -62,7 +90,7 @@ impl SecondDerivative {
     derivative_accessors!(axis);
 }
 
-stencil_local_operator!(SecondDerivative, "SecondDerivative");
+stencil_local_operator!(LocalSecondDerivative, "SecondDerivative");
 
 impl Scheme {
     /// The coefficients of PyLops' `SecondDerivative` (see [`SecondDerivative`]), scaled by

@@ -5,16 +5,28 @@ use super::shape::{check_axis, check_dims, split_axis};
 use distlops_core::kernels::axpy;
 use distlops_core::{Error, Fingerprint, Result, Scalar};
 
-/// The finite-difference scheme of [`FirstDerivative`](super::FirstDerivative) and
-/// [`SecondDerivative`](super::SecondDerivative) (PyLops' `kind`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+/// The finite-difference scheme of the first and second derivatives (PyLops' `kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum DerivativeKind {
     /// One-sided towards larger indices (`"forward"`).
     Forward,
     /// One-sided towards smaller indices (`"backward"`).
     Backward,
-    /// Symmetric (`"centered"`).
+    /// Symmetric (`"centered"`, PyLops' default).
+    #[default]
     Centered,
+}
+
+/// The index of a derivative's `axis` (negative counts from the back) in arrays of shape `dims`;
+/// for empty `dims`, 0, so that the stencil's own check reports the empty shape.
+///
+/// # Errors
+/// [`Error::AxisOutOfRange`](distlops_core::Error::AxisOutOfRange) naming `what`.
+pub(crate) fn resolve_block_axis(what: &str, axis: isize, dims: &[usize]) -> Result<usize> {
+    if dims.is_empty() {
+        return Ok(0);
+    }
+    distlops_core::resolve_axis(what, axis, dims.len())
 }
 
 /// A row index counted from the start (`>= 0`) or, like NumPy, from the end (`< 0`).
