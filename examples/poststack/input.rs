@@ -190,7 +190,8 @@ pub fn wavelet(arg: &WaveletArg, dt_ms: f64, nt: usize) -> Res<Vec<f64>> {
 /// The starting model `ln(AI)` in the data's layout: the logarithm of the impedance in
 /// `--background` (a SEG-Y or `.npy` volume of the data's shape, positive values), else the
 /// constant `ln(--ai0)`; box-smoothed along time when asked (`--smooth N`: a centred
-/// moving average of `2 (N / 2) + 1` samples applied twice, as the synthetic starting model). Collective.
+/// moving average of `2 (N / 2) + 1` samples applied twice, as the synthetic starting model).
+/// Collective.
 pub fn background(comm: &Communicator, input: &Input, args: &Args) -> Res<DistributedArray<f64>> {
     let layout = input.data.layout();
     let mut m = match &args.background {

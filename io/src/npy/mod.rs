@@ -59,7 +59,8 @@ pub struct NpyFile {
 }
 
 impl NpyFile {
-    /// Opens `path` on every rank; every rank reads the header. Collective.
+    /// Opens `path` on every rank; every rank reads the header.
+    /// [Collective](distlops_core#collective-calls): every rank of `comm` calls it.
     ///
     /// # Errors
     /// On every rank (agreed): [`Error::Io`] if a rank cannot open or read the file;
@@ -101,7 +102,9 @@ impl NpyFile {
         }
     }
 
-    /// Reads the array into `layout`, which must have the file's shape. Collective.
+    /// Reads the array into `layout`, which must have the file's shape.
+    /// [Collective](distlops_core#collective-calls): every rank of the file's communicator calls
+    /// it.
     ///
     /// # Errors
     /// On every rank (agreed): [`Error::ShapeMismatch`] if the file's shape is not the
@@ -226,7 +229,8 @@ fn read_header(file: &PositionedFile) -> Result<NpyHeader> {
 }
 
 /// Reads the array at `path` split along axis 0 with the balanced split (each rank reads only
-/// its rows; a 0-d array is read by every rank). Collective.
+/// its rows; a 0-d array is read by every rank). [Collective](distlops_core#collective-calls):
+/// every rank of `comm` calls it.
 ///
 /// # Errors
 /// As [`NpyFile::open`] and [`NpyFile::read`].
@@ -241,7 +245,8 @@ pub fn read_npy<T: NpyScalar>(
 /// Writes `array` to `path` as a C-ordered little-endian `.npy` file of `T` and returns what
 /// this rank wrote. Rank 0 writes the header; each rank writes its own rows (see the
 /// [module docs](self) for layouts split along another axis, which are redistributed first,
-/// and Broadcast arrays). Collective.
+/// and Broadcast arrays). [Collective](distlops_core#collective-calls): every rank of the array's
+/// communicator calls it.
 ///
 /// # Errors
 /// On every rank (agreed): [`Error::Io`] if the file cannot be created or written; the errors

@@ -14,7 +14,9 @@
 //!
 //! ```
 //! use distlops_core::{Communicator, DistributedArray, Layout};
-//! use distlops_io::segy::{write_segy, SampleFormat, SegyOptions, SegyReader, SegySpec, SegyTemplate};
+//! use distlops_io::segy::{
+//!     write_segy, SampleFormat, SegyOptions, SegyReader, SegySpec, SegyTemplate,
+//! };
 //!
 //! let path = std::env::temp_dir().join(format!("distlops-io-doc-{}.sgy", std::process::id()));
 //! let comm = Communicator::serial();

@@ -70,7 +70,7 @@ pub struct SegyVolume<T: RealScalar> {
 
 impl SegyReader {
     /// Opens `path` on every rank; rank 0 reads the headers and scans the geometry, which are
-    /// broadcast. Collective.
+    /// broadcast. [Collective](distlops_core#collective-calls): every rank of `comm` calls it.
     ///
     /// # Errors
     /// On every rank (agreed): [`Error::Io`] if a rank cannot open the file or a read fails;
@@ -150,7 +150,8 @@ impl SegyReader {
     }
 
     /// Reads this rank's traces of the cube into `layout` (the cube's shape, Scatter along axis
-    /// 0 or 1). Collective.
+    /// 0 or 1). [Collective](distlops_core#collective-calls): every rank of the reader's
+    /// communicator calls it.
     ///
     /// # Errors
     /// On every rank (agreed): [`Error::ShapeMismatch`], [`Error::UnsupportedPartition`],

@@ -25,7 +25,9 @@ pub struct SegyTemplate {
 
 impl SegyTemplate {
     /// New headers for a cube described by `spec`, for this rank's traces in `layout` (which
-    /// must have the spec's shape, split along axis 0 or 1). Collective (one small all-reduce).
+    /// must have the spec's shape, split along axis 0 or 1).
+    /// [Collective](distlops_core#collective-calls): every rank of `comm` calls it (small
+    /// all-reduces).
     ///
     /// The textual header (EBCDIC) is `spec.text`; the binary header says revision 1, fixed
     /// length traces, no extended headers, the sample interval and count; each trace header

@@ -18,7 +18,8 @@ use std::path::Path;
 
 /// Writes `data`, a cube `(n_il, n_xl, nt)` in the layout of `template`, to a SEG-Y file at
 /// `path` with the template's headers, its samples in `format` (1 IBM, 5 IEEE single or 6
-/// IEEE double), and returns what this rank wrote. Collective.
+/// IEEE double), and returns what this rank wrote. [Collective](distlops_core#collective-calls):
+/// every rank of the array's communicator calls it.
 ///
 /// Of the headers only the sample format code (binary header bytes 3225-3226) changes, when
 /// `format` differs from the template's; everything else, textual and extended headers,
