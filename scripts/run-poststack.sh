@@ -2,7 +2,8 @@
 # scripts/run-poststack.sh: the 3-D post-stack seismic inversion on 4 MPI ranks, from scratch.
 # Installs missing system packages (scripts/setup.sh), builds the example in release mode with MPI,
 # runs it under `mpirun --oversubscribe -n 4` and says where the figures are.
-# Extra arguments go to the example (see `--help`), e.g. `scripts/run-poststack.sh --ny 80 --noise 0.05`.
+# Extra arguments go to the example (see `--help`), e.g. `scripts/run-poststack.sh --ny 80 --noise 0.05`,
+# or your own data: `scripts/run-poststack.sh --data cube.sgy [--wavelet ricker:25] [--background ai.sgy]`.
 # NP=2 scripts/run-poststack.sh chooses another number of ranks.
 set -euo pipefail
 
@@ -15,9 +16,16 @@ scripts/setup.sh
 
 np="${NP:-4}"
 out="$root/poststack-out"
+# The folder the messages below name: the example's last --out, if given.
+prev=""
+for arg in "$@"; do
+  [ "$prev" = "--out" ] && out="$arg"
+  prev="$arg"
+done
 echo "==> cargo build --release --features mpi --example poststack"
 cargo build --release --features mpi --example poststack
 echo "==> $MPIEXEC --oversubscribe -n $np ${CARGO_TARGET_DIR:-target}/release/examples/poststack --out $out $*"
 "$MPIEXEC" --oversubscribe -n "$np" "${CARGO_TARGET_DIR:-target}"/release/examples/poststack --out "$out" "$@"
-echo "==> figures: $out/*.png (true model, starting model, data, and the three inversions)"
-echo "    volumes: $out/*.npy (numpy.load; shape (ny, nx, nt), ln(AI) except data.npy)"
+echo "==> figures: $out/*.png (true model (synthetic runs), starting model, data, and the three inversions)"
+echo "    volumes: $out/*.npy (numpy.load; shape (inline, crossline, time), ln(AI) except data.npy)"
+echo "    SEG-Y:   $out/inv_*.sgy (impedance; the input's headers with --data FILE.sgy)"

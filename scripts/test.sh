@@ -9,6 +9,10 @@ cd "$root"
 scripts/setup.sh
 # shellcheck source=scripts/mpi-env.sh
 . scripts/mpi-env.sh
+# segyio, the independent SEG-Y tool of distlops-io's tests (io/tests/segyio.rs, the CLI test):
+# a pinned venv in .venv-segy; without the variable those tests would only print that they skip.
+DISTLOPS_SEGYIO_PYTHON="$(scripts/py-segy-env.sh)"
+export DISTLOPS_SEGYIO_PYTHON
 
 # Both runs always happen (and --no-fail-fast runs every test binary), so one report lists every
 # failure; the script still exits non-zero if anything failed.
@@ -34,6 +38,8 @@ else
 fi
 echo "==> post-stack example: same volumes on 1-4 ranks (threads and mpirun)"
 scripts/poststack-ranks.sh || failed+=("post-stack example across rank counts")
+echo "==> post-stack example on a SEG-Y cube written by segyio (mpirun -n 1-3, outputs read back by segyio)"
+scripts/test-segy-cli.sh || failed+=("post-stack example on SEG-Y (scripts/test-segy-cli.sh)")
 echo "==> the Cuda engine without a GPU: sanitizers, emulated device, NVRTC and library symbols"
 scripts/test-gpu.sh --emulated || failed+=("scripts/test-gpu.sh --emulated")
 

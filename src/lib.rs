@@ -11,6 +11,7 @@
 //! | [`core`] (distlops-core) | scalars, layouts, communicators, [`DistributedArray`](core::DistributedArray), stacked vectors, the [`LinearOperator`](core::LinearOperator) trait and its algebra, the one [`Error`](core::Error) type |
 //! | [`operators`] (distlops-operators) | distributed linear operators, and serial building blocks in [`operators::local`] |
 //! | [`solvers`] (distlops-solvers) | CG, CGLS, power iteration |
+//! | [`io`] (distlops-io) | distributed SEG-Y and `.npy` reading and writing |
 //!
 //! **Two kinds of operators, one bridge.** Distributed operators ([`FirstDerivative`](operators::FirstDerivative),
 //! [`Laplacian`](operators::Laplacian), [`VStack`](operators::VStack), ...) implement
@@ -67,6 +68,9 @@
 
 #[doc(inline)]
 pub use distlops_core as core;
+/// Distributed SEG-Y and `.npy` reading and writing.
+#[doc(inline)]
+pub use distlops_io as io;
 #[doc(inline)]
 pub use distlops_operators as operators;
 #[doc(inline)]

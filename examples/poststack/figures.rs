@@ -1,8 +1,9 @@
-//! PNG figures of 3-D volumes `(ny, nx, nt)`: an inline section, a crossline section and a time
-//! slice side by side, with a colour bar and titles. Text is drawn with the DejaVu Sans font
-//! embedded by the `dejavu` crate, so no system fonts are needed.
+//! PNG figures of 3-D volumes `(inline, crossline, time)`: an inline section, a crossline section
+//! and a time slice side by side (only the inline section for a 2-D section of one inline), with
+//! axes in the volume's units (line numbers, time in ms), a colour bar and titles. Text is drawn
+//! with the DejaVu Sans font embedded by the `dejavu` crate, so no system fonts are needed.
 
-use ndarray::{Array2, ArrayView3, Axis};
+use ndarray::Array2;
 use plotters::prelude::*;
 use std::error::Error;
 use std::path::Path;
@@ -54,15 +55,64 @@ impl ColourMap {
     }
 }
 
-/// Where to cut the volume: crossline index, inline index and time index.
+/// Where to cut the volume: indices along the inline, crossline and time axes.
 #[derive(Debug, Clone, Copy)]
 pub struct Cuts {
-    /// The crossline (`iy`) of the inline section.
-    pub iy: usize,
-    /// The inline (`ix`) of the crossline section.
-    pub ix: usize,
-    /// The time sample of the time slice.
+    /// The inline index of the inline section.
+    pub il: usize,
+    /// The crossline index of the crossline section.
+    pub xl: usize,
+    /// The time index of the time slice.
     pub it: usize,
+}
+
+/// One axis of a volume: its name with unit, and the coordinate of every index.
+#[derive(Debug, Clone)]
+pub struct AxisCoords {
+    /// What the axis shows, e.g. `"inline"` or `"time (ms)"`.
+    pub name: String,
+    /// The coordinate of each index (line numbers, times).
+    pub values: Vec<f64>,
+}
+
+impl AxisCoords {
+    /// The coordinate at (fractional) index `v`, for tick labels.
+    fn at(&self, v: f64) -> f64 {
+        let i = (v.max(0.0).floor() as usize).min(self.values.len().saturating_sub(1));
+        self.values.get(i).copied().unwrap_or(v)
+    }
+}
+
+/// The three sections a figure shows, cut from a volume `v[il, xl, t]`.
+#[derive(Debug, Clone)]
+pub struct Sections {
+    /// `v[cuts.il, :, :]`: (crossline, time).
+    pub inline: Array2<f64>,
+    /// `v[:, cuts.xl, :]`: (inline, time).
+    pub crossline: Array2<f64>,
+    /// `v[:, :, cuts.it]`: (inline, crossline).
+    pub slice: Array2<f64>,
+}
+
+impl Sections {
+    /// `f` applied to every value.
+    pub fn map(&self, f: impl Fn(f64) -> f64) -> Self {
+        Sections {
+            inline: self.inline.mapv(&f),
+            crossline: self.crossline.mapv(&f),
+            slice: self.slice.mapv(&f),
+        }
+    }
+
+    /// The smallest and largest value.
+    pub fn range(&self) -> (f64, f64) {
+        [&self.inline, &self.crossline, &self.slice]
+            .iter()
+            .flat_map(|a| a.iter())
+            .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
+                (lo.min(v), hi.max(v))
+            })
+    }
 }
 
 fn register_font() {
@@ -73,12 +123,13 @@ fn register_font() {
     });
 }
 
-/// One image panel: `img[row, col]` with rows drawn downwards (row 0 at the top).
+/// One image panel: `img[row, col]` with rows drawn downwards (row 0 at the top), columns along
+/// `x` and rows along `y`.
 fn panel<DB: DrawingBackend>(
     area: &DrawingArea<DB, plotters::coord::Shift>,
     img: &Array2<f64>,
     caption: &str,
-    (xdesc, ydesc): (&str, &str),
+    (x, y): (&AxisCoords, &AxisCoords),
     (map, lo, hi): (ColourMap, f64, f64),
 ) -> Result<(), Box<dyn Error>>
 where
@@ -91,14 +142,14 @@ where
         .x_label_area_size(34)
         .y_label_area_size(44)
         .build_cartesian_2d(0.0..nc as f64, 0.0..nr as f64)?;
-    let flip = |v: &f64| format!("{:.0}", nr as f64 - v);
+    let flip = |v: &f64| format!("{:.0}", y.at(nr as f64 - v));
     chart
         .configure_mesh()
         .disable_mesh()
-        .x_desc(xdesc)
-        .y_desc(ydesc)
+        .x_desc(x.name.as_str())
+        .y_desc(y.name.as_str())
         .y_label_formatter(&flip)
-        .x_label_formatter(&|v: &f64| format!("{v:.0}"))
+        .x_label_formatter(&|v: &f64| format!("{:.0}", x.at(*v)))
         .x_labels(6)
         .y_labels(6)
         .label_style(("sans-serif", 12))
@@ -166,22 +217,22 @@ where
     Ok(())
 }
 
-/// Writes `path`: the inline section `v[cuts.iy, :, :]`, the crossline section `v[:, cuts.ix, :]`
-/// (time downwards in both) and the time slice `v[:, :, cuts.it]`, coloured with `map` between
-/// `range.0` and `range.1`, under `title`, with a colour bar labelled `label`.
+/// Writes `path`: the inline section, the crossline section (time downwards in both) and the
+/// time slice of `s` (only the inline section if the volume has one inline), with the
+/// coordinates `axes` (inline, crossline, time), coloured with `map` between `range.0` and
+/// `range.1`, under `title`, with a colour bar labelled `label`.
 pub fn volume_figure(
     path: &Path,
-    v: ArrayView3<'_, f64>,
+    s: &Sections,
+    axes: &[AxisCoords; 3],
     cuts: Cuts,
     title: &str,
     label: &str,
     (map, lo, hi): (ColourMap, f64, f64),
 ) -> Result<(), Box<dyn Error>> {
     register_font();
-    let (ny, nx, _) = v.dim();
-    let inline = v.index_axis(Axis(0), cuts.iy).t().to_owned();
-    let crossline = v.index_axis(Axis(1), cuts.ix).t().to_owned();
-    let slice = v.index_axis(Axis(2), cuts.it).to_owned();
+    let [il, xl, t] = axes;
+    let (ny, nx) = (il.values.len(), xl.values.len());
     let (width, height) = (1500u32, 540u32);
     let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
     root.fill(&WHITE).map_err(|e| e.to_string())?;
@@ -191,7 +242,11 @@ pub fn volume_figure(
     // Panel widths proportional to the horizontal sizes (at least a fifth each), then the bar.
     let bar = 100;
     let avail = (width - bar) as f64;
-    let sizes = [nx as f64, ny as f64, nx as f64];
+    let sizes: Vec<f64> = if ny == 1 {
+        vec![nx as f64]
+    } else {
+        vec![nx as f64, ny as f64, nx as f64]
+    };
     let total: f64 = sizes
         .iter()
         .map(|s| s.max(0.2 * sizes.iter().sum::<f64>()))
@@ -206,27 +261,29 @@ pub fn volume_figure(
     let style = (map, lo, hi);
     panel(
         &areas[0],
-        &inline,
-        &format!("inline section (y = {})", cuts.iy),
-        ("x (inline)", "t (sample)"),
+        &s.inline.t().to_owned(),
+        &format!("inline section ({} {:.0})", il.name, il.values[cuts.il]),
+        (xl, t),
         style,
     )?;
-    panel(
-        &areas[1],
-        &crossline,
-        &format!("crossline section (x = {})", cuts.ix),
-        ("y (crossline)", "t (sample)"),
-        style,
-    )?;
-    // The time slice: rows are y (downwards), columns x.
-    panel(
-        &areas[2],
-        &slice,
-        &format!("time slice (t = {})", cuts.it),
-        ("x (inline)", "y (crossline)"),
-        style,
-    )?;
-    colour_bar(&areas[3], label, style)?;
+    if ny > 1 {
+        panel(
+            &areas[1],
+            &s.crossline.t().to_owned(),
+            &format!("crossline section ({} {:.0})", xl.name, xl.values[cuts.xl]),
+            (il, t),
+            style,
+        )?;
+        // The time slice: rows are inlines (downwards), columns crosslines.
+        panel(
+            &areas[2],
+            &s.slice,
+            &format!("time slice ({:.0} ms)", t.values[cuts.it]),
+            (xl, il),
+            style,
+        )?;
+    }
+    colour_bar(&areas[areas.len() - 1], label, style)?;
     root.present().map_err(|e| e.to_string())?;
     Ok(())
 }

@@ -13,9 +13,16 @@
 //! * (b) CGLS on the stacked system `[G; sqrt(eps) L] m = [d; 0]`;
 //! * (c) CG on the normal equations `(G^H G + eps L^H L) m = G^H d`.
 //!
-//! Rank 0 prints the solver tables, the relative model errors and timings, and writes the
-//! volumes as `.npy` files and PNG figures into the output folder. The program fails (non-zero
-//! exit) if an inversion does not improve on the starting model by the margin the defaults reach.
+//! Rank 0 prints the solver tables, the relative model errors and timings; the volumes are
+//! written as `.npy` files (each rank its own part), the inversions also as SEG-Y, with PNG
+//! figures, into the output folder. The program fails (non-zero exit) if an inversion does not
+//! improve on the starting model by the margin the defaults reach.
+//!
+//! With `--data FILE` (SEG-Y or `.npy`, `input.rs`) the same three inversions run on that data
+//! instead: every rank reads only its own traces, the wavelet is a Ricker of `--wavelet ricker:F0`
+//! or a file, the starting model comes from `--background` (or is constant), and the results are
+//! written as `.npy` and as SEG-Y with the input's headers (`output.rs`). There is no true model
+//! then: the program reports the data misfit of each result.
 //!
 //! Threads (no MPI needed):   cargo run --release --example poststack -- --ranks 4
 //! MPI:                       cargo build --release --features mpi --example poststack
@@ -23,24 +30,36 @@
 //! Options: --help.
 
 mod figures;
+mod input;
 mod model;
+mod output;
 
 use distlops::core::operator::{dottest, LinearOperatorExt, Op};
 use distlops::core::{
     Communicator, DistVector, DistributedArray, Layout, StackedDistributedArray, Vector,
 };
-use distlops::ndarray::{Array3, ArrayD, Ix3};
+use distlops::io::segy::{SegySpec, SegyTemplate};
+use distlops::ndarray::Array3;
 use distlops::operators::local::{LocalOperator, PoststackLinearModelling};
 use distlops::operators::wavelets::ricker;
 use distlops::operators::{BlockDiag, Laplacian, LaplacianParams, StackedVStack};
 use distlops::solvers::{cg, cgls, CgParams, CglsParams};
-use figures::{ColourMap, Cuts};
+use figures::{AxisCoords, Cuts};
 use model::ModelParams;
 use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 type Res<T> = Result<T, Box<dyn Error>>;
+
+/// The wavelet of `--wavelet`.
+#[derive(Debug, Clone)]
+enum WaveletArg {
+    /// A Ricker wavelet of this peak frequency in Hz, sampled like the data.
+    Ricker(f64),
+    /// A `.npy` file.
+    File(PathBuf),
+}
 
 /// Command-line options.
 #[derive(Debug, Clone)]
@@ -58,25 +77,42 @@ struct Args {
     check: bool,
     compare: Option<PathBuf>,
     quiet: bool,
+    data: Option<PathBuf>,
+    dt_ms: Option<f64>,
+    wavelet: WaveletArg,
+    background: Option<PathBuf>,
+    smooth: Option<usize>,
+    ai0: f64,
 }
 
 const USAGE: &str = "\
 poststack: 3-D post-stack seismic inversion (PyLops-MPI's post-stack tutorial)
 
 options:
-  --ny N         crosslines, the distributed axis (default 40)
-  --nx N         inlines (default 80)
-  --nt N         time samples, at least 41 (default 120)
+  --ny N         inlines of the synthetic model, the distributed axis (default 40)
+  --nx N         crosslines of the synthetic model (default 80)
+  --nt N         time samples of the synthetic model, at least 41 (default 120)
   --niter N      iterations of each solver (default 100)
   --eps F        regularisation weight of the Laplacian (default 0.1)
   --noise F      Gaussian noise, as a fraction of the data's RMS (default 0.02)
   --seed N       noise seed (default 42)
-  --out DIR      output folder for .npy files and figures (default poststack-out)
+  --out DIR      output folder for .npy, .sgy and .png files (default poststack-out)
   --ranks N      ranks on the Threads communicator (default 4; ignored under mpirun)
   --no-figures   write the .npy files only
   --no-check     do not fail when an inversion misses the error targets
   --compare DIR  compare the .npy volumes with those in DIR (fails above 1e-10 relative)
   --quiet        no solver tables
+
+your own data (instead of the synthetic model):
+  --data FILE    post-stack data: SEG-Y (.sgy, .segy) or .npy of shape (inline, crossline,
+                 time) or (crossline, time) for a 2-D section
+  --dt MS        sample interval in ms (default: the SEG-Y headers', 4 for .npy)
+  --wavelet W    ricker:F0 (Ricker wavelet of peak frequency F0 Hz, sampled like the data;
+                 default ricker:15) or FILE.npy (1-D, odd length, centred)
+  --background FILE  starting model: acoustic impedance, SEG-Y or .npy of the data's shape
+                 (default: the constant --ai0, i.e. relative impedance)
+  --ai0 F        the constant starting impedance without --background (default 1)
+  --smooth N     box-smooth the starting model along time over N samples (twice)
 ";
 
 impl Args {
@@ -95,6 +131,12 @@ impl Args {
             check: true,
             compare: None,
             quiet: false,
+            data: None,
+            dt_ms: None,
+            wavelet: WaveletArg::Ricker(15.0),
+            background: None,
+            smooth: None,
+            ai0: 1.0,
         };
         let mut it = std::env::args().skip(1);
         while let Some(flag) = it.next() {
@@ -113,6 +155,18 @@ impl Args {
                 "--no-figures" => a.figures = false,
                 "--no-check" => a.check = false,
                 "--quiet" => a.quiet = true,
+                "--data" => a.data = Some(value()?.into()),
+                "--dt" => a.dt_ms = Some(value()?.parse()?),
+                "--wavelet" => {
+                    let w = value()?;
+                    a.wavelet = match w.strip_prefix("ricker:") {
+                        Some(f0) => WaveletArg::Ricker(f0.parse()?),
+                        None => WaveletArg::File(w.into()),
+                    };
+                }
+                "--background" => a.background = Some(value()?.into()),
+                "--smooth" => a.smooth = Some(value()?.parse()?),
+                "--ai0" => a.ai0 = value()?.parse()?,
                 "-h" | "--help" => {
                     print!("{USAGE}");
                     std::process::exit(0);
@@ -124,6 +178,20 @@ impl Args {
             return Err(
                 "need nt >= 41 (the wavelet's length), nx >= 2, ny >= 1, ranks >= 1".into(),
             );
+        }
+        let positive = |v: Option<f64>| v.is_none_or(|v| v > 0.0 && v.is_finite());
+        if !positive(a.dt_ms) || !positive(Some(a.ai0)) {
+            return Err("--dt and --ai0 must be positive".into());
+        }
+        if let WaveletArg::Ricker(f0) = a.wavelet {
+            if !(f0 > 0.0 && f0.is_finite()) {
+                return Err(
+                    format!("--wavelet ricker:{f0}: the peak frequency must be positive").into(),
+                );
+            }
+        }
+        if a.data.is_none() && (a.background.is_some() || a.smooth.is_some() || a.dt_ms.is_some()) {
+            return Err("--background, --smooth and --dt go with --data".into());
         }
         Ok(a)
     }
@@ -152,21 +220,36 @@ fn array(v: &DistVector<f64>) -> &DistributedArray<f64> {
     v.as_array().expect("a plain vector")
 }
 
-fn run(comm: &Communicator, args: &Args) -> Res<()> {
-    let root = comm.rank() == 0;
-    let say = |s: String| {
-        if root {
-            println!("{s}");
-        }
-    };
+/// What the inversions start from: the layout, the wavelet, the starting model `ln(AI)`, and
+/// either the true model (synthetic runs, whose data is modelled) or the data (`--data`).
+struct Setup {
+    layout: Layout,
+    wavelet: Vec<f64>,
+    mback: DistVector<f64>,
+    source: Source,
+    template: SegyTemplate,
+    axes: [AxisCoords; 3],
+    cuts: Cuts,
+    what: String,
+}
+
+/// Where the data comes from.
+enum Source {
+    /// The true model `ln(AI)`; the data is modelled from it.
+    Model(DistVector<f64>),
+    /// Data read from a file.
+    Data(DistVector<f64>),
+}
+
+/// The synthetic model of `model.rs` and its smoothed starting model, split along axis 0; SEG-Y
+/// outputs get new headers (inlines and crosslines numbered from 1, 4 ms).
+fn synthetic(comm: &Communicator, args: &Args) -> Res<Setup> {
     let p = ModelParams {
         ny: args.ny,
         nx: args.nx,
         nt: args.nt,
     };
     let dims = [p.ny, p.nx, p.nt];
-    let t0 = Instant::now();
-
     // The model and the starting model, built on every rank (each keeps its slab).
     let ai = model::impedance(p);
     let m_true = ai.mapv(f64::ln);
@@ -178,47 +261,134 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
     let dist = |a: &Array3<f64>| -> Res<DistVector<f64>> {
         Ok(DistributedArray::to_dist(comm, a.view().into_dyn(), &layout)?.into())
     };
-    let m = dist(&m_true)?;
-    let mback = dist(&m_back)?;
-
-    // The modelling operator: one PoststackLinearModelling on this rank's (ny_local, nx, nt)
-    // traces, on the Laplacian's N-D space.
     let t: Vec<f64> = (0..21).map(|i| 0.004 * i as f64).collect();
-    let (wav, _) = ricker(&t, 15.0);
-    let local_dims = [layout.count(comm.rank()), p.nx, p.nt];
-    let block: Box<dyn LocalOperator<f64>> =
-        Box::new(PoststackLinearModelling::new(&local_dims, wav, 2)?);
-    let g = Op::new(BlockDiag::new(comm, vec![block])?.with_spaces(&layout, &layout)?);
+    let spec = SegySpec::cube(p.ny, p.nx, p.nt, 4000.0);
+    let numbers = |n: usize| (1..=n).map(|i| i as f64).collect();
+    Ok(Setup {
+        wavelet: ricker(&t, 15.0).0,
+        mback: dist(&m_back)?,
+        source: Source::Model(dist(&m_true)?),
+        template: SegyTemplate::new(comm, &spec, &layout)?,
+        axes: [
+            AxisCoords {
+                name: "inline".into(),
+                values: numbers(p.ny),
+            },
+            AxisCoords {
+                name: "crossline".into(),
+                values: numbers(p.nx),
+            },
+            AxisCoords {
+                name: "time (ms)".into(),
+                values: (0..p.nt).map(|i| 4.0 * i as f64).collect(),
+            },
+        ],
+        cuts: Cuts {
+            il: p.ny / 2,
+            xl: p.nx / 4,
+            it: ((model::CHANNEL_T * p.nt as f64) as usize).min(p.nt - 1),
+        },
+        what: format!("model (ny, nx, nt) = {dims:?}"),
+        layout,
+    })
+}
+
+/// The data of `--data`, its wavelet and starting model.
+fn from_file(comm: &Communicator, path: &Path, args: &Args) -> Res<Setup> {
+    let input = input::read(comm, path, args)?;
+    let layout = input.data.layout().clone();
+    let shape = layout.global_shape().to_vec();
+    let mback = input::background(comm, &input, args)?;
+    Ok(Setup {
+        wavelet: input::wavelet(&args.wavelet, input.dt_ms, shape[2])?,
+        mback: mback.into(),
+        cuts: Cuts {
+            il: shape[0] / 2,
+            xl: shape[1] / 2,
+            it: shape[2] / 2,
+        },
+        what: format!(
+            "data {} (inlines, crosslines, samples) = {shape:?}, dt = {} ms",
+            path.display(),
+            input.dt_ms
+        ),
+        source: Source::Data(input.data.into()),
+        template: input.template,
+        axes: input.axes,
+        layout,
+    })
+}
+
+fn run(comm: &Communicator, args: &Args) -> Res<()> {
+    let root = comm.rank() == 0;
+    let say = |s: String| {
+        if root {
+            println!("{s}");
+        }
+    };
+    let t0 = Instant::now();
+    let setup = match &args.data {
+        Some(path) => from_file(comm, path, args)?,
+        None => synthetic(comm, args)?,
+    };
+    let layout = &setup.layout;
+    let dims = layout.global_shape().to_vec();
+    let mback = &setup.mback;
+
+    // The modelling operator: one PoststackLinearModelling on this rank's traces, on the
+    // Laplacian's N-D space (the Laplacian along every axis longer than one sample).
+    let local_dims = layout.local_shape(comm.rank());
+    let block: Box<dyn LocalOperator<f64>> = Box::new(PoststackLinearModelling::new(
+        &local_dims,
+        setup.wavelet.clone(),
+        2,
+    )?);
+    let g = Op::new(BlockDiag::new(comm, vec![block])?.with_spaces(layout, layout)?);
+    let axes: Vec<isize> = (0..3).filter(|&a| dims[a as usize] > 1).collect();
     let lap = Op::new(Laplacian::<f64>::with_layout(
         comm,
-        &layout,
+        layout,
         LaplacianParams {
-            axes: vec![0, 1, 2],
+            axes,
             ..Default::default()
         },
     )?);
 
-    // The data, with optional noise that depends only on the global sample index.
-    let mut d = g.apply(&m)?;
-    if args.noise > 0.0 {
-        let rms = d.norm(Default::default())? / (d.global_len() as f64).sqrt();
-        let first = (layout.offset(comm.rank()) * p.nx * p.nt) as u64;
-        let DistVector::Array(da) = &mut d else {
-            unreachable!("plain data")
-        };
-        for (i, v) in da.local_slice_mut().iter_mut().enumerate() {
-            *v += args.noise * rms * model::gaussian(args.seed, first + i as u64);
+    // The data: read, or modelled with optional noise that depends only on the global sample
+    // index.
+    let (m, d) = match &setup.source {
+        Source::Data(d) => (None, d.clone()),
+        Source::Model(m) => {
+            let mut d = g.apply(m)?;
+            if args.noise > 0.0 {
+                let rms = d.norm(Default::default())? / (d.global_len() as f64).sqrt();
+                let first = (layout.offset(comm.rank()) * dims[1] * dims[2]) as u64;
+                let DistVector::Array(da) = &mut d else {
+                    unreachable!("plain data")
+                };
+                for (i, v) in da.local_slice_mut().iter_mut().enumerate() {
+                    *v += args.noise * rms * model::gaussian(args.seed, first + i as u64);
+                }
+            }
+            (Some(m), d)
         }
-    }
-    let dot_g = dottest(&g, &mback, &d)?;
-    let dot_l = dottest(&lap, &mback, &m)?;
+    };
+    // Dot tests on the starting and true models (synthetic), or on the data (whose starting
+    // model may be constant, even zero).
+    let (x, y) = match &m {
+        Some(m) => (mback, *m),
+        None => (&d, &d),
+    };
+    let dot_g = dottest(&g, x, &d)?;
+    let dot_l = dottest(&lap, x, y)?;
     say(format!(
-        "post-stack inversion: model (ny, nx, nt) = {dims:?} on {} ranks, {} iterations, eps = {}, \
-         noise = {}; dot tests: G {:.1e}, L {:.1e}; setup {:.2} s",
+        "post-stack inversion: {} on {} ranks, {} iterations, eps = {}, noise = {}; dot tests: \
+         G {:.1e}, L {:.1e}; setup {:.2} s",
+        setup.what,
         comm.size(),
         args.niter,
         args.eps,
-        args.noise,
+        if m.is_some() { args.noise } else { 0.0 },
         dot_g.rel_err,
         dot_l.rel_err,
         t0.elapsed().as_secs_f64()
@@ -260,164 +430,134 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
     let inv_c = cg(&normal, &rhs, Some(mback.view()), cg_params, None)?.x;
     let time_c = t3.elapsed().as_secs_f64();
 
-    // Errors, in ln(AI), relative to the true model and to the starting model's error.
-    let err_back = rel_err(&mback, &m)?;
-    let mut failed = Vec::new();
-    say(format!(
-        "\n{:<44} {:>12} {:>14} {:>9}",
-        "model", "rel. error", "vs starting", "time [s]"
-    ));
-    say(format!(
-        "{:<44} {:>12.4e} {:>14.3} {:>9}",
-        "starting model (smoothed)", err_back, 1.0, "-"
-    ));
+    // Synthetic runs: errors in ln(AI) relative to the true model and to the starting model's
+    // error. Data runs: the data misfit |G m - d| / |d|.
     let results = [
         ("(a) CGLS, G m = d", &inv_a, time_a),
         ("(b) CGLS, [G; sqrt(eps) L] m = [d; 0]", &inv_b, time_b),
         ("(c) CG, (G^H G + eps L^H L) m = G^H d", &inv_c, time_c),
     ];
-    for ((name, inv, time), (key, target)) in results.iter().zip(TARGETS) {
-        let err = rel_err(inv, &m)?;
+    let mut failed = Vec::new();
+    if let Some(m) = m {
+        let err_back = rel_err(mback, m)?;
         say(format!(
-            "{name:<44} {err:>12.4e} {:>14.3} {time:>9.2}",
-            err / err_back
+            "\n{:<44} {:>12} {:>14} {:>9}",
+            "model", "rel. error", "vs starting", "time [s]"
         ));
-        if err / err_back > target {
-            failed.push(format!(
-                "({key}): error ratio {:.3} above the target {target}",
+        say(format!(
+            "{:<44} {:>12.4e} {:>14.3} {:>9}",
+            "starting model (smoothed)", err_back, 1.0, "-"
+        ));
+        for ((name, inv, time), (key, target)) in results.iter().zip(TARGETS) {
+            let err = rel_err(inv, m)?;
+            say(format!(
+                "{name:<44} {err:>12.4e} {:>14.3} {time:>9.2}",
                 err / err_back
             ));
+            if err / err_back > target {
+                failed.push(format!(
+                    "({key}): error ratio {:.3} above the target {target}",
+                    err / err_back
+                ));
+            }
+        }
+    } else {
+        let misfit = |x: &DistVector<f64>| -> Res<f64> { rel_err(&g.apply(x)?, &d) };
+        say(format!(
+            "\n{:<44} {:>16} {:>9}",
+            "model", "data misfit", "time [s]"
+        ));
+        say(format!(
+            "{:<44} {:>16.4e} {:>9}",
+            "starting model",
+            misfit(mback)?,
+            "-"
+        ));
+        for (name, inv, time) in results {
+            say(format!("{name:<44} {:>16.4e} {time:>9.2}", misfit(inv)?));
         }
     }
 
-    // Gather the volumes on rank 0 and write them.
-    let volumes = [
-        ("model", &m),
-        ("background", &mback),
-        ("data", &d),
-        ("inv_cgls", &inv_a),
-        ("inv_cgls_reg", &inv_b),
-        ("inv_cg_normal", &inv_c),
-    ];
-    let mut gathered = Vec::new();
-    for (name, v) in volumes {
-        if let Some(a) = array(v).gather(0)? {
-            gathered.push((name, a.into_dimensionality::<Ix3>()?));
-        }
-    }
-    if root {
-        write_outputs(args, &gathered)?;
-        say(format!(
-            "\nwrote {} volumes (.npy){} to {}; total {:.2} s",
-            gathered.len(),
-            if args.figures {
-                " and figures (.png)"
-            } else {
-                ""
-            },
-            args.out.display(),
-            t0.elapsed().as_secs_f64()
-        ));
-        if let Some(dir) = &args.compare {
-            let worst = compare(dir, &gathered)?;
-            println!(
-                "largest relative difference from {}: {worst:.2e}",
+    // Every volume as .npy (each rank writes its own part), the inversions also as SEG-Y.
+    let synthetic_model = match &setup.source {
+        Source::Model(m) => Some(array(m)),
+        Source::Data(_) => None,
+    };
+    let volumes: Vec<output::Volume> = [
+        ("model", "True acoustic impedance", synthetic_model, true),
+        ("background", "Starting model", Some(array(mback)), true),
+        ("data", "Post-stack data", Some(array(&d)), false),
+        (
+            "inv_cgls",
+            "(a) CGLS, no regularisation",
+            Some(array(&inv_a)),
+            true,
+        ),
+        (
+            "inv_cgls_reg",
+            "(b) CGLS on [G; sqrt(eps) L] (Laplacian)",
+            Some(array(&inv_b)),
+            true,
+        ),
+        (
+            "inv_cg_normal",
+            "(c) CG on G^H G + eps L^H L",
+            Some(array(&inv_c)),
+            true,
+        ),
+    ]
+    .into_iter()
+    .filter_map(|(name, title, values, log_impedance)| {
+        values.map(|values| output::Volume {
+            name,
+            title,
+            values,
+            log_impedance,
+        })
+    })
+    .collect();
+    let plan = output::Plan {
+        out: &args.out,
+        template: &setup.template,
+        axes: &setup.axes,
+        cuts: setup.cuts,
+        figures: args.figures,
+        colour_reference: if synthetic_model.is_some() {
+            "model"
+        } else {
+            "inv_cgls_reg"
+        },
+    };
+    output::write(comm, &plan, &volumes)?;
+    say(format!(
+        "\nwrote {} volumes (.npy), the inversions as SEG-Y (.sgy){} to {}; total {:.2} s",
+        volumes.len(),
+        if args.figures {
+            " and figures (.png)"
+        } else {
+            ""
+        },
+        args.out.display(),
+        t0.elapsed().as_secs_f64()
+    ));
+    if let (true, Some(dir)) = (root, &args.compare) {
+        let names: Vec<&str> = volumes.iter().map(|v| v.name).collect();
+        let worst = output::compare(&args.out, dir, &names)?;
+        println!(
+            "largest relative difference from {}: {worst:.2e}",
+            dir.display()
+        );
+        if worst > 1e-10 {
+            failed.push(format!(
+                "outputs differ from {} by {worst:.2e}",
                 dir.display()
-            );
-            if worst > 1e-10 {
-                failed.push(format!(
-                    "outputs differ from {} by {worst:.2e}",
-                    dir.display()
-                ));
-            }
+            ));
         }
     }
     if args.check && !failed.is_empty() {
         return Err(format!("post-stack inversion failed: {}", failed.join("; ")).into());
     }
     Ok(())
-}
-
-/// Writes the `.npy` volumes and, if asked, the figures (rank 0).
-fn write_outputs(args: &Args, volumes: &[(&str, Array3<f64>)]) -> Res<()> {
-    std::fs::create_dir_all(&args.out)?;
-    for (name, v) in volumes {
-        ndarray_npy::write_npy(args.out.join(format!("{name}.npy")), v)?;
-    }
-    if !args.figures {
-        return Ok(());
-    }
-    let (ny, nx, nt) = volumes[0].1.dim();
-    let cuts = Cuts {
-        iy: ny / 2,
-        ix: nx / 4,
-        it: ((model::CHANNEL_T * nt as f64) as usize).min(nt - 1),
-    };
-    let ai_true = volumes[0].1.mapv(f64::exp);
-    let (lo, hi) = ai_true
-        .iter()
-        .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), &v| {
-            (lo.min(v), hi.max(v))
-        });
-    let titles = [
-        ("model", "True acoustic impedance"),
-        ("background", "Starting model (smoothed)"),
-        ("inv_cgls", "(a) CGLS, no regularisation"),
-        (
-            "inv_cgls_reg",
-            "(b) CGLS on [G; sqrt(eps) L] (3-D Laplacian)",
-        ),
-        ("inv_cg_normal", "(c) CG on G^H G + eps L^H L"),
-    ];
-    for (name, v) in volumes {
-        let path = args.out.join(format!("{name}.png"));
-        if *name == "data" {
-            let amax = v.iter().fold(0.0f64, |a, &x| a.max(x.abs()));
-            figures::volume_figure(
-                &path,
-                v.view(),
-                cuts,
-                "Post-stack data d = w * D ln(AI)",
-                "amplitude",
-                (ColourMap::Seismic, -amax, amax),
-            )?;
-        } else if let Some((_, title)) = titles.iter().find(|(n, _)| n == name) {
-            figures::volume_figure(
-                &path,
-                v.mapv(f64::exp).view(),
-                cuts,
-                title,
-                "AI",
-                (ColourMap::Viridis, lo, hi),
-            )?;
-        }
-    }
-    Ok(())
-}
-
-/// The largest `|a - b| / |b|` between these volumes and the `.npy` files of the same names in
-/// `dir`.
-fn compare(dir: &Path, volumes: &[(&str, Array3<f64>)]) -> Res<f64> {
-    let mut worst = 0.0f64;
-    for (name, v) in volumes {
-        let path = dir.join(format!("{name}.npy"));
-        let other: ArrayD<f64> = ndarray_npy::read_npy(&path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        if other.shape() != v.shape() {
-            return Err(format!("{} has shape {:?}", path.display(), other.shape()).into());
-        }
-        let diff: f64 = v
-            .iter()
-            .zip(other.iter())
-            .map(|(a, b)| (a - b).powi(2))
-            .sum::<f64>()
-            .sqrt();
-        let norm = other.iter().map(|b| b * b).sum::<f64>().sqrt();
-        let rel = diff / norm.max(f64::MIN_POSITIVE);
-        println!("  {name:<14} relative difference {rel:.2e}");
-        worst = worst.max(rel);
-    }
-    Ok(worst)
 }
 
 #[cfg(feature = "mpi")]
