@@ -12,6 +12,7 @@
 //! | [`SecondDerivative`] | Scatter N-D (any axis) -> same | ghost slabs along the distributed axis, overlapped | `MPISecondDerivative` |
 //! | [`Laplacian`] | Scatter N-D (any axis) -> same, fused over axes | ghost slabs along the distributed axis, overlapped | `MPILaplacian` |
 //! | [`Gradient`] | Scatter N-D (any axis) -> stack of `ndim` | ghost slabs along the distributed axis, overlapped | `MPIGradient` |
+//! | [`FftNd`], [`Fft`], [`Fft2d`] | Scatter N-D (any axis) -> Scatter N-D (documented axis) | one all-to-all per transpose (none if the distributed axis is not transformed) | `MPIFFTND`, `MPIFFT2D` |
 //! | [`Halo`] | Scatter (core blocks of an N-D grid) -> Scatter (extended blocks) | one neighbour exchange | `MPIHalo`, `halo_block_split` |
 //!
 //! Local building blocks (serial operators on each rank's block) implement
@@ -38,6 +39,8 @@ mod block_diag;
 mod broadcasted;
 mod combine;
 mod dist_stencil;
+mod fft;
+mod fft_nd;
 mod first_derivative;
 mod gradient;
 mod halo;
@@ -52,6 +55,8 @@ mod vstack;
 pub use block_diag::BlockDiag;
 pub use broadcasted::Broadcasted;
 pub use combine::DEFAULT_STREAM_MIN_BYTES;
+pub use fft::{FftNorm, FftReal};
+pub use fft_nd::{Fft, Fft2d, Fft2dParams, FftNd, FftNdParams, FftParams};
 pub use first_derivative::FirstDerivative;
 pub use gradient::Gradient;
 pub use halo::{halo_block_split, Halo, HaloBoundary, HaloBuilder, HaloWidths};

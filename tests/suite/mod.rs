@@ -15,6 +15,7 @@ pub mod derivatives;
 pub mod engine_operators;
 pub mod engines;
 pub mod errors;
+pub mod fft;
 pub mod ghost;
 pub mod halo;
 pub mod mask;
@@ -240,6 +241,29 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         "derivatives::derivative_errors",
         derivatives::derivative_errors,
     ),
+    (
+        "fft::fftnd_every_axis_set_f64",
+        fft::fftnd_every_axis_set_f64,
+    ),
+    (
+        "fft::fftnd_every_axis_set_complex64",
+        fft::fftnd_every_axis_set_complex64,
+    ),
+    (
+        "fft::fftnd_every_axis_set_f32",
+        fft::fftnd_every_axis_set_f32,
+    ),
+    (
+        "fft::fftnd_every_axis_set_complex32",
+        fft::fftnd_every_axis_set_complex32,
+    ),
+    (
+        "fft::fftnd_larger_against_rustfft",
+        fft::fftnd_larger_against_rustfft,
+    ),
+    ("fft::fftnd_range_layouts", fft::fftnd_range_layouts),
+    ("fft::fft_and_fft2d", fft::fft_and_fft2d),
+    ("fft::fft_errors", fft::fft_errors),
     ("solvers::solvers_f64", solvers::solvers_f64),
     ("solvers::solvers_complex", solvers::solvers_complex),
     ("halo::values_f64", halo::values_f64),
