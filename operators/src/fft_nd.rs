@@ -293,7 +293,7 @@ where
             })
             .collect();
         let (pipeline, range_layout) = plan(comm, layout, &specs, real, out_axis)?;
-        let pipeline = pipeline.finish(comm, real || !T::IS_COMPLEX);
+        let pipeline = pipeline.finish(comm, real || !T::IS_COMPLEX, false);
         let dimsd = range_layout.global_shape().to_vec();
         let range = Space::array(if T::IS_COMPLEX {
             range_layout.clone()
@@ -392,7 +392,7 @@ fn plan<R: FftReal>(
     // The half-spectrum axis first (less data afterwards), then from the innermost axis out.
     stage1.sort_by_key(|s| (Some(s.axis) != half_axis, std::cmp::Reverse(s.axis)));
     for s in stage1 {
-        b.line(s)?;
+        b.line(s, false)?;
     }
     let mut at = d0;
     if let Some(s0) = specs.iter().find(|s| s.axis == d0) {
@@ -406,7 +406,7 @@ fn plan<R: FftReal>(
             _ => longest,
         };
         b.transpose_to(d1, None)?;
-        b.line(s0)?;
+        b.line(s0, false)?;
         at = d1;
     }
     let target = if one_d { Some(0) } else { out_axis };

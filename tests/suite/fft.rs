@@ -65,7 +65,7 @@ fn map_lines(a: &ArrayD<C>, axis: usize, n_out: usize, f: impl Fn(&[C]) -> Vec<C
 }
 
 /// The unnormalised DFT (`sign = -1`) or inverse DFT (`+1`) of a line: a direct sum, or rustfft.
-fn dft(l: &[C], sign: f64, fast: bool) -> Vec<C> {
+pub fn dft(l: &[C], sign: f64, fast: bool) -> Vec<C> {
     let n = l.len();
     if fast {
         let mut planner = rustfft::FftPlanner::<f64>::new();
@@ -91,12 +91,12 @@ fn dft(l: &[C], sign: f64, fast: bool) -> Vec<C> {
         .collect()
 }
 
-fn fftshift_line(l: &[C]) -> Vec<C> {
+pub fn fftshift_line(l: &[C]) -> Vec<C> {
     let n = l.len();
     (0..n).map(|j| l[(j + n - n / 2) % n]).collect()
 }
 
-fn ifftshift_line(l: &[C]) -> Vec<C> {
+pub fn ifftshift_line(l: &[C]) -> Vec<C> {
     let n = l.len();
     (0..n).map(|j| l[(j + n / 2) % n]).collect()
 }
@@ -157,7 +157,7 @@ fn ref_forward(x: &ArrayD<C>, cfg: &Cfg, fast: bool) -> ArrayD<C> {
 
 /// NumPy's `irfft(l, n)` (normalised), from its formula: the imaginary parts of the zero and
 /// Nyquist bins are ignored, the other bins stand for two.
-fn irfft(l: &[C], n: usize) -> Vec<C> {
+pub fn irfft(l: &[C], n: usize) -> Vec<C> {
     (0..n)
         .map(|j| {
             let mut s = l[0].re;

@@ -16,9 +16,11 @@ pub mod engine_operators;
 pub mod engines;
 pub mod errors;
 pub mod fft;
+pub mod fredholm;
 pub mod ghost;
 pub mod halo;
 pub mod mask;
+pub mod mdc;
 pub mod operators;
 pub mod props;
 pub mod redistribute;
@@ -264,6 +266,13 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("fft::fftnd_range_layouts", fft::fftnd_range_layouts),
     ("fft::fft_and_fft2d", fft::fft_and_fft2d),
     ("fft::fft_errors", fft::fft_errors),
+    (
+        "fredholm::fredholm1_all_dtypes",
+        fredholm::fredholm1_all_dtypes,
+    ),
+    ("fredholm::fredholm1_errors", fredholm::fredholm1_errors),
+    ("mdc::mdc_all_dtypes", mdc::mdc_all_dtypes),
+    ("mdc::mdc_errors", mdc::mdc_errors),
     ("solvers::solvers_f64", solvers::solvers_f64),
     ("solvers::solvers_complex", solvers::solvers_complex),
     ("halo::values_f64", halo::values_f64),

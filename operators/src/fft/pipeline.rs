@@ -1,6 +1,7 @@
 //! A product as a fixed list of steps (line transforms and transposes), its adjoint, and the
 //! buffers they run with, allocated once.
 
+use super::kernel::KernelPlan;
 use super::line::{AxisSpec, Dst, LinePlan, Src};
 use super::transpose::TransposePlan;
 use super::{as_complex_mut, as_reals, as_reals_mut, FftReal};
@@ -16,6 +17,8 @@ pub(crate) enum Step<R: FftReal> {
     Line(LinePlan<R>),
     /// A change of the distributed axis.
     Transpose(TransposePlan),
+    /// Per-frequency matrix products.
+    Kernel(KernelPlan<R>),
 }
 
 /// The buffers of a product.
@@ -62,28 +65,33 @@ impl<R: FftReal> Builder<R> {
     }
 
     /// Appends the transform `spec` along a local axis (not the distributed one, unless there
-    /// is one rank).
+    /// is one rank), or its adjoint when `adjoint`.
     ///
     /// # Errors
     /// Only internal layout errors.
-    pub(crate) fn line(&mut self, spec: &AxisSpec) -> Result<()> {
+    pub(crate) fn line(&mut self, spec: &AxisSpec, adjoint: bool) -> Result<()> {
         debug_assert!(self.nranks == 1 || spec.axis != self.layout.axis());
         let shape_in = self.layout.local_shape(self.rank);
         let mut global = self.layout.global_shape().to_vec();
-        global[spec.axis] = spec.keep;
+        global[spec.axis] = if adjoint { spec.n } else { spec.keep };
         let next = Layout::with_counts(&global, self.layout.axis(), self.layout.counts())?;
         let shape_out = next.local_shape(self.rank);
-        self.forward.push(Step::Line(LinePlan::forward(
-            spec,
-            &shape_in,
-            &mut self.planner,
-        )));
-        self.adjoint.push(Step::Line(LinePlan::adjoint(
-            spec,
-            &shape_out,
-            &mut self.planner,
-        )));
+        let planner = &mut self.planner;
+        let (fwd, adj) = if adjoint {
+            (
+                LinePlan::adjoint(spec, &shape_in, planner),
+                LinePlan::forward(spec, &shape_out, planner),
+            )
+        } else {
+            (
+                LinePlan::forward(spec, &shape_in, planner),
+                LinePlan::adjoint(spec, &shape_out, planner),
+            )
+        };
+        self.forward.push(Step::Line(fwd));
+        self.adjoint.push(Step::Line(adj));
         self.fingerprint = self.fingerprint.text("line").words(&[
+            usize::from(adjoint),
             spec.axis,
             spec.n,
             spec.nfft,
@@ -94,6 +102,18 @@ impl<R: FftReal> Builder<R> {
         self.max_len = self.max_len.max(next.local_len(self.rank));
         self.layout = next;
         Ok(())
+    }
+
+    /// Appends the per-frequency products `forward` (and `adjoint` in the adjoint), after which
+    /// the array has the layout `next` (same distributed axis and counts).
+    pub(crate) fn kernel(&mut self, forward: KernelPlan<R>, adjoint: KernelPlan<R>, next: Layout) {
+        debug_assert_eq!(next.axis(), self.layout.axis());
+        debug_assert_eq!(next.counts(), self.layout.counts());
+        self.fingerprint = self.fingerprint.text("kernel").words(next.global_shape());
+        self.forward.push(Step::Kernel(forward));
+        self.adjoint.push(Step::Kernel(adjoint));
+        self.max_len = self.max_len.max(next.local_len(self.rank));
+        self.layout = next;
     }
 
     /// Appends a move to the layout distributed along `axis` with `counts` (balanced when
@@ -127,22 +147,25 @@ impl<R: FftReal> Builder<R> {
     }
 
     /// The pipeline; `real_input` makes the forward read only the real part of its input and the
-    /// adjoint store only the real part of its output.
-    pub(crate) fn finish(mut self, comm: &Communicator, real_input: bool) -> Pipeline<R> {
+    /// adjoint store only the real part of its output; `real_output` does the same for the
+    /// forward's output and the adjoint's input.
+    pub(crate) fn finish(
+        mut self,
+        comm: &Communicator,
+        real_input: bool,
+        real_output: bool,
+    ) -> Pipeline<R> {
         self.adjoint.reverse();
-        if real_input {
-            if let Some(Step::Line(p)) =
-                self.forward.iter_mut().find(|s| matches!(s, Step::Line(_)))
-            {
-                p.re_in = true;
+        for (steps, re_in, re_out) in [
+            (&mut self.forward, real_input, real_output),
+            (&mut self.adjoint, real_output, real_input),
+        ] {
+            if let Some(Step::Line(p)) = steps.iter_mut().find(|s| matches!(s, Step::Line(_))) {
+                p.re_in |= re_in;
             }
-            if let Some(Step::Line(p)) = self
-                .adjoint
-                .iter_mut()
-                .rev()
-                .find(|s| matches!(s, Step::Line(_)))
+            if let Some(Step::Line(p)) = steps.iter_mut().rev().find(|s| matches!(s, Step::Line(_)))
             {
-                p.re_out = true;
+                p.re_out |= re_out;
             }
         }
         let steps = self.forward.iter().chain(&self.adjoint);
@@ -157,6 +180,7 @@ impl<R: FftReal> Builder<R> {
                     send = send.max(t.send_len());
                     recv = recv.max(t.recv_len());
                 }
+                Step::Kernel(_) => {}
             }
         }
         let zero = Complex::zero();
@@ -251,6 +275,19 @@ impl<R: FftReal> Pipeline<R> {
                         p.run(src, output.reborrow(), line, scratch);
                     } else {
                         p.run(src, Dst::Complex(&mut free[..p.dst_len()]), line, scratch);
+                    }
+                }
+                Step::Kernel(kp) => {
+                    let Src::Complex(s) = src else {
+                        unreachable!("per-frequency products are never first")
+                    };
+                    let (nin, nout) = kp.lens();
+                    match (&mut output, last) {
+                        (Dst::Complex(y), true) => kp.run(&s[..nin], y),
+                        (_, false) => kp.run(&s[..nin], &mut free[..nout]),
+                        (Dst::Real(_), true) => {
+                            unreachable!("per-frequency products are never last")
+                        }
                     }
                 }
                 Step::Transpose(t) => {
