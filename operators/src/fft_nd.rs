@@ -103,9 +103,13 @@ impl Default for FftNdParams {
 /// * `out_axis` given: along it, balanced (one more transpose if it is `d` and `d` is
 ///   transformed); the range layout is [`range_layout`](Self::range_layout).
 ///
-/// A 1-D array distributed over several ranks is transformed on rank 0 (its block gathered
-/// there by one all-to-all, the spectrum spread back by another): correct, but rank 0 then
-/// holds the whole signal; the four-step distributed 1-D transform is not written yet.
+/// A 1-D array (a long scattered signal) is transformed by the four-step algorithm when `nfft`
+/// has a divisor `2 <= n1 <= sqrt(nfft)`: the padded, shifted signal is reordered into an
+/// `n1 x nfft/n1` array split along its columns, transformed along them, multiplied by twiddle
+/// factors, transposed, transformed along the rows, and reordered into the kept bins (three
+/// all-to-alls, each rank holding about `nfft / P` values throughout); the range is split along
+/// its only axis, balanced. For a prime `nfft` the signal is transformed on rank 0 (gathered
+/// there by one all-to-all and spread back by another).
 ///
 /// # Communication and cost
 ///
@@ -120,7 +124,8 @@ impl Default for FftNdParams {
 ///
 /// Every output value comes from a transform of its whole line with the same plan, whatever the
 /// split, and transposes only move values: results are the same bits on any number of ranks for
-/// a given domain axis (the order of the axes depends only on `d`).
+/// a given domain axis (the order of the axes depends only on `d`; 1-D transforms use the
+/// four-step algorithm on one rank too).
 ///
 /// # PyLops-MPI
 ///
@@ -380,6 +385,11 @@ fn plan<R: FftReal>(
     out_axis: Option<usize>,
 ) -> Result<(Builder<R>, Layout)> {
     let one_d = layout.ndim() == 1;
+    if one_d {
+        if let Some((n1, n2)) = four_step_split(specs[0].nfft) {
+            return four_step(comm, layout, &specs[0], n1, n2);
+        }
+    }
     let inside = if one_d {
         Layout::with_counts(&[layout.global_shape()[0], 1], 0, layout.counts())?
     } else {
@@ -420,6 +430,74 @@ fn plan<R: FftReal>(
         end
     };
     Ok((b, range))
+}
+
+/// `nfft = n1 n2` with `n1` the largest divisor at most `sqrt(nfft)`, if it is at least 2.
+fn four_step_split(nfft: usize) -> Option<(usize, usize)> {
+    let n1 = (2..=nfft)
+        .take_while(|d| d * d <= nfft)
+        .filter(|d| nfft % d == 0)
+        .last()?;
+    Some((n1, nfft / n1))
+}
+
+/// The four-step transform of a 1-D array along its distributed axis, `nfft = n1 n2`: the
+/// padded, shifted signal is reordered into an `n1 x n2` array split along its columns (sample
+/// `i1 n2 + i2` at `(i1, i2)`), transformed along the columns, multiplied by the twiddle factors
+/// `exp(-2 pi i k1 i2 / nfft)`, transposed to a split along the rows, transformed along the rows
+/// (bin `k1 + n1 k2` at `(k1, k2)`), and reordered into the kept, weighted, shifted bins split
+/// along the 1-D range. Three all-to-alls.
+fn four_step<R: FftReal>(
+    comm: &Communicator,
+    layout: &Layout,
+    spec: &AxisSpec,
+    n1: usize,
+    n2: usize,
+) -> Result<(Builder<R>, Layout)> {
+    let (n, nfft, keep) = (spec.n, spec.nfft, spec.keep);
+    let h = if spec.ifftshift { n / 2 } else { 0 };
+    let nranks = comm.size();
+    let mut b = Builder::new(layout, comm.rank());
+    b.permute(
+        Layout::scatter(&[n1, n2], 1, nranks)?,
+        &|j| (j < n.min(nfft)).then_some(((j + h) % n, 1.0)),
+        &|t| Some((t + n - h) % n).filter(|&i| i < nfft),
+    );
+    let whole = |axis: usize, len: usize| AxisSpec {
+        axis,
+        n: len,
+        nfft: len,
+        keep: len,
+        ifftshift: false,
+        fftshift: false,
+        weights: vec![1.0; len],
+    };
+    b.line(&whole(0, n1), false)?;
+    b.twiddle(&|g| {
+        let (k1, i2) = (g / n2, g % n2);
+        let angle = -2.0 * std::f64::consts::PI * ((k1 * i2) % nfft) as f64 / nfft as f64;
+        num_complex::Complex::new(R::real_from_f64(angle.cos()), R::real_from_f64(angle.sin()))
+    });
+    b.transpose_to(0, None)?;
+    b.line(&whole(1, n2), false)?;
+    let shift = spec.fftshift;
+    let out = Layout::scatter(&[keep], 0, nranks)?;
+    b.permute(
+        out.clone(),
+        &|j| {
+            let bin = if shift {
+                (j + keep - keep / 2) % keep
+            } else {
+                j
+            };
+            Some(((bin % n1) * n2 + bin / n1, spec.weights[bin]))
+        },
+        &|c| {
+            let k = c / n2 + n1 * (c % n2);
+            (k < keep).then_some(if shift { (k + keep / 2) % keep } else { k })
+        },
+    );
+    Ok((b, out))
 }
 
 impl<T: Scalar> LinearOperator<T> for FftNd<T>

@@ -499,6 +499,41 @@ pub fn fftnd_larger_against_rustfft(comm: &Communicator) {
     larger::<Complex64>(comm);
 }
 
+/// 1-D transforms of scattered signals (four-step for composite `nfft`, on rank 0 for prime
+/// ones): every option, balanced and uneven counts, against the direct DFT.
+fn one_d<T: TestScalar>(comm: &Communicator)
+where
+    T::Real: FftReal,
+{
+    let p = comm.size();
+    let mut i = 0;
+    for n in [12, 30, 45, 64, 97] {
+        for layout in [
+            Layout::scatter(&[n], 0, p).unwrap(),
+            Layout::with_counts(&[n], 0, &random_counts(n, p, n as u64)).unwrap(),
+        ] {
+            for nfft in [n, n + 5, n - 3] {
+                let (mut params, mut cfg) = case(&[n], &[0], i, T::IS_COMPLEX);
+                params.nfft = Some(vec![nfft]);
+                cfg.nffts = vec![nfft];
+                let what = format!(
+                    "FFT<{}> 1-D counts {:?}, {params:?}",
+                    T::SUFFIX,
+                    layout.counts()
+                );
+                check_case::<T>(comm, &layout, &params, &cfg, false, &what);
+                i += 1;
+            }
+        }
+    }
+}
+
+pub fn fft_one_d_four_step(comm: &Communicator) {
+    one_d::<f64>(comm);
+    one_d::<Complex64>(comm);
+    one_d::<Complex32>(comm);
+}
+
 /// The range layouts the docs promise.
 pub fn fftnd_range_layouts(comm: &Communicator) {
     let p = comm.size();

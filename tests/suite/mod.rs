@@ -263,6 +263,7 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         "fft::fftnd_larger_against_rustfft",
         fft::fftnd_larger_against_rustfft,
     ),
+    ("fft::fft_one_d_four_step", fft::fft_one_d_four_step),
     ("fft::fftnd_range_layouts", fft::fftnd_range_layouts),
     ("fft::fft_and_fft2d", fft::fft_and_fft2d),
     ("fft::fft_errors", fft::fft_errors),

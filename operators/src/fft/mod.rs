@@ -21,6 +21,7 @@
 
 pub(crate) mod kernel;
 pub(crate) mod line;
+pub(crate) mod permute;
 pub(crate) mod pipeline;
 pub(crate) mod transpose;
 

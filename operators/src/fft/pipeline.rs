@@ -3,8 +3,9 @@
 
 use super::kernel::KernelPlan;
 use super::line::{AxisSpec, Dst, LinePlan, Src};
+use super::permute::PermutePlan;
 use super::transpose::TransposePlan;
-use super::{as_complex_mut, as_reals, as_reals_mut, FftReal};
+use super::{as_reals, as_reals_mut, FftReal};
 use distlops_core::{balanced_counts, Communicator, Fingerprint, Layout, Result};
 use num_complex::Complex;
 use num_traits::Zero;
@@ -19,6 +20,41 @@ pub(crate) enum Step<R: FftReal> {
     Transpose(TransposePlan),
     /// Per-frequency matrix products.
     Kernel(KernelPlan<R>),
+    /// A reordering exchange.
+    Permute(PermutePlan<R>),
+    /// An elementwise product with a table of this rank's block.
+    Twiddle(Vec<Complex<R>>),
+}
+
+/// The first `len` complex numbers of a step's input (exchanges and twiddles never read the
+/// real input: it is widened first).
+fn complex_input<R: FftReal>(src: Src<'_, R>, len: usize) -> &[Complex<R>] {
+    match src {
+        Src::Complex(s) => &s[..len],
+        Src::Real(_) => unreachable!("real inputs are widened before exchanges"),
+    }
+}
+
+/// Runs `f` on the destination of a complex step: the output when the step is the last one
+/// (through `free` and then its real parts when the output is real), else `free`.
+fn to_output<R: FftReal>(
+    output: &mut Dst<'_, R>,
+    last: bool,
+    free: &mut [Complex<R>],
+    len: usize,
+    f: impl FnOnce(&mut [Complex<R>]),
+) {
+    match (output, last) {
+        (Dst::Complex(y), true) => f(y),
+        (Dst::Real(y), true) => {
+            let tmp = &mut free[..len];
+            f(tmp);
+            for (v, c) in y.iter_mut().zip(tmp.iter()) {
+                *v = c.re;
+            }
+        }
+        (_, false) => f(&mut free[..len]),
+    }
 }
 
 /// The buffers of a product.
@@ -116,6 +152,53 @@ impl<R: FftReal> Builder<R> {
         self.layout = next;
     }
 
+    /// Appends the reordering `next[j] = w(j) current[map(j)]` (see [`PermutePlan::new`]), after
+    /// which the array has the layout `next`.
+    pub(crate) fn permute(
+        &mut self,
+        next: Layout,
+        map: &dyn Fn(usize) -> Option<(usize, f64)>,
+        inverse: &dyn Fn(usize) -> Option<usize>,
+    ) {
+        let fwd = PermutePlan::new(&self.layout, &next, self.rank, map, inverse);
+        let adj = PermutePlan::new(
+            &next,
+            &self.layout,
+            self.rank,
+            &|i| inverse(i).map(|j| (j, map(j).map_or(0.0, |m| m.1))),
+            &|j| map(j).map(|m| m.0),
+        );
+        self.fingerprint = self.fingerprint.text("permute").words(next.global_shape());
+        self.forward.push(Step::Permute(fwd));
+        self.adjoint.push(Step::Permute(adj));
+        self.max_len = self.max_len.max(next.local_len(self.rank));
+        self.layout = next;
+    }
+
+    /// Appends the elementwise product of this rank's block with `table(global flat index)`
+    /// (the conjugate in the adjoint).
+    pub(crate) fn twiddle(&mut self, table: &dyn Fn(usize) -> Complex<R>) {
+        let (shape, axis) = (self.layout.local_shape(self.rank), self.layout.axis());
+        let strides = distlops_core::StridedCopy::c_strides(self.layout.global_shape());
+        let off = self.layout.offset(self.rank);
+        let len: usize = shape.iter().product();
+        let fwd: Vec<Complex<R>> = (0..len)
+            .map(|t| {
+                let (mut rest, mut g) = (t, 0);
+                for d in (0..shape.len()).rev() {
+                    let c = rest % shape[d] + if d == axis { off } else { 0 };
+                    rest /= shape[d];
+                    g += c * strides[d];
+                }
+                table(g)
+            })
+            .collect();
+        let adj = fwd.iter().map(|w| w.conj()).collect();
+        self.fingerprint = self.fingerprint.text("twiddle");
+        self.forward.push(Step::Twiddle(fwd));
+        self.adjoint.push(Step::Twiddle(adj));
+    }
+
     /// Appends a move to the layout distributed along `axis` with `counts` (balanced when
     /// `None`); nothing when the array is already there, and no data move on one rank.
     ///
@@ -180,7 +263,12 @@ impl<R: FftReal> Builder<R> {
                     send = send.max(t.send_len());
                     recv = recv.max(t.recv_len());
                 }
-                Step::Kernel(_) => {}
+                Step::Permute(p) => {
+                    let (ns, nr) = p.buffer_lens();
+                    send = send.max(2 * ns);
+                    recv = recv.max(2 * nr);
+                }
+                Step::Kernel(_) | Step::Twiddle(_) => {}
             }
         }
         let zero = Complex::zero();
@@ -246,8 +334,9 @@ impl<R: FftReal> Pipeline<R> {
         } = &mut *guard;
         let [b0, b1] = bufs;
         let mut at = At::Input;
-        // Reals moved by a transpose are first widened to complex numbers.
-        if let (Src::Real(x), Some(Step::Transpose(_))) = (input, steps.first()) {
+        // Reals moved by an exchange are first widened to complex numbers.
+        let exchange = |s: &Step<R>| matches!(s, Step::Transpose(_) | Step::Permute(_));
+        if let (Src::Real(x), Some(true)) = (input, steps.first().map(exchange)) {
             for (b, &v) in b0.iter_mut().zip(x) {
                 *b = Complex::new(v, R::zero());
             }
@@ -278,40 +367,33 @@ impl<R: FftReal> Pipeline<R> {
                     }
                 }
                 Step::Kernel(kp) => {
-                    let Src::Complex(s) = src else {
-                        unreachable!("per-frequency products are never first")
-                    };
                     let (nin, nout) = kp.lens();
-                    match (&mut output, last) {
-                        (Dst::Complex(y), true) => kp.run(&s[..nin], y),
-                        (_, false) => kp.run(&s[..nin], &mut free[..nout]),
-                        (Dst::Real(_), true) => {
-                            unreachable!("per-frequency products are never last")
-                        }
-                    }
+                    let s = complex_input(src, nin);
+                    to_output(&mut output, last, free, nout, |d| kp.run(s, d));
                 }
                 Step::Transpose(t) => {
-                    let Src::Complex(s) = src else {
-                        unreachable!("real inputs of a transpose are widened first")
-                    };
-                    let s = as_reals(s);
                     let (src_len, dst_len) = t.lens();
-                    match (&mut output, last) {
-                        (Dst::Complex(y), true) => {
-                            t.run(&self.comm, &s[..src_len], as_reals_mut(y), send, recv);
+                    let comm = &self.comm;
+                    let dst_len = dst_len / 2;
+                    let s = complex_input(src, src_len / 2);
+                    to_output(&mut output, last, free, dst_len, |d| {
+                        t.run(comm, as_reals(s), as_reals_mut(d), send, recv);
+                    });
+                }
+                Step::Permute(p) => {
+                    let (src_len, dst_len) = p.lens();
+                    let s = complex_input(src, src_len);
+                    to_output(&mut output, last, free, dst_len, |d| {
+                        p.run(&self.comm, s, d, send, recv);
+                    });
+                }
+                Step::Twiddle(tw) => {
+                    let s = complex_input(src, tw.len());
+                    to_output(&mut output, last, free, tw.len(), |d| {
+                        for ((d, &v), &w) in d.iter_mut().zip(s).zip(tw.iter()) {
+                            *d = v * w;
                         }
-                        (Dst::Real(y), true) => {
-                            let tmp = &mut as_reals_mut(free)[..dst_len];
-                            t.run(&self.comm, &s[..src_len], tmp, send, recv);
-                            for (v, c) in y.iter_mut().zip(as_complex_mut(tmp).iter()) {
-                                *v = c.re;
-                            }
-                        }
-                        (_, false) => {
-                            let dst = &mut as_reals_mut(free)[..dst_len];
-                            t.run(&self.comm, &s[..src_len], dst, send, recv);
-                        }
-                    }
+                    });
                 }
             }
             at = next;
