@@ -15,6 +15,9 @@ const ZERO: usize = usize::MAX;
 /// so a batch stays in the L2 cache).
 const BATCH_TARGET: usize = 1 << 14;
 
+/// Samples per block of the gathers and scatters along strided axes.
+const TILE: usize = 8;
+
 /// What the transform along one axis does, in global terms; both directions are planned from it.
 ///
 /// Forward, on a line `x` of `n` samples: `s[i] = x[(i + h) % n]` for `i < min(n, nfft)` and `0`
@@ -211,7 +214,17 @@ impl<R: FftReal> LinePlan<R> {
 
     /// Complex numbers of the line buffer.
     pub(crate) fn line_len(&self) -> usize {
-        self.batch * self.nfft
+        self.batch * self.stride()
+    }
+
+    /// The distance between the lines of a tile in the line buffer: padded when `nfft` is a
+    /// multiple of 4, so that the lines do not all fall in the same cache sets.
+    fn stride(&self) -> usize {
+        if self.nfft % 4 == 0 {
+            self.nfft + 4
+        } else {
+            self.nfft
+        }
     }
 
     /// Complex numbers of rustfft's scratch.
@@ -316,34 +329,42 @@ impl<R: FftReal> LinePlan<R> {
             }
             return;
         }
-        let inner = self.inner;
+        let (inner, ls) = (self.inner, self.stride());
         for o in 0..self.outer {
             let mut j0 = 0;
             while j0 < inner {
                 let bw = self.batch.min(inner - j0);
-                for (i, (&m, &w)) in self.gmap.iter().zip(&self.gw).enumerate() {
-                    if m == ZERO {
-                        for l in 0..bw {
-                            line[l * nfft + i] = zero;
-                        }
-                    } else {
-                        let base = (o * n_src + m) * inner + j0;
-                        for l in 0..bw {
-                            line[l * nfft + i] = load(base + l) * w;
+                // In blocks of TILE samples, so that both the rows read and the line parts
+                // written stay in the L1 cache.
+                for i0 in (0..nfft).step_by(TILE) {
+                    let i1 = (i0 + TILE).min(nfft);
+                    for l in 0..bw {
+                        let buf = &mut line[l * ls + i0..l * ls + i1];
+                        for (b, (&m, &w)) in buf
+                            .iter_mut()
+                            .zip(self.gmap[i0..i1].iter().zip(&self.gw[i0..i1]))
+                        {
+                            *b = if m == ZERO {
+                                zero
+                            } else {
+                                load((o * n_src + m) * inner + j0 + l) * w
+                            };
                         }
                     }
                 }
-                self.fft
-                    .process_with_scratch(&mut line[..bw * nfft], scratch);
-                for (j, (&m, &w)) in self.smap.iter().zip(&self.sw).enumerate() {
-                    let base = (o * n_dst + j) * inner + j0;
-                    if m == ZERO {
-                        for l in 0..bw {
-                            store(base + l, zero);
-                        }
-                    } else {
-                        for l in 0..bw {
-                            store(base + l, line[l * nfft + m] * w);
+                for l in 0..bw {
+                    self.fft
+                        .process_with_scratch(&mut line[l * ls..l * ls + nfft], scratch);
+                }
+                for k0 in (0..n_dst).step_by(TILE) {
+                    let k1 = (k0 + TILE).min(n_dst);
+                    for l in 0..bw {
+                        let buf = &line[l * ls..l * ls + nfft];
+                        for (j, (&m, &w)) in
+                            (k0..k1).zip(self.smap[k0..k1].iter().zip(&self.sw[k0..k1]))
+                        {
+                            let v = if m == ZERO { zero } else { buf[m] * w };
+                            store((o * n_dst + j) * inner + j0 + l, v);
                         }
                     }
                 }
