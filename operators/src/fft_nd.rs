@@ -119,6 +119,9 @@ impl Default for FftNdParams {
 /// reach a requested `out_axis`. The adjoint runs the same steps backwards. Buffers are
 /// allocated at construction; a product allocates nothing and makes no metadata collective.
 /// Real input is transformed as complex data (the half spectrum kept), not with a real FFT.
+/// The decomposition is a slab (one distributed axis at a time), so at most
+/// `min(dims[d], dimsd[d1])` ranks hold data; the pencil decomposition on a 2-D process grid is
+/// not implemented.
 ///
 /// # Reproducibility
 ///

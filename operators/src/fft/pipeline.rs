@@ -73,8 +73,8 @@ pub(crate) struct Builder<R: FftReal> {
     nranks: usize,
     planner: FftPlanner<R>,
     layout: Layout,
-    /// Local lengths of every state (for the buffers).
-    max_len: usize,
+    /// This rank's local length of the array before the first step and after each step.
+    lens: Vec<usize>,
     forward: Vec<Step<R>>,
     adjoint: Vec<Step<R>>,
     fingerprint: Fingerprint,
@@ -88,7 +88,7 @@ impl<R: FftReal> Builder<R> {
             nranks: layout.nranks(),
             planner: FftPlanner::new(),
             layout: layout.clone(),
-            max_len: layout.local_len(rank),
+            lens: vec![layout.local_len(rank)],
             forward: Vec::new(),
             adjoint: Vec::new(),
             fingerprint: Fingerprint::default().text("fft pipeline"),
@@ -135,9 +135,15 @@ impl<R: FftReal> Builder<R> {
             usize::from(spec.ifftshift),
             usize::from(spec.fftshift),
         ]);
-        self.max_len = self.max_len.max(next.local_len(self.rank));
+        self.lens.push(next.local_len(self.rank));
         self.layout = next;
         Ok(())
+    }
+
+    /// Checks (in debug builds) that every step has its state length.
+    fn debug_check(&self) {
+        debug_assert_eq!(self.lens.len(), self.forward.len() + 1);
+        debug_assert_eq!(self.forward.len(), self.adjoint.len());
     }
 
     /// Appends the per-frequency products `forward` (and `adjoint` in the adjoint), after which
@@ -148,7 +154,7 @@ impl<R: FftReal> Builder<R> {
         self.fingerprint = self.fingerprint.text("kernel").words(next.global_shape());
         self.forward.push(Step::Kernel(forward));
         self.adjoint.push(Step::Kernel(adjoint));
-        self.max_len = self.max_len.max(next.local_len(self.rank));
+        self.lens.push(next.local_len(self.rank));
         self.layout = next;
     }
 
@@ -171,7 +177,7 @@ impl<R: FftReal> Builder<R> {
         self.fingerprint = self.fingerprint.text("permute").words(next.global_shape());
         self.forward.push(Step::Permute(fwd));
         self.adjoint.push(Step::Permute(adj));
-        self.max_len = self.max_len.max(next.local_len(self.rank));
+        self.lens.push(next.local_len(self.rank));
         self.layout = next;
     }
 
@@ -197,6 +203,7 @@ impl<R: FftReal> Builder<R> {
         self.fingerprint = self.fingerprint.text("twiddle");
         self.forward.push(Step::Twiddle(fwd));
         self.adjoint.push(Step::Twiddle(adj));
+        self.lens.push(len);
     }
 
     /// Appends a move to the layout distributed along `axis` with `counts` (balanced when
@@ -223,8 +230,8 @@ impl<R: FftReal> Builder<R> {
                 .words(&counts);
             self.forward.push(Step::Transpose(fwd));
             self.adjoint.push(Step::Transpose(adj));
+            self.lens.push(next.local_len(self.rank));
         }
-        self.max_len = self.max_len.max(next.local_len(self.rank));
         self.layout = next;
         Ok(())
     }
@@ -238,6 +245,7 @@ impl<R: FftReal> Builder<R> {
         real_input: bool,
         real_output: bool,
     ) -> Pipeline<R> {
+        self.debug_check();
         self.adjoint.reverse();
         for (steps, re_in, re_out) in [
             (&mut self.forward, real_input, real_output),
@@ -251,6 +259,19 @@ impl<R: FftReal> Builder<R> {
                 p.re_out |= re_out;
             }
         }
+        // The work buffers hold the states between steps, and the input or output of an
+        // exchange that comes first or last (real data are widened or narrowed there).
+        let n = self.forward.len();
+        let exchange =
+            |s: Option<&Step<R>>| matches!(s, Some(Step::Transpose(_)) | Some(Step::Permute(_)));
+        let mut held: Vec<usize> = self.lens[1..n.max(1)].to_vec();
+        if exchange(self.forward.first()) {
+            held.push(self.lens[0]);
+        }
+        if exchange(self.forward.last()) {
+            held.push(self.lens[n]);
+        }
+        let buf_len = held.into_iter().max().unwrap_or(0);
         let steps = self.forward.iter().chain(&self.adjoint);
         let (mut line, mut scratch, mut send, mut recv) = (0, 0, 0, 0);
         for s in steps {
@@ -273,7 +294,7 @@ impl<R: FftReal> Builder<R> {
         }
         let zero = Complex::zero();
         let work = Work {
-            bufs: [vec![zero; self.max_len], vec![zero; self.max_len]],
+            bufs: [vec![zero; buf_len], vec![zero; buf_len]],
             send: vec![R::zero(); send],
             recv: vec![R::zero(); recv],
             line: vec![zero; line],
