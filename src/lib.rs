@@ -98,9 +98,10 @@ pub mod prelude {
         Zero,
     };
     pub use distlops_operators::{
-        BlockDiag, Broadcasted, DerivativeKind, FirstDerivative, FirstDerivativeParams, Gradient,
-        GradientParams, HStack, Halo, Laplacian, LaplacianParams, SecondDerivative,
-        SecondDerivativeParams, StackedBlockDiag, StackedVStack, VStack,
+        BlockDiag, Broadcasted, DerivativeKind, Fft, Fft2d, Fft2dParams, FftNd, FftNdParams,
+        FftNorm, FftParams, FirstDerivative, FirstDerivativeParams, Fredholm1, Fredholm1Params,
+        Gradient, GradientParams, HStack, Halo, Laplacian, LaplacianParams, Mdc, MdcParams,
+        SecondDerivative, SecondDerivativeParams, StackedBlockDiag, StackedVStack, VStack,
     };
     pub use distlops_solvers::{
         cg, cgls, power_iteration, CgParams, CglsParams, PowerIterationParams, StopReason,

@@ -12,6 +12,9 @@
 //! | [`SecondDerivative`] | Scatter N-D (any axis) -> same | ghost slabs along the distributed axis, overlapped | `MPISecondDerivative` |
 //! | [`Laplacian`] | Scatter N-D (any axis) -> same, fused over axes | ghost slabs along the distributed axis, overlapped | `MPILaplacian` |
 //! | [`Gradient`] | Scatter N-D (any axis) -> stack of `ndim` | ghost slabs along the distributed axis, overlapped | `MPIGradient` |
+//! | [`FftNd`], [`Fft`], [`Fft2d`] | Scatter N-D (any axis) -> Scatter N-D (documented axis) | one all-to-all per transpose (none if the distributed axis is not transformed) | `MPIFFTND`, `MPIFFT2D` |
+//! | [`Fredholm1`] | Scatter `(nsl, ny, nz)` -> Scatter `(nsl, nx, nz)`, split like the kernel | none | `MPIFredholm1` |
+//! | [`Mdc`] | Scatter `(nt, nr, nv)` -> Scatter `(nt, ns, nv)` (any axes), kernel split by frequency | up to four all-to-alls (two with model and data split along a space axis) | `MPIMDC` |
 //! | [`Halo`] | Scatter (core blocks of an N-D grid) -> Scatter (extended blocks) | one neighbour exchange | `MPIHalo`, `halo_block_split` |
 //!
 //! Local building blocks (serial operators on each rank's block) implement
@@ -51,11 +54,15 @@ mod block_diag;
 mod broadcasted;
 mod combine;
 mod dist_stencil;
+mod fft;
+mod fft_nd;
 mod first_derivative;
+mod fredholm1;
 mod gradient;
 mod halo;
 mod hstack;
 mod laplacian;
+mod mdc;
 mod seam;
 mod second_derivative;
 mod stacked_block_diag;
@@ -65,11 +72,15 @@ mod vstack;
 pub use block_diag::BlockDiag;
 pub use broadcasted::Broadcasted;
 pub use combine::DEFAULT_STREAM_MIN_BYTES;
+pub use fft::{FftNorm, FftReal};
+pub use fft_nd::{Fft, Fft2d, Fft2dParams, FftNd, FftNdParams, FftParams};
 pub use first_derivative::FirstDerivative;
+pub use fredholm1::{Fredholm1, Fredholm1Params};
 pub use gradient::{Gradient, GradientParams};
 pub use halo::{halo_block_split, Halo, HaloBoundary, HaloBuilder, HaloWidths};
 pub use hstack::HStack;
 pub use laplacian::{Laplacian, LaplacianParams};
+pub use mdc::{Mdc, MdcParams};
 pub use second_derivative::SecondDerivative;
 pub use stacked_block_diag::StackedBlockDiag;
 pub use stacked_vstack::StackedVStack;

@@ -16,9 +16,12 @@ pub mod derivatives;
 pub mod engine_operators;
 pub mod engines;
 pub mod errors;
+pub mod fft;
+pub mod fredholm;
 pub mod ghost;
 pub mod halo;
 pub mod mask;
+pub mod mdc;
 pub mod operators;
 pub mod props;
 pub mod redistribute;
@@ -244,6 +247,37 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         "derivatives::derivative_errors",
         derivatives::derivative_errors,
     ),
+    (
+        "fft::fftnd_every_axis_set_f64",
+        fft::fftnd_every_axis_set_f64,
+    ),
+    (
+        "fft::fftnd_every_axis_set_complex64",
+        fft::fftnd_every_axis_set_complex64,
+    ),
+    (
+        "fft::fftnd_every_axis_set_f32",
+        fft::fftnd_every_axis_set_f32,
+    ),
+    (
+        "fft::fftnd_every_axis_set_complex32",
+        fft::fftnd_every_axis_set_complex32,
+    ),
+    (
+        "fft::fftnd_larger_against_rustfft",
+        fft::fftnd_larger_against_rustfft,
+    ),
+    ("fft::fft_one_d_four_step", fft::fft_one_d_four_step),
+    ("fft::fftnd_range_layouts", fft::fftnd_range_layouts),
+    ("fft::fft_and_fft2d", fft::fft_and_fft2d),
+    ("fft::fft_errors", fft::fft_errors),
+    (
+        "fredholm::fredholm1_all_dtypes",
+        fredholm::fredholm1_all_dtypes,
+    ),
+    ("fredholm::fredholm1_errors", fredholm::fredholm1_errors),
+    ("mdc::mdc_all_dtypes", mdc::mdc_all_dtypes),
+    ("mdc::mdc_errors", mdc::mdc_errors),
     ("solvers::solvers_f64", solvers::solvers_f64),
     ("solvers::solvers_complex", solvers::solvers_complex),
     ("halo::values_f64", halo::values_f64),

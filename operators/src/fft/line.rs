@@ -1,0 +1,380 @@
+//! Transforms along one whole local axis of a C-ordered block: gather each line (shifted, padded
+//! or truncated, weighted) into a contiguous buffer, transform it with rustfft, scatter the kept
+//! bins (shifted, weighted) to the output.
+
+use super::FftReal;
+use num_complex::Complex;
+use num_traits::Zero;
+use rustfft::{Fft, FftDirection, FftPlanner};
+use std::sync::Arc;
+
+/// A gather or scatter index that reads or writes zero.
+const ZERO: usize = usize::MAX;
+
+/// Complex numbers per line buffer that the batch of lines aims at (256 KiB in double precision,
+/// so a batch stays in the L2 cache).
+const BATCH_TARGET: usize = 1 << 14;
+
+/// Samples per block of the gathers and scatters along strided axes.
+const TILE: usize = 8;
+
+/// What the transform along one axis does, in global terms; both directions are planned from it.
+///
+/// Forward, on a line `x` of `n` samples: `s[i] = x[(i + h) % n]` for `i < min(n, nfft)` and `0`
+/// up to `nfft` (`h = n / 2` with `ifftshift`, else 0); `X = DFT_nfft(s)`; bins `0..keep` are
+/// kept and multiplied by `weights`; with `fftshift` the kept bins are rotated by `keep / 2`.
+#[derive(Clone, Debug, PartialEq)]
+pub(crate) struct AxisSpec {
+    /// The axis.
+    pub axis: usize,
+    /// Samples along the axis in the domain.
+    pub n: usize,
+    /// The transform length.
+    pub nfft: usize,
+    /// Bins kept (`nfft`, `nfft / 2 + 1` for a real transform, or fewer).
+    pub keep: usize,
+    /// ifftshift the input line first.
+    pub ifftshift: bool,
+    /// fftshift the kept bins.
+    pub fftshift: bool,
+    /// A real factor per kept bin (normalisation, the real transform's sqrt(2)).
+    pub weights: Vec<f64>,
+}
+
+/// The input of a line step: complex numbers, or reals (read with a zero imaginary part).
+#[derive(Clone, Copy)]
+pub(crate) enum Src<'a, R> {
+    /// Complex values.
+    Complex(&'a [Complex<R>]),
+    /// Real values.
+    Real(&'a [R]),
+}
+
+/// The output of a line step: complex numbers, or reals (the real parts are stored).
+pub(crate) enum Dst<'a, R> {
+    /// Complex values.
+    Complex(&'a mut [Complex<R>]),
+    /// Real values.
+    Real(&'a mut [R]),
+}
+
+impl<R> Dst<'_, R> {
+    /// The same output, borrowed for a shorter time.
+    pub(crate) fn reborrow(&mut self) -> Dst<'_, R> {
+        match self {
+            Dst::Complex(s) => Dst::Complex(s),
+            Dst::Real(s) => Dst::Real(s),
+        }
+    }
+}
+
+/// One direction of the transform along one axis of a local block.
+pub(crate) struct LinePlan<R: FftReal> {
+    /// Product of the local extents before the axis.
+    outer: usize,
+    /// Product of the local extents after the axis (the stride of a line).
+    inner: usize,
+    /// Line length in the source and the destination.
+    n_src: usize,
+    n_dst: usize,
+    nfft: usize,
+    /// Lines transformed together.
+    batch: usize,
+    fft: Arc<dyn Fft<R>>,
+    /// Source index of each buffer sample (or [`ZERO`]) and its weight.
+    gmap: Vec<usize>,
+    gw: Vec<R>,
+    /// Buffer index of each destination sample (or [`ZERO`]) and its weight.
+    smap: Vec<usize>,
+    sw: Vec<R>,
+    /// Read only the real part of the input.
+    pub(crate) re_in: bool,
+    /// Store only the real part of the output (a zero imaginary part for complex outputs).
+    pub(crate) re_out: bool,
+    /// The gather and the scatter are identities with unit weights: contiguous lines are
+    /// transformed in place in the output.
+    plain: bool,
+}
+
+impl<R: FftReal> LinePlan<R> {
+    /// The forward transform of `spec` on a block of local shape `shape` (`shape[spec.axis] ==
+    /// spec.n`).
+    pub(crate) fn forward(spec: &AxisSpec, shape: &[usize], planner: &mut FftPlanner<R>) -> Self {
+        let (n, nfft, keep) = (spec.n, spec.nfft, spec.keep);
+        let h = if spec.ifftshift { n / 2 } else { 0 };
+        let gmap = (0..nfft)
+            .map(|i| if i < n.min(nfft) { (i + h) % n } else { ZERO })
+            .collect();
+        let smap: Vec<usize> = (0..keep)
+            .map(|j| {
+                if spec.fftshift {
+                    (j + keep - keep / 2) % keep
+                } else {
+                    j
+                }
+            })
+            .collect();
+        let sw = smap.iter().map(|&m| real(spec.weights[m])).collect();
+        Self::new(
+            spec,
+            shape,
+            (n, keep),
+            (gmap, vec![R::one(); nfft]),
+            (smap, sw),
+            planner.plan_fft(nfft, FftDirection::Forward),
+        )
+    }
+
+    /// The adjoint of [`forward`](Self::forward), on a block of local shape `shape`
+    /// (`shape[spec.axis] == spec.keep`).
+    pub(crate) fn adjoint(spec: &AxisSpec, shape: &[usize], planner: &mut FftPlanner<R>) -> Self {
+        let (n, nfft, keep) = (spec.n, spec.nfft, spec.keep);
+        let h = if spec.ifftshift { n / 2 } else { 0 };
+        let gmap = (0..nfft)
+            .map(|b| match (b < keep, spec.fftshift) {
+                (false, _) => ZERO,
+                (true, true) => (b + keep / 2) % keep,
+                (true, false) => b,
+            })
+            .collect();
+        let gw = (0..nfft)
+            .map(|b| real(if b < keep { spec.weights[b] } else { 0.0 }))
+            .collect();
+        let smap = (0..n)
+            .map(|t| {
+                let s = (t + n - h) % n;
+                if s < nfft {
+                    s
+                } else {
+                    ZERO
+                }
+            })
+            .collect();
+        Self::new(
+            spec,
+            shape,
+            (keep, n),
+            (gmap, gw),
+            (smap, vec![R::one(); n]),
+            planner.plan_fft(nfft, FftDirection::Inverse),
+        )
+    }
+
+    fn new(
+        spec: &AxisSpec,
+        shape: &[usize],
+        (n_src, n_dst): (usize, usize),
+        (gmap, gw): (Vec<usize>, Vec<R>),
+        (smap, sw): (Vec<usize>, Vec<R>),
+        fft: Arc<dyn Fft<R>>,
+    ) -> Self {
+        debug_assert_eq!(shape[spec.axis], n_src);
+        let outer = shape[..spec.axis].iter().product();
+        let inner: usize = shape[spec.axis + 1..].iter().product();
+        let nfft = spec.nfft;
+        let per_buffer = (BATCH_TARGET / nfft).max(1);
+        let batch = if inner == 1 {
+            per_buffer.min(64)
+        } else {
+            per_buffer.clamp(8, 64).min(inner)
+        };
+        let one = R::one();
+        let plain = n_src == nfft
+            && n_dst == nfft
+            && gmap.iter().enumerate().all(|(i, &m)| m == i)
+            && smap.iter().enumerate().all(|(i, &m)| m == i)
+            && gw.iter().chain(&sw).all(|&w| w == one);
+        LinePlan {
+            plain,
+            outer,
+            inner,
+            n_src,
+            n_dst,
+            nfft,
+            batch: batch.max(1),
+            fft,
+            gmap,
+            gw,
+            smap,
+            sw,
+            re_in: false,
+            re_out: false,
+        }
+    }
+
+    /// Elements of the source block.
+    pub(crate) fn src_len(&self) -> usize {
+        self.outer * self.n_src * self.inner
+    }
+
+    /// Elements of the destination block.
+    pub(crate) fn dst_len(&self) -> usize {
+        self.outer * self.n_dst * self.inner
+    }
+
+    /// Complex numbers of the line buffer.
+    pub(crate) fn line_len(&self) -> usize {
+        self.batch * self.stride()
+    }
+
+    /// The distance between the lines of a tile in the line buffer: padded when `nfft` is a
+    /// multiple of 4, so that the lines do not all fall in the same cache sets.
+    fn stride(&self) -> usize {
+        if self.nfft % 4 == 0 {
+            self.nfft + 4
+        } else {
+            self.nfft
+        }
+    }
+
+    /// Complex numbers of rustfft's scratch.
+    pub(crate) fn scratch_len(&self) -> usize {
+        self.fft.get_inplace_scratch_len()
+    }
+
+    /// Transforms every line of `src` into `dst`, with the buffers `line` ([`line_len`]) and
+    /// `scratch` ([`scratch_len`]).
+    ///
+    /// [`line_len`]: Self::line_len
+    /// [`scratch_len`]: Self::scratch_len
+    pub(crate) fn run(
+        &self,
+        src: Src<'_, R>,
+        mut dst: Dst<'_, R>,
+        line: &mut [Complex<R>],
+        scratch: &mut [Complex<R>],
+    ) {
+        let zero = R::zero();
+        if self.plain && self.inner == 1 && !self.re_in && !self.re_out {
+            if let (Src::Complex(x), Dst::Complex(y)) = (src, &mut dst) {
+                // Contiguous lines, nothing to shift, pad or weight: one copy, then in place.
+                y.copy_from_slice(x);
+                if !y.is_empty() {
+                    self.fft.process_with_scratch(y, scratch);
+                }
+                return;
+            }
+        }
+        match dst {
+            Dst::Complex(y) => {
+                debug_assert_eq!(y.len(), self.dst_len());
+                if self.re_out {
+                    self.with_src(src, |k, v| y[k] = Complex::new(v.re, zero), line, scratch);
+                } else {
+                    self.with_src(src, |k, v| y[k] = v, line, scratch);
+                }
+            }
+            Dst::Real(y) => {
+                debug_assert_eq!(y.len(), self.dst_len());
+                self.with_src(src, |k, v| y[k] = v.re, line, scratch);
+            }
+        }
+    }
+
+    fn with_src(
+        &self,
+        src: Src<'_, R>,
+        store: impl FnMut(usize, Complex<R>),
+        line: &mut [Complex<R>],
+        scratch: &mut [Complex<R>],
+    ) {
+        let zero = R::zero();
+        match src {
+            Src::Complex(x) if self.re_in => {
+                debug_assert_eq!(x.len(), self.src_len());
+                self.lines(|k| Complex::new(x[k].re, zero), store, line, scratch);
+            }
+            Src::Complex(x) => {
+                debug_assert_eq!(x.len(), self.src_len());
+                self.lines(|k| x[k], store, line, scratch);
+            }
+            Src::Real(x) => {
+                debug_assert_eq!(x.len(), self.src_len());
+                self.lines(|k| Complex::new(x[k], zero), store, line, scratch);
+            }
+        }
+    }
+
+    /// The loops over lines, batched: runs of contiguous lines along the last axis, tiles of
+    /// adjacent lines (reading and writing rows of the tile) along the others.
+    fn lines(
+        &self,
+        load: impl Fn(usize) -> Complex<R>,
+        mut store: impl FnMut(usize, Complex<R>),
+        line: &mut [Complex<R>],
+        scratch: &mut [Complex<R>],
+    ) {
+        let (nfft, n_src, n_dst) = (self.nfft, self.n_src, self.n_dst);
+        let zero = Complex::zero();
+        if self.inner == 1 {
+            let nlines = self.outer;
+            let mut t = 0;
+            while t < nlines {
+                let bw = self.batch.min(nlines - t);
+                for (l, buf) in line[..bw * nfft].chunks_exact_mut(nfft).enumerate() {
+                    let base = (t + l) * n_src;
+                    for ((b, &m), &w) in buf.iter_mut().zip(&self.gmap).zip(&self.gw) {
+                        *b = if m == ZERO { zero } else { load(base + m) * w };
+                    }
+                }
+                self.fft
+                    .process_with_scratch(&mut line[..bw * nfft], scratch);
+                for (l, buf) in line[..bw * nfft].chunks_exact(nfft).enumerate() {
+                    let base = (t + l) * n_dst;
+                    for (j, (&m, &w)) in self.smap.iter().zip(&self.sw).enumerate() {
+                        store(base + j, if m == ZERO { zero } else { buf[m] * w });
+                    }
+                }
+                t += bw;
+            }
+            return;
+        }
+        let (inner, ls) = (self.inner, self.stride());
+        for o in 0..self.outer {
+            let mut j0 = 0;
+            while j0 < inner {
+                let bw = self.batch.min(inner - j0);
+                // In blocks of TILE samples, so that both the rows read and the line parts
+                // written stay in the L1 cache.
+                for i0 in (0..nfft).step_by(TILE) {
+                    let i1 = (i0 + TILE).min(nfft);
+                    for l in 0..bw {
+                        let buf = &mut line[l * ls + i0..l * ls + i1];
+                        for (b, (&m, &w)) in buf
+                            .iter_mut()
+                            .zip(self.gmap[i0..i1].iter().zip(&self.gw[i0..i1]))
+                        {
+                            *b = if m == ZERO {
+                                zero
+                            } else {
+                                load((o * n_src + m) * inner + j0 + l) * w
+                            };
+                        }
+                    }
+                }
+                for l in 0..bw {
+                    self.fft
+                        .process_with_scratch(&mut line[l * ls..l * ls + nfft], scratch);
+                }
+                for k0 in (0..n_dst).step_by(TILE) {
+                    let k1 = (k0 + TILE).min(n_dst);
+                    for l in 0..bw {
+                        let buf = &line[l * ls..l * ls + nfft];
+                        for (j, (&m, &w)) in
+                            (k0..k1).zip(self.smap[k0..k1].iter().zip(&self.sw[k0..k1]))
+                        {
+                            let v = if m == ZERO { zero } else { buf[m] * w };
+                            store((o * n_dst + j) * inner + j0 + l, v);
+                        }
+                    }
+                }
+                j0 += bw;
+            }
+        }
+    }
+}
+
+/// An `f64` factor in the working precision.
+fn real<R: FftReal>(x: f64) -> R {
+    R::real_from_f64(x)
+}

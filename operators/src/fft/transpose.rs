@@ -1,0 +1,275 @@
+//! A global array moved between two Scatter layouts of the same shape (the distributed axis
+//! changes): one personalised all-to-all of the boxes that each pair of ranks shares, planned
+//! once. Data are complex numbers moved as interleaved reals.
+
+use super::FftReal;
+use distlops_core::{Communicator, Engine, Host, Layout, StridedCopy};
+use std::ops::Range;
+
+/// The global box that rank `p` holds in `src` and rank `q` holds in `dst`.
+fn shared_box(src: &Layout, p: usize, dst: &Layout, q: usize) -> Vec<Range<usize>> {
+    let mut b: Vec<Range<usize>> = src.global_shape().iter().map(|&n| 0..n).collect();
+    for (layout, r) in [(src, p), (dst, q)] {
+        let a = layout.axis();
+        let (lo, hi) = (layout.offset(r), layout.offset(r) + layout.count(r));
+        b[a] = b[a].start.max(lo)..b[a].end.min(hi).max(b[a].start.max(lo));
+    }
+    b
+}
+
+/// `global` in the local coordinates of rank `r` of `layout`, with the trailing pair axis.
+fn local_box(layout: &Layout, r: usize, global: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut b = global.to_vec();
+    let (a, o) = (layout.axis(), layout.offset(r));
+    b[a] = b[a].start - o..b[a].end - o;
+    b.push(0..2);
+    b
+}
+
+fn volume(b: &[Range<usize>]) -> usize {
+    b.iter().map(|r| r.end - r.start).product()
+}
+
+/// Where one message lives: a contiguous run of the block itself, or a part of the packing
+/// buffer filled (or emptied) by a strided copy.
+enum Place {
+    InPlace(usize),
+    Packed(usize, StridedCopy),
+}
+
+/// The message of one peer: its rank, its length in reals and where it lives.
+struct Message {
+    peer: usize,
+    len: usize,
+    place: Place,
+}
+
+/// The C offset of the box's first element in a block of `shape`, if the box is one contiguous
+/// run of it (after the first axis whose extent exceeds 1, every axis is whole).
+fn contiguous_run(shape: &[usize], b: &[Range<usize>]) -> Option<usize> {
+    let strides = StridedCopy::c_strides(shape);
+    let start = b.iter().zip(&strides).map(|(r, s)| r.start * s).sum();
+    let first = b.iter().position(|r| r.end - r.start > 1);
+    first
+        .is_none_or(|f| {
+            b.iter()
+                .zip(shape)
+                .skip(f + 1)
+                .all(|(r, &n)| r.start == 0 && r.end == n)
+        })
+        .then_some(start)
+}
+
+/// The messages of a block of `shape` to or from each peer (boxes `boxes[q]`, this rank's own
+/// box skipped), and the length of the packing buffer they need.
+fn messages(
+    shape: &[usize],
+    boxes: &[Vec<Range<usize>>],
+    rank: usize,
+    pack: bool,
+) -> (Vec<Message>, usize) {
+    let len: usize = shape.iter().product();
+    let strides = StridedCopy::c_strides(shape);
+    let mut at = 0;
+    let mut out = Vec::new();
+    // First the in-place runs, then the packed boxes, so that the buffer length is known.
+    let mut packed = Vec::new();
+    for (q, b) in boxes.iter().enumerate() {
+        let n = volume(b);
+        if q == rank || n == 0 {
+            continue;
+        }
+        match contiguous_run(shape, b) {
+            Some(start) => out.push(Message {
+                peer: q,
+                len: n,
+                place: Place::InPlace(start),
+            }),
+            None => {
+                packed.push((q, n, at));
+                at += n;
+            }
+        }
+    }
+    for (q, n, start) in packed {
+        let b = &boxes[q];
+        let extent: Vec<usize> = b.iter().map(|r| r.end - r.start).collect();
+        let offset = b.iter().zip(&strides).map(|(r, s)| r.start * s).sum();
+        let block = (offset, &strides[..], len);
+        let packed_strides = StridedCopy::c_strides(&extent);
+        let buffer = (start, &packed_strides[..], at);
+        let copy = if pack {
+            StridedCopy::new(&extent, block, buffer)
+        } else {
+            StridedCopy::new(&extent, buffer, block)
+        };
+        out.push(Message {
+            peer: q,
+            len: n,
+            place: Place::Packed(start, copy.expect("boxes lie inside their blocks")),
+        });
+    }
+    (out, at)
+}
+
+/// The move of one rank's block from `src` to `dst`.
+pub(crate) struct TransposePlan {
+    /// Reals of the source and destination blocks.
+    src_len: usize,
+    dst_len: usize,
+    /// This rank's own box, copied from block to block.
+    own: Option<StridedCopy>,
+    sends: Vec<Message>,
+    recvs: Vec<Message>,
+    send_len: usize,
+    recv_len: usize,
+}
+
+impl TransposePlan {
+    /// The plan of rank `rank` for moving complex arrays from `src` to `dst` (both Scatter, same
+    /// global shape, same number of ranks).
+    pub(crate) fn new(src: &Layout, dst: &Layout, rank: usize) -> Self {
+        debug_assert_eq!(src.global_shape(), dst.global_shape());
+        let nranks = src.nranks();
+        let with_pair = |mut s: Vec<usize>| {
+            s.push(2);
+            s
+        };
+        let src_shape = with_pair(src.local_shape(rank));
+        let dst_shape = with_pair(dst.local_shape(rank));
+        let send_boxes: Vec<_> = (0..nranks)
+            .map(|q| local_box(src, rank, &shared_box(src, rank, dst, q)))
+            .collect();
+        let recv_boxes: Vec<_> = (0..nranks)
+            .map(|q| local_box(dst, rank, &shared_box(src, q, dst, rank)))
+            .collect();
+        let own_box = shared_box(src, rank, dst, rank);
+        let own = (volume(&own_box) > 0).then(|| {
+            let (a, b) = (
+                local_box(src, rank, &own_box),
+                local_box(dst, rank, &own_box),
+            );
+            let extent: Vec<usize> = a.iter().map(|r| r.end - r.start).collect();
+            let (ss, ds) = (
+                StridedCopy::c_strides(&src_shape),
+                StridedCopy::c_strides(&dst_shape),
+            );
+            let offset = |b: &[Range<usize>], s: &[usize]| -> usize {
+                b.iter().zip(s).map(|(r, s)| r.start * s).sum()
+            };
+            StridedCopy::new(
+                &extent,
+                (offset(&a, &ss), &ss[..], src_shape.iter().product()),
+                (offset(&b, &ds), &ds[..], dst_shape.iter().product()),
+            )
+            .expect("boxes lie inside their blocks")
+        });
+        let (sends, send_len) = messages(&src_shape, &send_boxes, rank, true);
+        let (recvs, recv_len) = messages(&dst_shape, &recv_boxes, rank, false);
+        TransposePlan {
+            src_len: src_shape.iter().product(),
+            dst_len: dst_shape.iter().product(),
+            own,
+            sends,
+            recvs,
+            send_len,
+            recv_len,
+        }
+    }
+
+    /// Reals of the send buffer the plan needs.
+    pub(crate) fn send_len(&self) -> usize {
+        self.send_len
+    }
+
+    /// Reals of the receive buffer the plan needs.
+    pub(crate) fn recv_len(&self) -> usize {
+        self.recv_len
+    }
+
+    /// Reals of the source and destination blocks.
+    pub(crate) fn lens(&self) -> (usize, usize) {
+        (self.src_len, self.dst_len)
+    }
+
+    /// Moves `src` (this rank's source block, as reals) into `dst`, with the buffers `send` and
+    /// `recv` of at least [`send_len`](Self::send_len) and [`recv_len`](Self::recv_len) reals:
+    /// the own box by one strided copy, the others by one exchange with every peer that shares
+    /// a box, sent from and received into the blocks where the boxes are contiguous. Collective.
+    pub(crate) fn run<R: FftReal>(
+        &self,
+        comm: &Communicator,
+        src: &[R],
+        dst: &mut [R],
+        send: &mut [R],
+        recv: &mut [R],
+    ) {
+        debug_assert_eq!((src.len(), dst.len()), (self.src_len, self.dst_len));
+        let (send, recv) = (&mut send[..self.send_len], &mut recv[..self.recv_len]);
+        if let Some(c) = &self.own {
+            Host::strided_copy(c, src, &mut *dst);
+        }
+        for m in &self.sends {
+            if let Place::Packed(_, c) = &m.place {
+                Host::strided_copy(c, src, &mut *send);
+            }
+        }
+        {
+            let send: &[R] = send;
+            let outgoing: Vec<(usize, &[R])> = self
+                .sends
+                .iter()
+                .map(|m| {
+                    let part = match m.place {
+                        Place::InPlace(s) => &src[s..s + m.len],
+                        Place::Packed(s, _) => &send[s..s + m.len],
+                    };
+                    (m.peer, part)
+                })
+                .collect();
+            let mut incoming = carve(&self.recvs, &mut *dst, &mut *recv);
+            comm.exchange(&outgoing, &mut incoming);
+        }
+        for m in &self.recvs {
+            if let Place::Packed(_, c) = &m.place {
+                Host::strided_copy(c, recv, &mut *dst);
+            }
+        }
+    }
+}
+
+/// The receive slices of `messages`: runs of `block` or parts of `buffer`, in the messages'
+/// order.
+fn carve<'a, R>(
+    messages: &[Message],
+    block: &'a mut [R],
+    buffer: &'a mut [R],
+) -> Vec<(usize, &'a mut [R])> {
+    let mut parts: Vec<(usize, bool, usize, usize)> = messages
+        .iter()
+        .enumerate()
+        .map(|(k, m)| match m.place {
+            Place::InPlace(s) => (k, true, s, m.len),
+            Place::Packed(s, _) => (k, false, s, m.len),
+        })
+        .collect();
+    parts.sort_unstable_by_key(|&(_, in_place, s, _)| (in_place, s));
+    let mut out: Vec<(usize, usize, &'a mut [R])> = Vec::with_capacity(parts.len());
+    let (mut rest_block, mut rest_buffer) = (block, buffer);
+    let (mut at_block, mut at_buffer) = (0, 0);
+    for (k, in_place, s, n) in parts {
+        let (rest, at) = if in_place {
+            (&mut rest_block, &mut at_block)
+        } else {
+            (&mut rest_buffer, &mut at_buffer)
+        };
+        let taken = std::mem::take(rest);
+        let (_, tail) = taken.split_at_mut(s - *at);
+        let (part, tail) = tail.split_at_mut(n);
+        *rest = tail;
+        *at = s + n;
+        out.push((k, messages[k].peer, part));
+    }
+    out.sort_unstable_by_key(|&(k, ..)| k);
+    out.into_iter().map(|(_, q, p)| (q, p)).collect()
+}

@@ -1,0 +1,207 @@
+//! [`Fredholm1`]: the multi-dimensional Fredholm integral of the first kind with its kernel split
+//! over ranks along the slice axis (PyLops-MPI's `MPIFredholm1`).
+
+use crate::seam::{plain, plain_mut};
+use distlops_core::operator::{LinearOperator, Space};
+use distlops_core::VectorRef;
+use distlops_core::{
+    Communicator, DistVector, Engine, Error, Fingerprint, Host, Layout, MatOp, Result, Scalar,
+};
+use ndarray::ArrayView3;
+
+/// The keyword arguments of [`Fredholm1`], with PyLops-MPI's defaults.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Fredholm1Params {
+    /// Columns of the model (and data) per slice. Default `1`.
+    pub nz: usize,
+    /// Keep `G^H` (slice by slice, transposed and conjugated) for the adjoint, at the cost of a
+    /// second copy of the kernel. Default `false`.
+    pub save_gt: bool,
+}
+
+impl Default for Fredholm1Params {
+    fn default() -> Self {
+        Fredholm1Params {
+            nz: 1,
+            save_gt: false,
+        }
+    }
+}
+
+/// Every rank's `(slices, rows, columns)` of a kernel split along its first axis: one
+/// all-gather, so every rank takes the same decision.
+///
+/// # Errors
+/// [`Error::ShapeMismatch`] on every rank if the ranks' slices do not all have the same rows and
+/// columns; [`Error::InvalidArgument`] if there are no slices at all.
+pub(crate) fn kernel_split(
+    comm: &Communicator,
+    what: &str,
+    shape: [usize; 3],
+) -> Result<(Vec<usize>, usize, usize)> {
+    let mut all = vec![0usize; 3 * comm.size()];
+    comm.all_gather_into(&shape, &mut all);
+    let shapes: Vec<&[usize]> = all.chunks_exact(3).collect();
+    let (rows, cols) = (shapes[0][1], shapes[0][2]);
+    if let Some(r) = shapes.iter().position(|s| (s[1], s[2]) != (rows, cols)) {
+        return Err(Error::ShapeMismatch(format!(
+            "{what}: the kernel slices of rank {r} are {} x {}, those of rank 0 {rows} x {cols} \
+             (every rank's kernel must have the same two last dimensions)",
+            shapes[r][1], shapes[r][2]
+        )));
+    }
+    let counts: Vec<usize> = shapes.iter().map(|s| s[0]).collect();
+    if counts.iter().sum::<usize>() == 0 {
+        return Err(Error::InvalidArgument(format!(
+            "{what}: the kernel has no slices on any rank"
+        )));
+    }
+    Ok((counts, rows, cols))
+}
+
+/// `d[k] = G[k] m[k]` for every slice `k`: the Fredholm integral of the first kind (PyLops'
+/// `Fredholm1`, distributed as PyLops-MPI's `MPIFredholm1`).
+///
+/// ```text
+/// forward:  d(k, x, z) = sum_y G(k, x, y) m(k, y, z)
+/// adjoint:  m(k, y, z) = sum_x conj(G(k, x, y)) d(k, x, z)
+/// ```
+///
+/// Each rank holds the slices `G[k]` (`nx x ny`) of its own range of `k`, as PyLops-MPI.
+///
+/// * Partitions: domain Scatter `(nsl, ny, nz)` and range Scatter `(nsl, nx, nz)`, both
+///   distributed along axis 0 with the counts of the kernel's slices (every rank's `G.shape[0]`,
+///   empty ranks allowed), so that each rank computes its slices of the data from its slices of
+///   the model.
+/// * Communication: none per product (PyLops-MPI takes Broadcast model and data and all-gathers
+///   the result of every product); one all-gather of the kernel shapes at construction.
+/// * Reproducibility: each value is one rank's dot product over `y` (or `x`), the same for any
+///   split of the slices: results are the same bits on any number of ranks.
+/// * PyLops-MPI: `MPIFredholm1(G, nz, saveGt, usematmul)`; `usematmul` is only a choice of NumPy
+///   call and has no counterpart, and ranks with a single slice are allowed here (PyLops-MPI
+///   refuses them).
+pub struct Fredholm1<T: Scalar> {
+    g: Vec<T>,
+    gt: Option<Vec<T>>,
+    nsl: usize,
+    nx: usize,
+    ny: usize,
+    nz: usize,
+    domain: Space,
+    range: Space,
+    comm: Communicator,
+}
+
+impl<T: Scalar> Fredholm1<T> {
+    /// The operator of this rank's kernel slices `g` (`[nsl_rank, nx, ny]`). Collective (one
+    /// all-gather of the kernel shapes).
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] on every rank if the ranks' slices differ in shape;
+    /// [`Error::InvalidArgument`] for `nz == 0` or a kernel without slices or with empty slices.
+    pub fn new(comm: &Communicator, g: ArrayView3<'_, T>, params: Fredholm1Params) -> Result<Self> {
+        const WHAT: &str = "Fredholm1";
+        let (nsl, nx, ny) = g.dim();
+        let (counts, nx, ny) = kernel_split(comm, WHAT, [nsl, nx, ny])?;
+        let nz = params.nz;
+        if nz == 0 || nx == 0 || ny == 0 {
+            return Err(Error::InvalidArgument(format!(
+                "{WHAT}: empty slices (nx {nx}, ny {ny}) or nz = 0"
+            )));
+        }
+        let total = counts.iter().sum::<usize>();
+        let domain = Space::array(Layout::with_counts(&[total, ny, nz], 0, &counts)?);
+        let range = Space::array(Layout::with_counts(&[total, nx, nz], 0, &counts)?);
+        let g: Vec<T> = g.iter().copied().collect();
+        let gt = params.save_gt.then(|| {
+            let mut gt = vec![T::zero(); g.len()];
+            for k in 0..nsl {
+                for i in 0..nx {
+                    for j in 0..ny {
+                        gt[(k * ny + j) * nx + i] = g[(k * nx + i) * ny + j].conj();
+                    }
+                }
+            }
+            gt
+        });
+        Ok(Fredholm1 {
+            g,
+            gt,
+            nsl,
+            nx,
+            ny,
+            nz,
+            domain,
+            range,
+            comm: comm.clone(),
+        })
+    }
+
+    /// Rows of each kernel slice (`nx`).
+    pub fn nx(&self) -> usize {
+        self.nx
+    }
+
+    /// Columns of each kernel slice (`ny`).
+    pub fn ny(&self) -> usize {
+        self.ny
+    }
+
+    /// Columns of the model and data (`nz`).
+    pub fn nz(&self) -> usize {
+        self.nz
+    }
+}
+
+impl<T: Scalar> LinearOperator<T> for Fredholm1<T> {
+    stored_spaces!();
+    fn matvec_unchecked(&self, x: VectorRef<'_, T>, y: &mut DistVector<T>) -> Result<()> {
+        let (x, y) = (plain(x), plain_mut(y));
+        let (nx, ny, nz) = (self.nx, self.ny, self.nz);
+        for k in 0..self.nsl {
+            Host::matmul_slices(
+                MatOp::N,
+                (nx, ny, nz),
+                &self.g[k * nx * ny..(k + 1) * nx * ny],
+                &x[k * ny * nz..(k + 1) * ny * nz],
+                &mut y[k * nx * nz..(k + 1) * nx * nz],
+            )?;
+        }
+        Ok(())
+    }
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T>, x: &mut DistVector<T>) -> Result<()> {
+        let (y, x) = (plain(y), plain_mut(x));
+        let (nx, ny, nz) = (self.nx, self.ny, self.nz);
+        for k in 0..self.nsl {
+            let (yk, xk) = (
+                &y[k * nx * nz..(k + 1) * nx * nz],
+                &mut x[k * ny * nz..(k + 1) * ny * nz],
+            );
+            match &self.gt {
+                Some(gt) => Host::matmul_slices(
+                    MatOp::N,
+                    (ny, nx, nz),
+                    &gt[k * nx * ny..(k + 1) * nx * ny],
+                    yk,
+                    xk,
+                )?,
+                None => Host::matmul_slices(
+                    MatOp::H,
+                    (nx, ny, nz),
+                    &self.g[k * nx * ny..(k + 1) * nx * ny],
+                    yk,
+                    xk,
+                )?,
+            }
+        }
+        Ok(())
+    }
+    fn name(&self) -> String {
+        format!("Fredholm1({} x {}, nz {})", self.nx, self.ny, self.nz)
+    }
+    fn fingerprint(&self) -> Fingerprint {
+        Fingerprint::default()
+            .text("Fredholm1")
+            .words(&[self.nx, self.ny, self.nz])
+    }
+}
