@@ -10,7 +10,7 @@
 //! |---|---|
 //! | [`core`] (distlops-core) | scalars, layouts, communicators, [`DistributedArray`](core::DistributedArray), stacked vectors, the [`LinearOperator`](core::LinearOperator) trait and its algebra, the one [`Error`](core::Error) type |
 //! | [`operators`] (distlops-operators) | distributed linear operators, and serial building blocks in [`operators::local`] |
-//! | [`solvers`] (distlops-solvers) | CG, CGLS, power iteration |
+//! | [`solvers`] (distlops-solvers) | CG, CGLS, LSQR, ISTA, FISTA, power iteration, proximal operators |
 //!
 //! **Two kinds of operators, one bridge.** Distributed operators ([`FirstDerivative`](operators::FirstDerivative),
 //! [`Laplacian`](operators::Laplacian), [`VStack`](operators::VStack), ...) implement
@@ -99,7 +99,8 @@ pub mod prelude {
         SecondDerivativeParams, StackedBlockDiag, StackedVStack, VStack,
     };
     pub use distlops_solvers::{
-        cg, cgls, power_iteration, CgParams, CglsParams, PowerIterationParams, StopReason,
+        cg, cgls, fista, ista, lsqr, power_iteration, CgParams, CglsParams, IstaParams, LsqrParams,
+        LsqrStop, PowerIterationParams, StopReason, Threshold,
     };
 }
 
