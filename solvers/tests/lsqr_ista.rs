@@ -266,7 +266,7 @@ fn lsqr_stop_codes() {
             let sol = run(&y, LsqrParams::default());
             assert_eq!(sol.istop, Some(LsqrStop::LeastSquares));
             assert_eq!(sol.info.stop_reason, StopReason::ToleranceReached);
-            let sol = run(&vec![0.0; 12], LsqrParams::default());
+            let sol = run(&[0.0; 12], LsqrParams::default());
             assert_eq!(sol.istop, Some(LsqrStop::ZeroSolution));
             assert_eq!((sol.info.iterations, sol.istop.unwrap().code()), (0, 0));
             let few = LsqrParams {
