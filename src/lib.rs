@@ -10,7 +10,7 @@
 //! |---|---|
 //! | [`core`] (distlops-core) | scalars, layouts, communicators, [`DistributedArray`](core::DistributedArray), stacked vectors, the [`LinearOperator`](core::LinearOperator) trait and its algebra, the one [`Error`](core::Error) type |
 //! | [`operators`] (distlops-operators) | distributed linear operators, and serial building blocks in [`operators::local`] |
-//! | [`solvers`] (distlops-solvers) | CG, CGLS, power iteration |
+//! | [`solvers`] (distlops-solvers) | CG, CGLS, LSQR, ISTA, FISTA, power iteration, proximal operators |
 //! | [`io`] (distlops-io) | distributed SEG-Y and `.npy` reading and writing |
 //!
 //! **Two kinds of operators, one bridge.** Distributed operators ([`FirstDerivative`](operators::FirstDerivative),
@@ -104,7 +104,8 @@ pub mod prelude {
         SecondDerivative, SecondDerivativeParams, StackedBlockDiag, StackedVStack, VStack,
     };
     pub use distlops_solvers::{
-        cg, cgls, power_iteration, CgParams, CglsParams, PowerIterationParams, StopReason,
+        cg, cgls, fista, ista, lsqr, power_iteration, CgParams, CglsParams, IstaParams, LsqrParams,
+        LsqrStop, PowerIterationParams, StopReason, Threshold,
     };
 }
 

@@ -2,11 +2,12 @@
 //! products, the parameter checks, the CG / CGLS iteration loop, and the PyLops-style iteration
 //! table.
 
+use distlops_core::engine::NormTerm;
 use distlops_core::repro::ReproSums;
 use distlops_core::Error;
 use distlops_core::{
-    DistVector, Engine, Fingerprint, Host, LinearOperator, NonFiniteKind, Partition, RealScalar,
-    Scalar, Vector, VectorRef,
+    DistVector, Engine, Fingerprint, Host, LinearOperator, NonFiniteKind, NormOrd, Partition,
+    RealScalar, Scalar, Vector, VectorRef,
 };
 use std::time::Instant;
 
@@ -21,6 +22,11 @@ pub enum StopReason {
     ToleranceReached,
     /// `finalize` was called before either criterion held (manual stepping).
     StoppedEarly,
+    /// The estimate of the operator's condition number reached its limit (LSQR's `conlim`,
+    /// [`LsqrStop::ConditionLimit`](crate::LsqrStop::ConditionLimit) and
+    /// [`ConditionLimitMachine`](crate::LsqrStop::ConditionLimitMachine)). Not an error: the
+    /// estimate is returned, but further steps would mostly amplify noise.
+    ConditionLimit,
 }
 
 /// The convergence record of a solve.
@@ -180,30 +186,85 @@ pub fn fused_vdots<T: Scalar, E: Engine, const N: usize>(
 pub(crate) fn fused_vdots_agreed<T: Scalar, E: Engine, const N: usize>(
     pairs: [VdotPair<'_, T, E>; N],
 ) -> distlops_core::Result<[T; N]> {
+    fused_agreed(pairs.map(|(a, b)| Reduction::Vdot(a, b)))
+}
+
+/// One scalar reduction of [`fused_agreed`].
+#[derive(Clone, Copy)]
+pub(crate) enum Reduction<'a, T: Scalar, E: Engine> {
+    /// `vdot(a, b) = sum_i conj(a_i) b_i`, as [`Vector::vdot`](distlops_core::Vector::vdot).
+    Vdot(&'a DistVector<T, E>, &'a DistVector<T, E>),
+    /// `|a|_1 = sum_i |a_i|`, as [`Vector::norm`](distlops_core::Vector::norm) of order 1,
+    /// returned as the real part of a `T`.
+    Norm1(&'a DistVector<T, E>),
+}
+
+impl<'a, T: Scalar, E: Engine> Reduction<'a, T, E> {
+    /// The vectors the reduction reads.
+    fn vectors(&self) -> [&'a DistVector<T, E>; 2] {
+        match *self {
+            Reduction::Vdot(a, b) => [a, b],
+            Reduction::Norm1(a) => [a, a],
+        }
+    }
+}
+
+/// Pushes this rank's share of `|a|_1` onto `sums`: one sum per plain array, in depth-first
+/// part order, each a real value in the real part of a `T` (a complex sum adds real and
+/// imaginary parts separately, so the real part has the bits of the real sum).
+fn push_norm1<T: Scalar, E: Engine>(a: &DistVector<T, E>, sums: &mut ReproSums<T>) {
+    match a {
+        DistVector::Array(a) => {
+            let tree = a.sum_tree();
+            let values: Vec<T> = E::norm_nodes(NormTerm::Abs, a.local_block(), &tree.block_nodes())
+                .into_iter()
+                .map(T::from_real)
+                .collect();
+            sums.push_values(tree, &values);
+        }
+        DistVector::Stacked(s) => s.parts().iter().for_each(|p| push_norm1(p, sums)),
+    }
+}
+
+/// Several vdots and 1-norms of vectors the ranks have agreed on, with a **single** all-reduce
+/// when every vector is fusable (see [`can_fuse`]), else one reduction each. Both paths give the
+/// bits of [`Vector::vdot`](distlops_core::Vector::vdot) and
+/// [`Vector::norm`](distlops_core::Vector::norm) (order 1, in the real part).
+pub(crate) fn fused_agreed<T: Scalar, E: Engine, const N: usize>(
+    items: [Reduction<'_, T, E>; N],
+) -> distlops_core::Result<[T; N]> {
     let mut out = [T::zero(); N];
     if N == 0 {
         return Ok(out);
     }
     let all_fusable = {
-        let comm = first_array(pairs[0].0).comm();
+        let comm = first_array(items[0].vectors()[0]).comm();
         let (kind, size) = (comm.kind(), comm.size());
-        pairs
+        items
             .iter()
-            .all(|(a, b)| fusable(a, kind, size) && fusable(b, kind, size))
+            .all(|r| r.vectors().iter().all(|v| fusable(v, kind, size)))
     };
     if !all_fusable {
-        for (o, (a, b)) in out.iter_mut().zip(pairs) {
-            *o = distlops_core::Vector::vdot(a, b)?;
+        for (o, r) in out.iter_mut().zip(items) {
+            *o = match r {
+                Reduction::Vdot(a, b) => distlops_core::Vector::vdot(a, b)?,
+                Reduction::Norm1(a) => T::from_real(distlops_core::Vector::norm(a, NormOrd::One)?),
+            };
         }
         return Ok(out);
     }
     let mut sums = ReproSums::new();
-    for (a, b) in pairs {
-        push_vdots(a, b, &mut sums)?;
+    for r in &items {
+        match *r {
+            Reduction::Vdot(a, b) => push_vdots(a, b, &mut sums)?,
+            Reduction::Norm1(a) => push_norm1(a, &mut sums),
+        }
     }
-    let mut totals = sums.all_reduce(first_array(pairs[0].0).comm()).into_iter();
-    for (o, (a, _)) in out.iter_mut().zip(pairs) {
-        *o = combine_parts(a, &mut totals);
+    let mut totals = sums
+        .all_reduce(first_array(items[0].vectors()[0]).comm())
+        .into_iter();
+    for (o, r) in out.iter_mut().zip(items) {
+        *o = combine_parts(r.vectors()[0], &mut totals);
     }
     Ok(out)
 }

@@ -6,7 +6,13 @@
 //! |---|---|---|
 //! | [`Cg`] / [`cg`] | `A x = y`, `A` Hermitian positive definite | `CG` / `cg` |
 //! | [`Cgls`] / [`cgls`] | damped least squares: `(A^H A + damp^2 I) x = A^H y` | `CGLS` / `cgls` |
+//! | [`Lsqr`] / [`lsqr`] | damped least squares by bidiagonalization, SciPy's stopping tests | (SciPy's `lsqr`) |
+//! | [`Ista`] / [`ista`] | `min |y - A x|^2 + eps |x|_p`, `p = 1, 0, 1/2` | `ISTA` / `ista` |
+//! | [`Fista`] / [`fista`] | the same, with momentum | `FISTA` / `fista` |
 //! | [`power_iteration`] | the eigenvalue of largest modulus of a square `A` | `power_iteration` |
+//!
+//! Proximal operators for proximal solvers: the [`Proximal`] trait and [`L1`], [`L2`], [`L0`],
+//! [`Bounds`] (pyproximal's `Box`); ISTA's and FISTA's element-wise [`Threshold`]s.
 //!
 //! Every solver follows PyLops' setup / step / run / finalize structure, allocates its work
 //! vectors once in `setup`, calls an optional callback after every step, and prints PyLops'
@@ -26,13 +32,19 @@ pub use distlops_core::{Error, NonFiniteKind};
 mod cg;
 mod cgls;
 mod common;
+mod ista;
+mod lsqr;
 mod power_iteration;
+mod prox;
 
 pub use cg::{cg, Cg, CgParams, CgSolution};
 pub use cgls::{cgls, Cgls, CglsParams, CglsSolution};
 pub use common::{
     can_fuse, fused_vdots, Callback, Result, SolveInfo, SolverError, StopReason, VdotPair,
 };
+pub use ista::{fista, ista, Fista, Ista, IstaParams, IstaSolution};
+pub use lsqr::{lsqr, Lsqr, LsqrParams, LsqrSolution, LsqrStop};
 pub use power_iteration::{
     fill_seeded, power_iteration, power_iteration_on, PowerIterationParams, PowerIterationResult,
 };
+pub use prox::{Bounds, Proximal, Threshold, L0, L1, L2};

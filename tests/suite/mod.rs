@@ -28,6 +28,7 @@ pub mod redistribute;
 pub mod reduce;
 pub mod repro;
 pub mod solvers;
+pub mod solvers2;
 pub mod stacked;
 
 use distlops::core::Communicator;
@@ -280,6 +281,13 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("mdc::mdc_errors", mdc::mdc_errors),
     ("solvers::solvers_f64", solvers::solvers_f64),
     ("solvers::solvers_complex", solvers::solvers_complex),
+    ("solvers2::lsqr_f64", solvers2::lsqr_f64),
+    ("solvers2::lsqr_complex", solvers2::lsqr_complex),
+    ("solvers2::ista_fista_f64", solvers2::ista_fista_f64),
+    ("solvers2::ista_fista_complex", solvers2::ista_fista_complex),
+    ("solvers2::errors", solvers2::solvers2_errors),
+    ("solvers2::repro_f64", solvers2::repro_f64),
+    ("solvers2::repro_complex", solvers2::repro_complex),
     ("halo::values_f64", halo::values_f64),
     ("halo::values_complex", halo::values_complex),
     ("halo::small_and_empty_blocks", halo::small_and_empty_blocks),

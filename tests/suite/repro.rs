@@ -343,7 +343,7 @@ fn op_counts(n: usize, q: usize) -> Vec<Vec<usize>> {
 
 /// This rank's operators when the global ones are spread as `counts` (rank 0's first): a
 /// `MatrixMult` of `f(op_block(i))` for each.
-fn my_ops<T: TestScalar>(
+pub(super) fn my_ops<T: TestScalar>(
     comm: &Communicator,
     counts: &[usize],
     f: impl Fn(Array2<T>) -> Array2<T>,
@@ -356,7 +356,11 @@ fn my_ops<T: TestScalar>(
 
 /// A vector of `space` with deterministic global values (part `i` of a stack from `seed + i`),
 /// so that every split of the space holds the same global vector.
-fn vector_of<T: TestScalar>(comm: &Communicator, space: &Space, seed: u64) -> DistVector<T> {
+pub(super) fn vector_of<T: TestScalar>(
+    comm: &Communicator,
+    space: &Space,
+    seed: u64,
+) -> DistVector<T> {
     match space {
         Space::Array { layout, .. } => {
             DistVector::Array(dist(comm, &global(layout.global_shape(), seed), layout))
@@ -376,7 +380,7 @@ fn vector_of<T: TestScalar>(comm: &Communicator, space: &Space, seed: u64) -> Di
 
 /// The global values of a vector, on every rank, as reals (real and imaginary part of every
 /// element; the parts of a stack in order).
-fn all_values<T: Scalar>(v: &DistVector<T>) -> Vec<f64> {
+pub(super) fn all_values<T: Scalar>(v: &DistVector<T>) -> Vec<f64> {
     match v {
         DistVector::Array(a) => a
             .asarray()
@@ -401,7 +405,7 @@ fn assert_near(got: &[f64], exact: &[f64], what: &str) {
 
 /// Runs `body(comm, counts)` for every spread of `n` operators, `n` in `nops`, on the
 /// sub-communicators of 1..P ranks, and compares its values with a one-rank run's.
-fn on_spreads(
+pub(super) fn on_spreads(
     comm: &Communicator,
     nops: &[usize],
     what: &str,
@@ -481,7 +485,10 @@ pub fn vstack_hstack_complex(comm: &Communicator) {
 
 /// `[VStack; Broadcasted]` on the Broadcast domain of `WIDTH` values and `[HStack; BlockDiag]`
 /// on the Scatter domain of the blocks' rows, with the stacks' operators spread as `counts`.
-fn stacked_stacks<T: TestScalar>(comm: &Communicator, counts: &[usize]) -> [StackedVStack<T>; 2] {
+pub(super) fn stacked_stacks<T: TestScalar>(
+    comm: &Communicator,
+    counts: &[usize],
+) -> [StackedVStack<T>; 2] {
     let v = VStack::new(comm, my_ops::<T>(comm, counts, |a| a)).unwrap();
     let c = MatrixMult::new(op_block::<T>(99)).unwrap();
     let c = Broadcasted::new(comm, Box::new(c)).unwrap();
@@ -522,7 +529,7 @@ pub fn stacked_vstack_complex(comm: &Communicator) {
 }
 
 /// The operator counts of the CGLS tests: every system has more rows than `WIDTH` unknowns.
-const CGLS_NOPS: &[usize] = &[6, 19];
+pub(super) const CGLS_NOPS: &[usize] = &[6, 19];
 
 /// CGLS (8 steps, fewer than the unknowns) on the `VStack` of the global blocks and on the first
 /// of the [`stacked_stacks`]: the solutions and the cost histories.
