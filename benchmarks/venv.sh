@@ -64,11 +64,16 @@ PY
 )"
 
 if [ -n "$missing" ]; then
+  # mpi4py-fft compiles against FFTW's headers (Debian: libfftw3-dev).
+  if [ ! -e /usr/include/fftw3.h ]; then
+    as_root apt-get install -y -qq libfftw3-dev >/dev/null ||
+      { as_root apt-get update -qq >/dev/null && as_root apt-get install -y -qq libfftw3-dev >/dev/null; }
+  fi
   # mpi4py from source, built with the system's mpicc (Open MPI); needs a C compiler.
   export MPICC="${MPICC:-$(command -v mpicc.openmpi || command -v mpicc || echo mpicc)}"
-  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-binary mpi4py -r "$req" >/dev/null
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-binary mpi4py,mpi4py-fft -r "$req" >/dev/null
   # Check that the pins took.
-  "$venv/bin/python" -c "import numpy, scipy, mpi4py.MPI, pylops, pylops_mpi"
+  "$venv/bin/python" -c "import numpy, scipy, mpi4py.MPI, pylops, pylops_mpi, mpi4py_fft"
 fi
 
 if [ "$print_python" -eq 1 ]; then
