@@ -12,15 +12,8 @@
 # NOISE (default 0). Extra arguments go to distlops' example (e.g. --ny 80).
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-cd "$root"
-
-scripts/setup.sh
-# shellcheck source=scripts/mpi-env.sh
-. scripts/mpi-env.sh
-benchmarks/venv.sh
-python="$root/benchmarks/.venv/bin/python"
-export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
+# shellcheck source=benchmarks/parity/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
 
 nps="${NPS:-1 2}"
 niter="${NITER:-100}"

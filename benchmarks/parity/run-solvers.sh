@@ -14,28 +14,6 @@
 # benchmarks/parity/out/solvers).
 set -euo pipefail
 
-root="$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)"
-cd "$root"
-
-scripts/setup.sh
-# shellcheck source=scripts/mpi-env.sh
-. scripts/mpi-env.sh
-benchmarks/venv.sh
-python="$root/benchmarks/.venv/bin/python"
-export OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 MKL_NUM_THREADS=1
-
-nps="${NPS:-1 2}"
-out="${OUT:-$root/benchmarks/parity/out/solvers}"
-
-cargo build --release --features mpi --example solvers_parity
-example="${CARGO_TARGET_DIR:-target}/release/examples/solvers_parity"
-rm -rf "$out"
-"$python" benchmarks/parity/solvers.py make "$out"
-for np in $nps; do
-  echo "==> SciPy / PyLops-MPI, $np MPI rank(s)"
-  "$MPIEXEC" -n "$np" "$python" benchmarks/parity/solvers.py reference "$out" </dev/null
-  echo "==> distlops, $np MPI rank(s)"
-  "$MPIEXEC" -n "$np" "$example" "$out" </dev/null
-done
-# shellcheck disable=SC2086
-"$python" benchmarks/parity/solvers.py compare "$out" $nps
+# shellcheck source=benchmarks/parity/common.sh
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+run_cases solvers solvers_parity

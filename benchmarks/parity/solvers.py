@@ -20,18 +20,10 @@ import sys
 
 import numpy as np
 
+from common import from_real, parse, read_cases, rel, to_real
+
 NBLOCKS = 4
 SEED = 20240615
-
-
-def to_real(a):
-    """Complex arrays as real arrays with a last axis (re, im); real arrays unchanged."""
-    a = np.asarray(a)
-    return np.stack([a.real, a.imag], axis=-1) if np.iscomplexobj(a) else a
-
-
-def from_real(a, dtype):
-    return a[..., 0] + 1j * a[..., 1] if dtype == "c128" else a
 
 
 def blocks(rng, problem, dtype):
@@ -78,11 +70,6 @@ CASES = [
     ("fista_tol", "solver=fista problem=wide dtype=f64 threshkind=soft niter=500 eps=0.1 tol=1e-6"),
     ("fista_eigs", "solver=fista problem=wide dtype=f64 threshkind=soft niter=80 eps=0.1 alpha=none eigs_niter=3000"),
 ]
-
-
-def parse(line):
-    name, *kv = line.split()
-    return name, dict(item.split("=", 1) for item in kv)
 
 
 def make(folder):
@@ -168,8 +155,7 @@ def reference(folder):
         os.makedirs(out, exist_ok=True)
     comm.Barrier()
     decay_all = np.load(f"{folder}/decay.npy")
-    for line in open(f"{folder}/cases.txt"):
-        name, p = parse(line)
+    for name, p in read_cases(folder):
         bl, y, x0 = load_problem(folder, p)
         dtype = np.complex128 if p["dtype"] == "c128" else np.float64
         if p["solver"] == "lsqr":
@@ -243,11 +229,6 @@ def reference(folder):
                 np.save(f"{out}/{name}_serial_cost.npy", np.asarray(costs, dtype=np.float64))
 
 
-def rel(a, b):
-    nb = np.linalg.norm(b)
-    return np.linalg.norm(a - b) / (nb if nb > 0 else 1.0)
-
-
 def compare(folder, nps):
     """Prints, per case and rank count: x against the reference (SciPy's lsqr, PyLops-MPI's ista
     and fista), the estimates or the cost history against the reference, the iteration counts
@@ -255,7 +236,7 @@ def compare(folder, nps):
     rounding floor (SciPy against SciPy with correctly rounded products), and x against
     distlops' own first rank count. Returns the worst difference of the cases whose floor is
     below 1e-12 (the ill-conditioned ones are reported, not judged)."""
-    lines = [parse(line) for line in open(f"{folder}/cases.txt")]
+    lines = read_cases(folder)
     worst = 0.0
     print(f"{'case':<16}{'np':>3}  {'x vs ref':>9} {'est/cost':>9} {'istop/itn or iit':>17} "
           f"{'x vs serial':>11} {'ref floor':>9} {'np1 vs npN':>10}")
