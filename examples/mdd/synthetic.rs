@@ -196,13 +196,7 @@ pub fn kernel(g: &Geometry, first: usize, count: usize) -> KernelPart {
     let mut buf = vec![Complex64::new(0.0, 0.0); nt2];
     for (i, s) in (first..first + count).enumerate() {
         for r in 0..nr {
-            let trace = hyperbolic_trace(
-                xr[r] - ys[s],
-                nt,
-                g.dt,
-                &KERNEL_EVENTS,
-                (&wav.0, wav.1),
-            );
+            let trace = hyperbolic_trace(xr[r] - ys[s], nt, g.dt, &KERNEL_EVENTS, (&wav.0, wav.1));
             buf.iter_mut().for_each(|b| *b = Complex64::new(0.0, 0.0));
             let out = &mut time[(i * nr + r) * nt..][..nt];
             for (t, v) in trace.into_iter().enumerate() {

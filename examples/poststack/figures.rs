@@ -291,6 +291,7 @@ pub fn volume_figure(
 /// One image of a [`panels_figure`]: `img[row, col]` with rows drawn downwards (row 0 at the
 /// top) along `y` and columns along `x`, under `caption`.
 #[allow(dead_code)] // used by the mdd example (`examples/mdd`), not by poststack
+#[derive(Clone)]
 pub struct Image<'a> {
     /// The values.
     pub img: &'a Array2<f64>,
