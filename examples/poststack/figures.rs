@@ -287,3 +287,71 @@ pub fn volume_figure(
     root.present().map_err(|e| e.to_string())?;
     Ok(())
 }
+
+/// One image of a [`panels_figure`]: `img[row, col]` with rows drawn downwards (row 0 at the
+/// top) along `y` and columns along `x`, under `caption`.
+#[allow(dead_code)] // used by the mdd example (`examples/mdd`), not by poststack
+#[derive(Clone)]
+pub struct Image<'a> {
+    /// The values.
+    pub img: &'a Array2<f64>,
+    /// The title above the image.
+    pub caption: String,
+    /// The coordinates of the columns.
+    pub x: &'a AxisCoords,
+    /// The coordinates of the rows.
+    pub y: &'a AxisCoords,
+}
+
+/// Images drawn with one colour map and range, followed by one colour bar labelled `label`.
+#[allow(dead_code)] // used by the mdd example (`examples/mdd`), not by poststack
+pub struct Group<'a> {
+    /// The images, left to right.
+    pub images: Vec<Image<'a>>,
+    /// The colour bar's label.
+    pub label: &'a str,
+    /// The colour map and the values at its ends.
+    pub style: (ColourMap, f64, f64),
+}
+
+/// Writes `path`, `size` pixels: the groups side by side under `title`, each group its images
+/// (all images of the figure equally wide) and then its colour bar.
+#[allow(dead_code)] // used by the mdd example (`examples/mdd`), not by poststack
+pub fn panels_figure(
+    path: &Path,
+    title: &str,
+    groups: &[Group<'_>],
+    (width, height): (u32, u32),
+) -> Result<(), Box<dyn Error>> {
+    register_font();
+    let root = BitMapBackend::new(path, (width, height)).into_drawing_area();
+    root.fill(&WHITE).map_err(|e| e.to_string())?;
+    let root = root
+        .titled(title, ("sans-serif", 22))
+        .map_err(|e| e.to_string())?;
+    let bar = 100.0;
+    let n_images: usize = groups.iter().map(|g| g.images.len()).sum();
+    let image_width = (width as f64 - bar * groups.len() as f64) / n_images.max(1) as f64;
+    let mut breaks = Vec::new();
+    let mut x = 0.0;
+    for g in groups {
+        for _ in &g.images {
+            x += image_width;
+            breaks.push(x.round() as i32);
+        }
+        x += bar;
+        breaks.push(x.round() as i32);
+    }
+    breaks.pop();
+    let areas = root.split_by_breakpoints(breaks, Vec::<i32>::new());
+    let mut area = areas.iter();
+    for g in groups {
+        for im in &g.images {
+            let a = area.next().expect("one area per image");
+            panel(a, im.img, &im.caption, (im.x, im.y), g.style)?;
+        }
+        colour_bar(area.next().expect("one area per bar"), g.label, g.style)?;
+    }
+    root.present().map_err(|e| e.to_string())?;
+    Ok(())
+}
