@@ -38,6 +38,8 @@ else
 fi
 echo "==> post-stack example: same volumes on 1-4 ranks (threads and mpirun)"
 scripts/poststack-ranks.sh || failed+=("post-stack example across rank counts")
+echo "==> MDD example: same arrays on 1-4 ranks (threads and mpirun)"
+scripts/mdd-ranks.sh || failed+=("MDD example across rank counts")
 echo "==> post-stack example on a SEG-Y cube written by segyio (mpirun -n 1-3, outputs read back by segyio)"
 scripts/test-segy-cli.sh || failed+=("post-stack example on SEG-Y (scripts/test-segy-cli.sh)")
 echo "==> the Cuda engine without a GPU: sanitizers, emulated device, NVRTC and library symbols"
