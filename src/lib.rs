@@ -98,7 +98,8 @@ pub mod prelude {
         Zero,
     };
     pub use distlops_operators::{
-        BlockDiag, Broadcasted, DerivativeKind, Fft, Fft2d, Fft2dParams, FftNd, FftNdParams,
+        BlockDiag, BlockMatrixMult, Broadcasted, DerivativeKind, DistMatrixMult, MatrixBlocks,
+        MatrixMultKind, ProcessGrid, SummaMatrixMult, Fft, Fft2d, Fft2dParams, FftNd, FftNdParams,
         FftNorm, FftParams, FirstDerivative, FirstDerivativeParams, Fredholm1, Fredholm1Params,
         Gradient, GradientParams, HStack, Halo, Laplacian, LaplacianParams, Mdc, MdcParams,
         SecondDerivative, SecondDerivativeParams, StackedBlockDiag, StackedVStack, VStack,
