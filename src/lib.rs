@@ -98,11 +98,13 @@ pub mod prelude {
         Zero,
     };
     pub use distlops_operators::{
-        BlockDiag, BlockMatrixMult, Broadcasted, DerivativeKind, DistMatrixMult, MatrixBlocks,
-        MatrixMultKind, ProcessGrid, SummaMatrixMult, Fft, Fft2d, Fft2dParams, FftNd, FftNdParams,
+        BlockDiag, Broadcasted, DerivativeKind, Fft, Fft2d, Fft2dParams, FftNd, FftNdParams,
         FftNorm, FftParams, FirstDerivative, FirstDerivativeParams, Fredholm1, Fredholm1Params,
         Gradient, GradientParams, HStack, Halo, Laplacian, LaplacianParams, Mdc, MdcParams,
         SecondDerivative, SecondDerivativeParams, StackedBlockDiag, StackedVStack, VStack,
+    };
+    pub use distlops_operators::{
+        BlockMatrixMult, DistMatrixMult, MatrixBlocks, MatrixMultKind, ProcessGrid, SummaMatrixMult,
     };
     pub use distlops_solvers::{
         cg, cgls, fista, ista, lsqr, power_iteration, CgParams, CglsParams, IstaParams, LsqrParams,

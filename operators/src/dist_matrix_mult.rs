@@ -242,8 +242,14 @@ impl GatheredBlocks {
             return Err(Error::InvalidArgument(format!(
                 "{what}: rank {r} passed M = {}, a {} x {} grid, kind {} and rank 0 M = {}, a {} \
                  x {} grid, kind {} (every rank must pass the same)",
-                words[r][2], words[r][3], words[r][4], words[r][5], words[0][2], words[0][3],
-                words[0][4], words[0][5]
+                words[r][2],
+                words[r][3],
+                words[r][4],
+                words[r][5],
+                words[0][2],
+                words[0][3],
+                words[0][4],
+                words[0][5]
             )));
         }
         if grid.size() != comm.size() {
@@ -334,13 +340,21 @@ pub(crate) fn bounds(counts: &[usize]) -> Vec<usize> {
 
 /// `c += a b` (`beta = 1`) on strided views: ndarray's GEMM (matrixmultiply's blocked kernels,
 /// complex ones included).
-pub(crate) fn gemm_acc<T: Scalar>(a: ArrayView2<'_, T>, b: ArrayView2<'_, T>, c: ArrayViewMut2<'_, T>) {
+pub(crate) fn gemm_acc<T: Scalar>(
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    c: ArrayViewMut2<'_, T>,
+) {
     let mut c = c;
     ndarray::linalg::general_mat_mul(T::one(), &a, &b, T::one(), &mut c);
 }
 
 /// `c = a^T b` (`beta = 0`) on strided views.
-pub(crate) fn gemm_t<T: Scalar>(a: ArrayView2<'_, T>, b: ArrayView2<'_, T>, c: ArrayViewMut2<'_, T>) {
+pub(crate) fn gemm_t<T: Scalar>(
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    c: ArrayViewMut2<'_, T>,
+) {
     let mut c = c;
     ndarray::linalg::general_mat_mul(T::one(), &a.t(), &b, T::zero(), &mut c);
 }

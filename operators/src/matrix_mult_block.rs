@@ -113,18 +113,10 @@ impl<T: Scalar> BlockMatrixMult<T> {
             )
         };
         let nranks = comm.size();
-        let x_blocks = MatrixBlocks::new(
-            (k, m),
-            (0..nranks)
-                .map(|r| (0..k, block_of(r).1))
-                .collect(),
-        );
-        let y_blocks = MatrixBlocks::new(
-            (n, m),
-            (0..nranks)
-                .map(|r| (0..n, block_of(r).1))
-                .collect(),
-        );
+        let x_blocks =
+            MatrixBlocks::new((k, m), (0..nranks).map(|r| (0..k, block_of(r).1)).collect());
+        let y_blocks =
+            MatrixBlocks::new((n, m), (0..nranks).map(|r| (0..n, block_of(r).1)).collect());
         check_len(WHAT, n.max(k), check_len(WHAT, m, pc)?)?;
         let colours: Vec<usize> = (0..nranks).map(|r| grid.coords(r).1).collect();
         let domain = Space::masked(x_blocks.layout()?, comm, &colours)?;

@@ -277,7 +277,10 @@ impl<T: Scalar> SummaMatrixMult<T> {
                 &self.a[..]
             };
             let panel = view2(block, ni, cols.len());
-            each(st, panel.slice_move(s![.., st.k0 - cols.start..st.k1 - cols.start]))?;
+            each(
+                st,
+                panel.slice_move(s![.., st.k0 - cols.start..st.k1 - cols.start]),
+            )?;
         }
         Ok(())
     }
@@ -337,7 +340,11 @@ impl<T: Scalar> LinearOperator<T> for SummaMatrixMult<T> {
             let mine = st.r == my_row;
             let at = (st.k0 - rows.start) * mj;
             if single {
-                gemm_t(a_panel, y.view(), view2_mut(&mut x[at..at + len], st.k1 - st.k0, mj));
+                gemm_t(
+                    a_panel,
+                    y.view(),
+                    view2_mut(&mut x[at..at + len], st.k1 - st.k0, mj),
+                );
                 return Ok(());
             }
             z.resize(len, T::zero());

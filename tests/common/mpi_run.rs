@@ -172,7 +172,10 @@ pub fn run_mpi(suite: &MpiSuite) -> ! {
         .filter(|(n, _)| args.selects(n) && is_wide(n))
         .count();
     if wide > 0 {
-        for np in wide_rank_counts().into_iter().filter(|np| !nps.contains(np)) {
+        for np in wide_rank_counts()
+            .into_iter()
+            .filter(|np| !nps.contains(np))
+        {
             let mut cmd = mpirun(np, &forwarded);
             cmd.env("MPI_TEST_WIDE_ONLY", "1");
             if run_with_timeout(cmd, timeout) {

@@ -140,7 +140,8 @@ fn block<T: TestScalar>(comm: &Communicator) {
                 );
                 let (_, j) = grid.coords(comm.rank());
                 let rows = ranges(&rc)[j].clone();
-                let op = BlockMatrixMult::new(comm, a.slice(s![rows.clone(), ..]), m, grid).unwrap();
+                let op =
+                    BlockMatrixMult::new(comm, a.slice(s![rows.clone(), ..]), m, grid).unwrap();
                 assert_eq!(op.a_rows(), rows, "{what}: A rows");
                 check_op(comm, &op, op.x_blocks(), op.y_blocks(), &a, m, &what);
             }
@@ -187,7 +188,15 @@ pub fn kinds_and_layouts(comm: &Communicator) {
         assert_eq!(summa.x_blocks().block(r), (kx[ri].clone(), mc[rj].clone()));
         assert_eq!(summa.y_blocks().block(r), (rn[ri].clone(), mc[rj].clone()));
     }
-    check_op(comm, &summa, summa.x_blocks(), summa.y_blocks(), &a, m, "DistMatrixMult summa");
+    check_op(
+        comm,
+        &summa,
+        summa.x_blocks(),
+        summa.y_blocks(),
+        &a,
+        m,
+        "DistMatrixMult summa",
+    );
     let rows = ranges(&balanced_counts(n, grid.cols()));
     let block = DistMatrixMult::new(
         comm,
@@ -199,16 +208,33 @@ pub fn kinds_and_layouts(comm: &Communicator) {
     .unwrap();
     let mr = ranges(&balanced_counts(m, grid.rows()));
     for r in 0..p {
-        assert_eq!(block.x_blocks().block(r), (0..k, mr[grid.coords(r).0].clone()));
+        assert_eq!(
+            block.x_blocks().block(r),
+            (0..k, mr[grid.coords(r).0].clone())
+        );
     }
     let colours: Vec<usize> = (0..p).map(|r| r % grid.cols()).collect();
     let x = block.new_domain_vector().unwrap();
-    assert_eq!(x.as_array().unwrap().mask().unwrap().colours(), &colours[..]);
-    check_op(comm, &block, block.x_blocks(), block.y_blocks(), &a, m, "DistMatrixMult block");
+    assert_eq!(
+        x.as_array().unwrap().mask().unwrap().colours(),
+        &colours[..]
+    );
+    check_op(
+        comm,
+        &block,
+        block.x_blocks(),
+        block.y_blocks(),
+        &a,
+        m,
+        "DistMatrixMult block",
+    );
     assert_eq!(ProcessGrid::near_square(4), ProcessGrid::new(2, 2).unwrap());
     assert_eq!(ProcessGrid::near_square(5), ProcessGrid::new(1, 5).unwrap());
     assert_eq!(ProcessGrid::near_square(6), ProcessGrid::new(2, 3).unwrap());
-    assert_eq!(ProcessGrid::near_square(12), ProcessGrid::new(3, 4).unwrap());
+    assert_eq!(
+        ProcessGrid::near_square(12),
+        ProcessGrid::new(3, 4).unwrap()
+    );
 }
 
 /// Mistakes seen by one rank are errors on every rank.
@@ -223,30 +249,76 @@ pub fn errors(comm: &Communicator) {
         let more = |w: bool| if last && w { 4 } else { 3 };
         let single_row = grid.rows() == 1;
         let r = SummaMatrixMult::new(comm, a(more(single_row), more(!single_row)).view(), 4, grid);
-        expect_err(comm, r.map(|_| ()), |e| matches!(e, Error::ShapeMismatch(_)), "summa block");
+        expect_err(
+            comm,
+            r.map(|_| ()),
+            |e| matches!(e, Error::ShapeMismatch(_)),
+            "summa block",
+        );
         let r = BlockMatrixMult::new(comm, a(3, more(true)).view(), 4, grid);
-        expect_err(comm, r.map(|_| ()), |e| matches!(e, Error::ShapeMismatch(_)), "block cols");
+        expect_err(
+            comm,
+            r.map(|_| ()),
+            |e| matches!(e, Error::ShapeMismatch(_)),
+            "block cols",
+        );
         // Another M on the last rank.
         let r = SummaMatrixMult::new(comm, a(3, 3).view(), if last { 5 } else { 4 }, grid);
-        expect_err(comm, r.map(|_| ()), |e| matches!(e, Error::InvalidArgument(_)), "summa M");
-        let other = if last { ProcessGrid::new(p, 1).unwrap() } else { ProcessGrid::new(1, p).unwrap() };
+        expect_err(
+            comm,
+            r.map(|_| ()),
+            |e| matches!(e, Error::InvalidArgument(_)),
+            "summa M",
+        );
+        let other = if last {
+            ProcessGrid::new(p, 1).unwrap()
+        } else {
+            ProcessGrid::new(1, p).unwrap()
+        };
         let r = BlockMatrixMult::new(comm, a(3, 3).view(), 4, other);
-        expect_err(comm, r.map(|_| ()), |e| matches!(e, Error::InvalidArgument(_)), "block grid");
+        expect_err(
+            comm,
+            r.map(|_| ()),
+            |e| matches!(e, Error::InvalidArgument(_)),
+            "block grid",
+        );
     }
     if grid.rows() > 1 {
         // Blocks of one grid column of the block algorithm with different rows.
         let rows = if last { 4 } else { 3 };
         let r = BlockMatrixMult::new(comm, a(rows, 3).view(), 4, grid);
-        expect_err(comm, r.map(|_| ()), |e| matches!(e, Error::ShapeMismatch(_)), "block rows");
+        expect_err(
+            comm,
+            r.map(|_| ()),
+            |e| matches!(e, Error::ShapeMismatch(_)),
+            "block rows",
+        );
     }
     let wrong = ProcessGrid::new(p + 1, 1).unwrap();
     let r = SummaMatrixMult::new(comm, a(3, 3).view(), 4, wrong);
-    expect_err(comm, r.map(|_| ()), |e| matches!(e, Error::InvalidArgument(_)), "grid size");
+    expect_err(
+        comm,
+        r.map(|_| ()),
+        |e| matches!(e, Error::InvalidArgument(_)),
+        "grid size",
+    );
     let r = DistMatrixMult::new(comm, a(3, 3).view(), 0, MatrixMultKind::Block, None);
-    expect_err(comm, r.map(|_| ()), |e| matches!(e, Error::InvalidArgument(_)), "M = 0");
+    expect_err(
+        comm,
+        r.map(|_| ()),
+        |e| matches!(e, Error::InvalidArgument(_)),
+        "M = 0",
+    );
     // A vector of another operator's space.
-    let op = SummaMatrixMult::new(comm, a(2, 3).view(), 4, ProcessGrid::new(p, 1).unwrap()).unwrap();
-    let other = SummaMatrixMult::new(comm, a(2, 3).view(), 5, ProcessGrid::new(p, 1).unwrap()).unwrap();
+    let op =
+        SummaMatrixMult::new(comm, a(2, 3).view(), 4, ProcessGrid::new(p, 1).unwrap()).unwrap();
+    let other =
+        SummaMatrixMult::new(comm, a(2, 3).view(), 5, ProcessGrid::new(p, 1).unwrap()).unwrap();
     let x = other.new_domain_vector().unwrap();
-    expect_err(comm, op.apply(&x), |e| matches!(e, Error::LayoutMismatch(_)), "wrong vector");
+    expect_err(
+        comm,
+        op.apply(&x),
+        |e| matches!(e, Error::LayoutMismatch(_)),
+        "wrong vector",
+    );
 }

@@ -10,13 +10,18 @@ use crate::inputs::{block, sym, BenchScalar};
 use crate::measure::{time_op, Record};
 use crate::Res;
 use distlops::core::operator::LinearOperatorExt;
-use distlops::core::{Communicator, DistVector};
+use distlops::core::{Communicator, DistVector, RealScalar};
 use distlops::ndarray::Array2;
 use distlops::operators::{DistMatrixMult, MatrixBlocks, MatrixMultKind, ProcessGrid};
 use std::ops::Range;
 
-/// `N = K = M`.
-const SIZE: usize = 2000;
+/// `N = K = M`: 2000, or the environment's `W11_SIZE` (for quick checks; set it for both sides).
+fn size() -> usize {
+    std::env::var("W11_SIZE")
+        .ok()
+        .and_then(|s| s.parse().ok())
+        .unwrap_or(2000)
+}
 
 /// The block `rows x cols` of the row-major global `total_rows x total_cols` array of the
 /// stream at `stream_start`.
@@ -29,7 +34,16 @@ fn draw_block<T: BenchScalar>(
     let len = total_rows * total_cols;
     let mut values = Vec::with_capacity(rows.len() * cols.len());
     for i in rows.clone() {
-        values.extend(block::<T>(stream_start, len, i * total_cols + cols.start, cols.len(), sym).0);
+        values.extend(
+            block::<T>(
+                stream_start,
+                len,
+                i * total_cols + cols.start,
+                cols.len(),
+                sym,
+            )
+            .0,
+        );
     }
     Ok(Array2::from_shape_vec((rows.len(), cols.len()), values)?)
 }
@@ -72,7 +86,7 @@ fn matrix_checks<T: BenchScalar>(y: &Array2<T>) -> (f64, f64) {
 
 /// W11: both kinds, matvec and rmatvec each.
 pub fn w11<T: BenchScalar>(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
-    let (n, k, m) = (SIZE, SIZE, SIZE);
+    let (n, k, m) = (size(), size(), size());
     let grid = ProcessGrid::near_square(comm.size());
     let (i, j) = grid.coords(comm.rank());
     let split = |total: usize, parts: usize, at: usize| {
