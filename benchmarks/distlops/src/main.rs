@@ -35,8 +35,8 @@ const USAGE: &str = "\
 distlops-bench: one workload of the side-by-side benchmark against PyLops-MPI
 
 options:
-  --workload W   W1 .. W7, or triad (required)
-  --dtype D      float64 (default) or complex128 (W3 and W7 only)
+  --workload W   W1 .. W7, W11, or triad (required)
+  --dtype D      float64 (default) or complex128 (W3, W7 and W11 only)
   --reps N       timed repetitions (default: the specification's, per workload)
   --out FILE     also append the JSON records to FILE
   --ranks N      ranks on the Threads communicator (builds without the `mpi` feature)
