@@ -11,7 +11,7 @@
 #
 # Environment:
 #   NPS        rank counts (default "1 2")
-#   WORKLOADS  workloads as W[:dtype] (default: W1..W7 in float64, W3 and W7 also in complex128)
+#   WORKLOADS  workloads as W[:dtype] (default: W1..W7 and W11 in float64, W3 and W7 also in complex128)
 #   REPS       override every workload's repetitions (default: the specification's)
 #   OUT        output folder (default benchmarks/results)
 set -euo pipefail
@@ -26,7 +26,7 @@ benchmarks/venv.sh
 python="$root/benchmarks/.venv/bin/python"
 
 nps="${NPS:-1 2}"
-workloads="${WORKLOADS:-W1 W2 W3 W3:complex128 W4 W5 W6 W7 W7:complex128}"
+workloads="${WORKLOADS:-W1 W2 W3 W3:complex128 W4 W5 W6 W7 W7:complex128 W11}"
 out="${OUT:-$root/benchmarks/results}"
 mkdir -p "$out"
 stamp="$(date -u +%Y%m%dT%H%M%SZ)"

@@ -103,6 +103,9 @@ pub mod prelude {
         Gradient, GradientParams, HStack, Halo, Laplacian, LaplacianParams, Mdc, MdcParams,
         SecondDerivative, SecondDerivativeParams, StackedBlockDiag, StackedVStack, VStack,
     };
+    pub use distlops_operators::{
+        BlockMatrixMult, DistMatrixMult, MatrixBlocks, MatrixMultKind, ProcessGrid, SummaMatrixMult,
+    };
     pub use distlops_solvers::{
         cg, cgls, fista, ista, lsqr, power_iteration, CgParams, CglsParams, IstaParams, LsqrParams,
         LsqrStop, PowerIterationParams, StopReason, Threshold,

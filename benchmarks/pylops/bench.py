@@ -401,7 +401,108 @@ def w7(reps, warmup, dtype):
     return recs
 
 
+# N = K = M of W11 (environment W11_SIZE for quick checks; the benchmark uses 2000).
+W11_SIZE = int(os.environ.get("W11_SIZE", "2000"))
+
+
+def fill_2d(out, stream_start, total_shape, r0, c0):
+    """Fill the 2-D ``out`` with the block at ``(r0, c0)`` of the row-major global array of
+    ``total_shape`` whose values are drawn from ``stream_start`` (see ``fill_block``), one row
+    at a time."""
+    for i in range(out.shape[0]):
+        fill_block(out[i], stream_start, total_shape[0] * total_shape[1],
+                   (r0 + i) * total_shape[1] + c0)
+
+
+def w11(reps, warmup, dtype):
+    """W11 matmul: MPIMatrixMult(A, M, kind="block" and "summa"), N = K = M = 2000,
+    A = sym(N*K) (N, K), then X = sym(K*M) (K, M), then Y = sym(N*M) (N, M), row-major. The
+    ranks form PyLops-MPI's square grid through ``active_grid_comm``: with a non-square count
+    (2 ranks) only the first isqrt(P)^2 ranks work, the others wait at the timing barriers.
+    Layouts as pylops-mpi's examples (plot_matrixmult.py for block, plot_summamatrixmult.py and
+    ``local_block_split`` for summa). Timed: Op.matvec(x), Op.rmatvec(y). Checks on the global
+    output matrix in C order (gathered on the active ranks after timing)."""
+    from pylops_mpi.basicoperators.MatrixMult import (
+        MPIMatrixMult, active_grid_comm, local_block_split)
+    n = k = m = W11_SIZE
+    sub, srank, row, col, active = active_grid_comm(comm, n, m)
+    xstart, ystart = n * k, n * k + k * m
+
+    def dist(local, gshape, r0, c0, mask=None):
+        """A flat SCATTER array of the active comm holding the 2-D block ``local``."""
+        sizes = sub.allgather(local.size)
+        v = DistributedArray(global_shape=sum(sizes), local_shapes=[(s,) for s in sizes],
+                             partition=Partition.SCATTER, mask=mask, base_comm=sub, dtype=dtype)
+        v[:] = local.ravel()
+        return v
+
+    def global_checks(v, ncols_local, gshape, r0, c0):
+        """(check, check_w) of the global matrix assembled from every active rank's block."""
+        if active:
+            local = v.local_array.reshape(-1, ncols_local) if ncols_local else np.empty((0, 0))
+            parts = sub.allgather((r0, c0, local))
+            g = np.zeros(gshape, dtype=dtype)
+            for pr0, pc0, blk in parts:
+                g[pr0:pr0 + blk.shape[0], pc0:pc0 + blk.shape[1]] = blk
+            p = (g.real ** 2 + g.imag ** 2).ravel()
+            w = 1.0 + (np.arange(p.size, dtype=np.int64) % 7)
+            sums = (math.sqrt(p.sum()), math.sqrt((w * p).sum()))
+        else:
+            sums = None
+        return comm.bcast(sums, root=0)
+
+    recs = []
+    for kind in ("block", "summa"):
+        Op = x = y = None
+        if active:
+            pp = math.isqrt(sub.Get_size())
+            if kind == "block":
+                br, bc = math.ceil(n / pp), math.ceil(m / pp)
+                rs, re = col * br, min(n, col * br + br)
+                cs, ce = row * bc, min(m, row * bc + bc)
+                A = np.empty((re - rs, k), dtype=dtype)
+                fill_2d(A, 0, (n, k), rs, 0)
+                xl = np.empty((k, ce - cs), dtype=dtype)
+                fill_2d(xl, xstart, (k, m), 0, cs)
+                yl = np.empty((n, ce - cs), dtype=dtype)
+                fill_2d(yl, ystart, (n, m), 0, cs)
+                mask = [r % pp for r in range(sub.Get_size())]
+                xo, yo, ncx, ncy = (0, cs), (0, cs), ce - cs, ce - cs
+            else:
+                ar, ac = local_block_split((n, k), srank, sub)
+                A = np.empty((ar.stop - ar.start, ac.stop - ac.start), dtype=dtype)
+                fill_2d(A, 0, (n, k), ar.start, ac.start)
+                xr, xc = local_block_split((k, m), srank, sub)
+                xl = np.empty((xr.stop - xr.start, xc.stop - xc.start), dtype=dtype)
+                fill_2d(xl, xstart, (k, m), xr.start, xc.start)
+                yr, yc = local_block_split((n, m), srank, sub)
+                yl = np.empty((yr.stop - yr.start, yc.stop - yc.start), dtype=dtype)
+                fill_2d(yl, ystart, (n, m), yr.start, yc.start)
+                mask = None
+                xo, yo = (xr.start, xc.start), (yr.start, yc.start)
+                ncx, ncy = xc.stop - xc.start, yc.stop - yc.start
+            Op = MPIMatrixMult(A, m, base_comm=sub, kind=kind, dtype=dtype)
+            x = dist(xl, (k, m), *xo, mask=mask)
+            y = dist(yl, (n, m), *yo, mask=mask)
+            del A, xl, yl
+        shape = (n * m, k * m)
+        times, ax = timed(lambda: Op.matvec(x) if active else None, reps, warmup)
+        check, check_w = global_checks(ax, ncy, (n, m), *yo) if active else global_checks(
+            None, 0, (n, m), 0, 0)
+        recs.append(record("matmul", f"{kind}_matvec", shape, k * m, times,
+                           check=check, check_w=check_w))
+        ax = None
+        times, aty = timed(lambda: Op.rmatvec(y) if active else None, reps, warmup)
+        check, check_w = global_checks(aty, ncx, (k, m), *xo) if active else global_checks(
+            None, 0, (k, m), 0, 0)
+        recs.append(record("matmul", f"{kind}_rmatvec", shape, n * m, times,
+                           check=check, check_w=check_w))
+    return recs
+
+
 WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7}
+WORKLOADS["W11"] = w11
+DEFAULT_REPS["W11"] = 5
 
 
 def main():

@@ -15,6 +15,8 @@
 //! | [`FftNd`], [`Fft`], [`Fft2d`] | Scatter N-D (any axis) -> Scatter N-D (documented axis) | one all-to-all per transpose (none if the distributed axis is not transformed) | `MPIFFTND`, `MPIFFT2D` |
 //! | [`Fredholm1`] | Scatter `(nsl, ny, nz)` -> Scatter `(nsl, nx, nz)`, split like the kernel | none | `MPIFredholm1` |
 //! | [`Mdc`] | Scatter `(nt, nr, nv)` -> Scatter `(nt, ns, nv)` (any axes), kernel split by frequency | up to four all-to-alls (two with model and data split along a space axis) | `MPIMDC` |
+//! | [`BlockMatrixMult`] | Scatter `K x M` column blocks (masked, replicated `pc` times) -> same for `N x M` | forward: one all-gather per grid row; adjoint: one all-reduce per grid row | `MPIMatrixMult(kind="block")` |
+//! | [`SummaMatrixMult`] | Scatter 2-D blocks of `K x M` -> 2-D blocks of `N x M` | SUMMA: broadcasts of `A` along grid rows and of `X` along grid columns (adjoint: all-reduces down the columns) | `MPIMatrixMult(kind="summa")` |
 //! | [`Halo`] | Scatter (core blocks of an N-D grid) -> Scatter (extended blocks) | one neighbour exchange | `MPIHalo`, `halo_block_split` |
 //!
 //! Local building blocks (serial operators on each rank's block) implement
@@ -28,7 +30,8 @@
 //! with "none" included: the ranks first agree on the vectors and spaces with one small
 //! all-reduce. Construction is collective for the operators whose ranks bring different local
 //! operators, [`BlockDiag`] (and its [`with_mask`](BlockDiag::with_mask)), [`VStack`],
-//! [`HStack`], and for [`Halo`], which checks that every rank passed the same arguments; the
+//! [`HStack`], [`BlockMatrixMult`], [`SummaMatrixMult`] and [`DistMatrixMult`] (which gather
+//! every rank's block of `A`), and for [`Halo`], which checks that every rank passed the same arguments; the
 //! other constructors ([`Broadcasted`], [`StackedBlockDiag`], [`StackedVStack`],
 //! [`FirstDerivative`], [`SecondDerivative`], [`Laplacian`], [`Gradient`], [`Halo::crop`]) do no
 //! communication. Each constructor's documentation says which.
@@ -53,6 +56,7 @@ macro_rules! stored_spaces {
 mod block_diag;
 mod broadcasted;
 mod combine;
+mod dist_matrix_mult;
 mod dist_stencil;
 mod fft;
 mod fft_nd;
@@ -62,16 +66,19 @@ mod gradient;
 mod halo;
 mod hstack;
 mod laplacian;
+mod matrix_mult_block;
 mod mdc;
 mod seam;
 mod second_derivative;
 mod stacked_block_diag;
 mod stacked_vstack;
+mod summa;
 mod vstack;
 
 pub use block_diag::BlockDiag;
 pub use broadcasted::Broadcasted;
 pub use combine::DEFAULT_STREAM_MIN_BYTES;
+pub use dist_matrix_mult::{DistMatrixMult, MatrixBlocks, MatrixMultKind, ProcessGrid};
 pub use fft::{FftNorm, FftReal};
 pub use fft_nd::{Fft, Fft2d, Fft2dParams, FftNd, FftNdParams, FftParams};
 pub use first_derivative::FirstDerivative;
@@ -80,10 +87,12 @@ pub use gradient::{Gradient, GradientParams};
 pub use halo::{halo_block_split, Halo, HaloBoundary, HaloBuilder, HaloWidths};
 pub use hstack::HStack;
 pub use laplacian::{Laplacian, LaplacianParams};
+pub use matrix_mult_block::BlockMatrixMult;
 pub use mdc::{Mdc, MdcParams};
 pub use second_derivative::SecondDerivative;
 pub use stacked_block_diag::StackedBlockDiag;
 pub use stacked_vstack::StackedVStack;
+pub use summa::SummaMatrixMult;
 pub use vstack::VStack;
 pub mod local;
 pub mod wavelets;

@@ -78,6 +78,22 @@ pub fn rank_counts(var: &str, default: &str) -> Vec<usize> {
         .collect()
 }
 
+/// Tests whose name starts with one of these prefixes also run at the [wide rank
+/// counts](wide_rank_counts): the distributed matrix products, whose process grids change shape
+/// at 5 and 6 ranks (1 x 5, 2 x 3).
+pub const WIDE: &[&str] = &["matmul::"];
+
+/// Whether `name` is a test of [`WIDE`].
+pub fn is_wide(name: &str) -> bool {
+    WIDE.iter().any(|p| name.starts_with(p))
+}
+
+/// The extra rank counts of the [`WIDE`] tests, from `WIDE_TEST_NP` (default 5,6; empty for
+/// none).
+pub fn wide_rank_counts() -> Vec<usize> {
+    rank_counts("WIDE_TEST_NP", "5,6")
+}
+
 pub fn list(tests: &[(&str, TestFn)], args: &Args) {
     for (name, _) in tests.iter().filter(|(n, _)| args.selects(n)) {
         println!("{name}: test");
@@ -127,6 +143,10 @@ pub fn run_threads(tests: &[(&str, TestFn)]) -> ! {
     let watchdog = start_watchdog();
     let start = Instant::now();
     let nps = rank_counts("THREADS_NP", "1,2,3,4");
+    let wide: Vec<usize> = wide_rank_counts()
+        .into_iter()
+        .filter(|np| !nps.contains(np))
+        .collect();
     let selected: Vec<_> = tests.iter().filter(|(n, _)| args.selects(n)).collect();
     println!(
         "\nrunning {} tests (each at {:?} thread ranks)",
@@ -138,7 +158,8 @@ pub fn run_threads(tests: &[(&str, TestFn)]) -> ! {
         *watchdog.lock().unwrap() = (name.to_string(), Instant::now());
         let t = Instant::now();
         let mut failures = Vec::new();
-        for &np in &nps {
+        let extra = if is_wide(name) { &wide[..] } else { &[] };
+        for &np in nps.iter().chain(extra) {
             let outcome = std::panic::catch_unwind(|| {
                 distlops::core::Threads::run(np, |comm| f(&comm));
             });

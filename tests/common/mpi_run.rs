@@ -3,7 +3,9 @@
 //! order; a panic on any rank aborts the job (so the run fails at once, never hangs) and a job
 //! that exceeds `MPI_TEST_TIMEOUT` seconds (default 600) is killed.
 
-use super::{list, rank_counts, run_with_timeout, summary, Args, TestFn};
+use super::{
+    is_wide, list, rank_counts, run_with_timeout, summary, wide_rank_counts, Args, TestFn,
+};
 use distlops::core::Communicator;
 use std::time::{Duration, Instant};
 
@@ -47,10 +49,16 @@ fn child(suite: &MpiSuite, np: usize) -> ! {
             runs.push((name.into(), world.clone(), f));
         }
     } else {
-        for (name, f) in suite.tests.iter().filter(|(n, _)| args.selects(n)) {
+        // The launches at the wide rank counts run only the wide tests.
+        let wide_only = std::env::var_os("MPI_TEST_WIDE_ONLY").is_some();
+        for (name, f) in suite
+            .tests
+            .iter()
+            .filter(|(n, _)| args.selects(n) && (!wide_only || is_wide(n)))
+        {
             runs.push((name.to_string(), world.clone(), *f));
         }
-        if suite.chunked.is_some() {
+        if suite.chunked.is_some() && !wide_only {
             for (name, f) in suite
                 .tests
                 .iter()
@@ -149,12 +157,33 @@ pub fn run_mpi(suite: &MpiSuite) -> ! {
     println!("\nrunning {selected} tests under mpirun at np = {nps:?}");
     let (mut passed, mut failed) = (0, 0);
     let forwarded: Vec<String> = std::env::args().skip(1).collect();
-    for np in nps {
+    for &np in &nps {
         if run_with_timeout(mpirun(np, &forwarded), timeout) {
             passed += selected;
         } else {
             println!("mpirun -n {np}: FAILED");
             failed += 1;
+        }
+    }
+    // The wide tests also run at the wide rank counts (not for `--ignored`).
+    let wide = suite
+        .tests
+        .iter()
+        .filter(|(n, _)| args.selects(n) && is_wide(n))
+        .count();
+    if wide > 0 {
+        for np in wide_rank_counts()
+            .into_iter()
+            .filter(|np| !nps.contains(np))
+        {
+            let mut cmd = mpirun(np, &forwarded);
+            cmd.env("MPI_TEST_WIDE_ONLY", "1");
+            if run_with_timeout(cmd, timeout) {
+                passed += wide;
+            } else {
+                println!("mpirun -n {np} (wide tests): FAILED");
+                failed += 1;
+            }
         }
     }
     if suite.abort_check && args.selects(ABORT_TEST) {

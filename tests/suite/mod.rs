@@ -21,6 +21,7 @@ pub mod fredholm;
 pub mod ghost;
 pub mod halo;
 pub mod mask;
+pub mod matmul;
 pub mod mdc;
 pub mod operators;
 pub mod props;
@@ -277,6 +278,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         fredholm::fredholm1_all_dtypes,
     ),
     ("fredholm::fredholm1_errors", fredholm::fredholm1_errors),
+    ("matmul::summa_f64_c64", matmul::summa_f64_c64),
+    ("matmul::block_f64_c64", matmul::block_f64_c64),
+    ("matmul::kinds_and_layouts", matmul::kinds_and_layouts),
+    ("matmul::errors", matmul::errors),
     ("mdc::mdc_all_dtypes", mdc::mdc_all_dtypes),
     ("mdc::mdc_errors", mdc::mdc_errors),
     ("solvers::solvers_f64", solvers::solvers_f64),

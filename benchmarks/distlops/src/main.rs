@@ -19,6 +19,7 @@ mod measure;
 mod pcg64;
 mod poststack;
 mod stencils;
+mod summa;
 mod triad;
 mod vector_ops;
 
@@ -34,8 +35,8 @@ const USAGE: &str = "\
 distlops-bench: one workload of the side-by-side benchmark against PyLops-MPI
 
 options:
-  --workload W   W1 .. W7, or triad (required)
-  --dtype D      float64 (default) or complex128 (W3 and W7 only)
+  --workload W   W1 .. W7, W11, or triad (required)
+  --dtype D      float64 (default) or complex128 (W3, W7 and W11 only)
   --reps N       timed repetitions (default: the specification's, per workload)
   --out FILE     also append the JSON records to FILE
   --ranks N      ranks on the Threads communicator (builds without the `mpi` feature)
@@ -89,6 +90,7 @@ fn run(comm: &Communicator, args: &Args) -> Res<Vec<Record>> {
     let default_reps = match args.workload.as_str() {
         "W2" | "W5" => 3,
         "W7" => 20,
+        "W11" => 5,
         _ => 10,
     };
     let reps = args.reps.unwrap_or(default_reps).max(1);
@@ -107,6 +109,8 @@ fn run(comm: &Communicator, args: &Args) -> Res<Vec<Record>> {
         ("W6", false) => vector_ops::w6(comm, reps),
         ("W7", false) => matmul::w7::<f64>(comm, reps),
         ("W7", true) => matmul::w7::<Complex64>(comm, reps),
+        ("W11", false) => summa::w11::<f64>(comm, reps),
+        ("W11", true) => summa::w11::<Complex64>(comm, reps),
         ("triad", false) => triad::triad(comm, reps),
         (w, _) => Err(format!("no workload {w} in dtype {}", args.dtype).into()),
     }
