@@ -92,6 +92,7 @@ pub mod prelude {
         Error, Layout, NormOrd, Partition, ReduceOp, Scalar, StackedDistributedArray, Threads,
         Vector, VectorRef,
     };
+    pub use distlops_core::NodeShared;
     pub use distlops_operators::local::{
         Conj, Convolve1D, Diagonal, Identity, LocalFirstDerivative, LocalOperator,
         LocalSecondDerivative, MatrixMult, Pad, PoststackLinearModelling, Restriction, Transpose,
