@@ -161,14 +161,16 @@ fn body(world: &Communicator) -> Result<(), Error> {
     if world.rank() == 0 {
         let delta = |s: &Stage, b: &Stage| (s.pss as f64 - b.pss as f64) / GIB;
         let used = |s: &Stage, b: &Stage| (s.used as f64 - b.used as f64) / GIB;
-        println!(
-            "added to the node: ordinary {:.3} GiB Pss ({:.3} GiB machine used), node-shared \
-             {:.3} GiB Pss ({:.3} GiB machine used)",
-            delta(&ordinary, &base),
-            used(&ordinary, &base),
-            delta(&node, &base),
-            used(&node, &base)
-        );
+        let shmem = |s: &Stage, b: &Stage| (s.shmem as f64 - b.shmem as f64) / GIB;
+        for (name, s) in [("ordinary", &ordinary), ("node-shared", &node)] {
+            println!(
+                "added by the {name} matrix: {:.3} GiB sum Pss, {:.3} GiB machine used, \
+                 {:.3} GiB Shmem",
+                delta(s, &base),
+                used(s, &base),
+                shmem(s, &base)
+            );
+        }
         println!("y = A x bitwise identical on every rank: {all_same}");
     }
     if all_same {

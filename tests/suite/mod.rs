@@ -320,6 +320,9 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("comm::node_shared_between_nodes", shared::between_nodes),
     ("shared::one_copy_per_node", shared::one_copy_per_node),
     ("shared::free_and_drop", shared::free_and_drop),
-    ("shared::matrix_mult_identical", shared::matrix_mult_identical),
+    (
+        "shared::matrix_mult_identical",
+        shared::matrix_mult_identical,
+    ),
     ("shared::errors_on_every_rank", shared::errors_on_every_rank),
 ];

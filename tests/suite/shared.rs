@@ -41,8 +41,9 @@ fn contents<T: TestScalar>(comm: &Communicator, ranks_per_node: Option<usize>) {
         for root in 0..p {
             let g = global::<T>(shape, 10 * k as u64 + root as u64);
             let data = root_data(comm, &g, root);
-            let a = NodeShared::from_root_in_nodes(comm, shape, data.as_deref(), root, ranks_per_node)
-                .unwrap_or_else(|e| panic!("shape {shape:?} root {root}: {e}"));
+            let a =
+                NodeShared::from_root_in_nodes(comm, shape, data.as_deref(), root, ranks_per_node)
+                    .unwrap_or_else(|e| panic!("shape {shape:?} root {root}: {e}"));
             assert_eq!(a.shape(), &shape[..]);
             assert_eq!(a.len(), g.len());
             let copies = ranks_per_node.map_or(1, |n| p.div_ceil(n));
@@ -162,11 +163,18 @@ fn matrix_mult_identical_generic<T: TestScalar>(comm: &Communicator) {
         node.rmatvec(y.as_slice().unwrap(), &mut x2);
         assert!(same_bits(&as_array(x1), &as_array(x2)), "adjoint {other:?}");
         let copied = node.to_engine(&distlops::core::Host).unwrap();
-        assert_eq!(copied.matrix(), owned.matrix(), "to_engine copies the values");
+        assert_eq!(
+            copied.matrix(),
+            owned.matrix(),
+            "to_engine copies the values"
+        );
     }
     // As a Broadcast operator: serial oracle and dot test, and the same bits as the owned one.
-    let node = Broadcasted::new(comm, Box::new(MatrixMult::from_node_shared(shared()).unwrap()))
-        .unwrap();
+    let node = Broadcasted::new(
+        comm,
+        Box::new(MatrixMult::from_node_shared(shared()).unwrap()),
+    )
+    .unwrap();
     check_against_dense(comm, &node, &dense, 44);
     let owned = Broadcasted::new(comm, Box::new(MatrixMult::new(dense.clone()).unwrap())).unwrap();
     let x = vector_from(comm, owned.domain(), &global::<T>(&[m], 45));
@@ -194,14 +202,14 @@ pub fn errors_on_every_rank(comm: &Communicator) {
     let data: Vec<f64> = g.iter().copied().collect();
     let invalid = |e: &Error| matches!(e, Error::InvalidArgument(_));
     let mismatch = |e: &Error| matches!(e, Error::LayoutMismatch(_));
-    let root_shape = |e: &Error| {
+    let root_shape =
+        |e: &Error| matches!(e, Error::ShapeMismatch(_) | Error::FailedOnOtherRank { .. });
+    let root_missing = |e: &Error| {
         matches!(
             e,
-            Error::ShapeMismatch(_) | Error::FailedOnOtherRank { .. }
+            Error::InvalidArgument(_) | Error::FailedOnOtherRank { .. }
         )
     };
-    let root_missing =
-        |e: &Error| matches!(e, Error::InvalidArgument(_) | Error::FailedOnOtherRank { .. });
     expect_err(
         comm,
         NodeShared::from_root(comm, &[4, 3], Some(&data[..]), p),

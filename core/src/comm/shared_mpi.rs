@@ -45,7 +45,9 @@ fn check(what: &str, rc: c_int) -> Result<()> {
     if rc == 0 {
         Ok(())
     } else {
-        Err(Error::Mpi(format!("{what} failed with MPI error code {rc}")))
+        Err(Error::Mpi(format!(
+            "{what} failed with MPI error code {rc}"
+        )))
     }
 }
 
@@ -80,9 +82,8 @@ impl Window {
                 "a shared-memory window needs an MPI node communicator".into(),
             )));
         };
-        let size = isize::try_from(bytes).map_err(|_| {
-            Error::Allocation(format!("{bytes} bytes do not fit in MPI_Aint"))
-        });
+        let size = isize::try_from(bytes)
+            .map_err(|_| Error::Allocation(format!("{bytes} bytes do not fit in MPI_Aint")));
         let size = node.agree_value(size)?;
         let mine: ffi::MPI_Aint = if c.rank() == 0 { size } else { 0 };
         let mut base: *mut c_void = std::ptr::null_mut();
