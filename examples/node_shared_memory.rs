@@ -183,5 +183,5 @@ fn body(world: &Communicator) -> Result<(), Error> {
 }
 
 fn main() -> ExitCode {
-    distlops::core::mpi::run(|world| body(world))
+    distlops::core::mpi::run(body)
 }
