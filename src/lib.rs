@@ -87,6 +87,7 @@ pub use num_complex;
 /// parameters, the local building blocks, and the solvers.
 pub mod prelude {
     pub use distlops_core::operator::{dottest, LinearOperator, LinearOperatorExt, Op, Space};
+    pub use distlops_core::NodeShared;
     pub use distlops_core::{
         signed_axis, AxisArg, Communicator, Complex32, Complex64, DistVector, DistributedArray,
         Error, Layout, NormOrd, Partition, ReduceOp, Scalar, StackedDistributedArray, Threads,

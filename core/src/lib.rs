@@ -9,6 +9,7 @@
 //! * [`StackedDistributedArray`], [`DistVector`] and the [`Vector`] trait that solvers use.
 //! * [`LinearOperator`], the algebra on [`Op`], and [`dottest`].
 //! * [`repro`]: reproducible sums, the same bits for any number of ranks and any split.
+//! * [`NodeShared`]: a Broadcast array stored once per node (MPI shared memory), not once per rank.
 //!
 //! # Collective calls
 //!
@@ -55,6 +56,7 @@ pub mod reals;
 mod replicas;
 pub mod repro;
 pub mod scalar;
+pub mod shared;
 pub mod stacked;
 pub mod vector;
 pub mod vector_ref;
@@ -77,6 +79,7 @@ pub use num_complex::{Complex32, Complex64};
 pub use operator::{dottest, LinearOperator, LinearOperatorExt, Op, Space};
 pub use partition::Partition;
 pub use scalar::{CommData, HasComplex, RealScalar, Scalar};
+pub use shared::NodeShared;
 pub use stacked::{DistVector, StackedDistributedArray};
 pub use vector::Vector;
 pub use vector_ref::VectorRef;

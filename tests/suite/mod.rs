@@ -28,6 +28,7 @@ pub mod props;
 pub mod redistribute;
 pub mod reduce;
 pub mod repro;
+pub mod shared;
 pub mod solvers;
 pub mod solvers2;
 pub mod stacked;
@@ -319,4 +320,14 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         "engines::node_rank_on_one_machine",
         engines::node_rank_on_one_machine,
     ),
+    ("shared::contents_all_dtypes", shared::contents_all_dtypes),
+    // Named `comm::` so that the MPI binary reruns it with small message chunks.
+    ("comm::node_shared_between_nodes", shared::between_nodes),
+    ("shared::one_copy_per_node", shared::one_copy_per_node),
+    ("shared::free_and_drop", shared::free_and_drop),
+    (
+        "shared::matrix_mult_identical",
+        shared::matrix_mult_identical,
+    ),
+    ("shared::errors_on_every_rank", shared::errors_on_every_rank),
 ];

@@ -26,6 +26,8 @@ mod agree;
 #[cfg(feature = "mpi")]
 pub(crate) mod mpi;
 mod payload;
+#[cfg(feature = "mpi")]
+pub(crate) mod shared_mpi;
 mod threads;
 
 pub use agree::Fingerprint;

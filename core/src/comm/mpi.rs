@@ -338,6 +338,23 @@ impl MpiComm {
         (node.rank() as usize, node.size() as usize)
     }
 
+    /// The ranks of this rank's node (MPI_Comm_split_type with MPI_COMM_TYPE_SHARED, in the
+    /// order of this communicator's ranks) as a communicator: the group that can share memory
+    /// windows (see `shared_mpi`). Collective.
+    pub(crate) fn split_shared(&self) -> MpiComm {
+        MpiComm {
+            comm: Arc::new(SharedComm(self.comm.split_shared(self.comm.rank()))),
+            max_message_bytes: self.max_message_bytes,
+            _guard: self._guard.clone(),
+        }
+    }
+
+    /// The raw `MPI_Comm` handle, for the calls rsmpi does not wrap (shared-memory windows). The
+    /// handle lives as long as `self`.
+    pub(crate) fn raw_comm(&self) -> mpi::ffi::MPI_Comm {
+        self.comm.as_raw()
+    }
+
     pub(crate) fn split(&self, colour: usize) -> MpiComm {
         let sub = self
             .comm

@@ -3,8 +3,8 @@
 
 use super::shape::{check_dims, check_matvec_on, check_rmatvec_on};
 use super::LocalOperator;
-use distlops_core::{Engine, Host, MatOp, Result, Scalar};
-use ndarray::{Array2, ArrayView2};
+use distlops_core::{Engine, Error, Host, MatOp, NodeShared, Result, Scalar};
+use ndarray::{Array2, ArrayView2, ArrayViewD};
 
 /// `Y = A X` with a dense `A` of shape `N x M`. PyLops: `MatrixMult(A, otherdims)`.
 ///
@@ -17,9 +17,14 @@ use ndarray::{Array2, ArrayView2};
 /// dot product per row of `A` (forward) and row-wise AXPYs (adjoint), both over contiguous rows,
 /// so each application streams `A` once from memory, and the matrix case uses a GEMM (ndarray's
 /// `general_mat_mul`). On a CUDA device both are one cuBLAS `gemm`.
+///
+/// On the host, `A` may also be a [`NodeShared`] array ([`from_node_shared`](Self::from_node_shared)):
+/// one copy per node that every rank of the node reads in place, instead of one copy per rank
+/// (a Broadcast matrix of PyLops-MPI's `MPIMatrixMult` held once per node). The products run the
+/// same kernel on the same values, so their results are bitwise those of [`new`](Self::new).
 #[derive(Debug)]
 pub struct MatrixMult<T: Scalar, E: Engine = Host> {
-    a: E::Storage<T>,
+    a: Matrix<T, E>,
     /// `(N, M)`.
     shape: (usize, usize),
     dims: Vec<usize>,
@@ -28,13 +33,53 @@ pub struct MatrixMult<T: Scalar, E: Engine = Host> {
     ncol: usize,
 }
 
+/// Where `A` lives: on the engine (one copy per rank), or in a node-shared array on the host.
+enum Matrix<T: Scalar, E: Engine> {
+    Engine(E::Storage<T>),
+    NodeShared {
+        a: NodeShared<T>,
+        /// The array as the engine's slice (only made for the host engine, whose slices are
+        /// `&[T]`).
+        slice: for<'a> fn(&'a NodeShared<T>) -> E::Slice<'a, T>,
+    },
+}
+
+impl<T: Scalar, E: Engine> std::fmt::Debug for Matrix<T, E> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Matrix::Engine(a) => f.debug_tuple("Engine").field(a).finish(),
+            Matrix::NodeShared { a, .. } => f.debug_tuple("NodeShared").field(a).finish(),
+        }
+    }
+}
+
+impl<T: Scalar, E: Engine> Matrix<T, E> {
+    fn slice(&self) -> E::Slice<'_, T> {
+        match self {
+            Matrix::Engine(a) => E::slice(a),
+            Matrix::NodeShared { a, slice } => slice(a),
+        }
+    }
+
+    /// The values on the host: borrowed where they are there, downloaded otherwise.
+    fn with_host_view<R>(&self, f: impl FnOnce(ArrayViewD<'_, T>) -> R) -> R {
+        match self {
+            Matrix::Engine(a) => match E::host_view(a) {
+                Some(v) => f(v),
+                None => f(E::download(a).view()),
+            },
+            Matrix::NodeShared { a, .. } => f(a.view()),
+        }
+    }
+}
+
 impl<T: Scalar> MatrixMult<T> {
     /// `y = A x` for a vector `x` of length `A.ncols()`.
     ///
     /// # Errors
     /// [`Error::Allocation`](distlops_core::Error::Allocation) if the copy of `A` cannot be had.
     pub fn new(a: Array2<T>) -> Result<Self> {
-        Self::build(a, None)
+        Self::with_otherdims(a, &[])
     }
 
     /// `Y = A X` where the model has shape `(A.ncols(), *otherdims)` (PyLops' `otherdims`).
@@ -43,18 +88,73 @@ impl<T: Scalar> MatrixMult<T> {
     /// [`Error::InvalidArgument`](distlops_core::Error::InvalidArgument) if the model or data
     /// would have more than `usize::MAX` elements.
     pub fn with_otherdims(a: Array2<T>, otherdims: &[usize]) -> Result<Self> {
-        Self::build(a, Some(otherdims))
+        let shape = a.dim();
+        Self::build(
+            Matrix::Engine(Host.upload(a.view().into_dyn())?),
+            shape,
+            otherdims,
+        )
     }
 
-    fn build(a: Array2<T>, otherdims: Option<&[usize]>) -> Result<Self> {
-        let (n, m) = a.dim();
-        let other = otherdims.unwrap_or(&[]);
+    /// `y = A x` with `A` a 2-D [`NodeShared`] array, read in place by every rank of its node (no
+    /// copy per rank). No communication; the operator holds `A` until it is dropped, which
+    /// frees `A` collectively (drop the operator at the same point on every rank, as the array).
+    ///
+    /// ```
+    /// use distlops_core::{NodeShared, Threads};
+    /// use distlops_operators::local::{LocalOperator, MatrixMult};
+    /// Threads::run(2, |comm| {
+    ///     let a: Vec<f64> = (0..6).map(f64::from).collect(); // 2 x 3, row-major
+    ///     let shared = NodeShared::from_root(&comm, &[2, 3], Some(&a[..]), 0).unwrap();
+    ///     let op = MatrixMult::from_node_shared(shared).unwrap();
+    ///     let mut y = [0.0; 2];
+    ///     op.matvec(&[1.0, 1.0, 1.0], &mut y);
+    ///     assert_eq!(y, [3.0, 12.0]);
+    /// });
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`](distlops_core::Error::ShapeMismatch) if `a` is not 2-D.
+    pub fn from_node_shared(a: NodeShared<T>) -> Result<Self> {
+        Self::from_node_shared_with_otherdims(a, &[])
+    }
+
+    /// [`from_node_shared`](Self::from_node_shared) with PyLops' `otherdims`, as
+    /// [`with_otherdims`](Self::with_otherdims).
+    ///
+    /// # Errors
+    /// As [`from_node_shared`](Self::from_node_shared) and
+    /// [`with_otherdims`](Self::with_otherdims).
+    pub fn from_node_shared_with_otherdims(a: NodeShared<T>, otherdims: &[usize]) -> Result<Self> {
+        let &[n, m] = a.shape() else {
+            return Err(Error::ShapeMismatch(format!(
+                "MatrixMult: the node-shared matrix has shape {:?}, not 2-D",
+                a.shape()
+            )));
+        };
+        let slice: for<'a> fn(&'a NodeShared<T>) -> &'a [T] = |a| a;
+        Self::build(Matrix::NodeShared { a, slice }, (n, m), otherdims)
+    }
+
+    /// The matrix `A`.
+    pub fn matrix(&self) -> ArrayView2<'_, T> {
+        let a = match &self.a {
+            Matrix::Engine(a) => a.view(),
+            Matrix::NodeShared { a, .. } => a.view(),
+        };
+        a.into_dimensionality()
+            .expect("MatrixMult stores a 2-D matrix")
+    }
+}
+
+impl<T: Scalar, E: Engine> MatrixMult<T, E> {
+    fn build(a: Matrix<T, E>, (n, m): (usize, usize), other: &[usize]) -> Result<Self> {
         let dims: Vec<usize> = std::iter::once(m).chain(other.iter().copied()).collect();
         let dimsd: Vec<usize> = std::iter::once(n).chain(other.iter().copied()).collect();
         check_dims("MatrixMult dims", &dims)?;
         check_dims("MatrixMult dimsd", &dimsd)?;
         Ok(MatrixMult {
-            a: Host.upload(a.view().into_dyn())?,
+            a,
             shape: (n, m),
             dims,
             dimsd,
@@ -62,23 +162,14 @@ impl<T: Scalar> MatrixMult<T> {
         })
     }
 
-    /// The matrix `A`.
-    pub fn matrix(&self) -> ArrayView2<'_, T> {
-        self.a
-            .view()
-            .into_dimensionality()
-            .expect("MatrixMult stores a 2-D matrix")
-    }
-}
-
-impl<T: Scalar, E: Engine> MatrixMult<T, E> {
-    /// The same operator with its matrix on `engine` (one copy of `A`).
+    /// The same operator with its matrix on `engine` (one copy of `A`, also when `A` is
+    /// node-shared).
     ///
     /// # Errors
     /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room for `A`.
     pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<MatrixMult<T, F>> {
         Ok(MatrixMult {
-            a: engine.upload(E::download(&self.a).view())?,
+            a: Matrix::Engine(self.a.with_host_view(|a| engine.upload(a))?),
             shape: self.shape,
             dims: self.dims.clone(),
             dimsd: self.dimsd.clone(),
@@ -88,7 +179,7 @@ impl<T: Scalar, E: Engine> MatrixMult<T, E> {
 
     fn product(&self, op: MatOp, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) {
         let (n, m) = self.shape;
-        E::matmul_slices(op, (n, m, self.ncol), E::slice(&self.a), x, y)
+        E::matmul_slices(op, (n, m, self.ncol), self.a.slice(), x, y)
             .unwrap_or_else(|e| panic!("MatrixMult({n}x{m}): {e}"));
     }
 }
