@@ -107,6 +107,8 @@ pub mod prelude {
         cg, cgls, fista, ista, lsqr, power_iteration, CgParams, CglsParams, IstaParams, LsqrParams,
         LsqrStop, PowerIterationParams, StopReason, Threshold,
     };
+    pub use distlops_solvers::CgVariant;
+    pub use distlops_core::{CommStats, OpStats};
 }
 
 /// The README's examples, compiled and run as doctests.

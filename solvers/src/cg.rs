@@ -1,9 +1,11 @@
 //! [`Cg`]: conjugate gradient for square Hermitian positive definite systems (PyLops-MPI's `CG` /
 //! `cg`).
 
+use crate::cg_pipelined::CgPipelined;
+use crate::cg_single::{CgSingle, CgVectors};
 use crate::common::{
     check_square, check_tol, data_residual, finite, finite_nonzero, fused_vdots_agreed, nonzero,
-    table, Callback, Iterative, Progress, Residual, Result, SolveInfo, StopReason,
+    table, Callback, CgVariant, Iterative, Progress, Residual, Result, SolveInfo, StopReason,
 };
 use distlops_core::VectorRef;
 use distlops_core::{DistVector, Engine, Host, LinearOperator, Scalar, Vector};
@@ -27,6 +29,9 @@ pub struct CgParams {
     /// Which steps the table shows: the first `.0`, the last `.1` before `niter`, and every
     /// `.2`-th in between (PyLops' `itershow`, default `(10, 10, 10)`).
     pub itershow: (usize, usize, usize),
+    /// The recurrences: PyLops' two reductions per step (default), Chronopoulos and Gear's one,
+    /// or Ghysels and Vanroose's pipelined one (see [`CgVariant`] and [`Cg`]).
+    pub variant: CgVariant,
 }
 
 impl Default for CgParams {
@@ -36,6 +41,7 @@ impl Default for CgParams {
             tol: 1e-4,
             show: false,
             itershow: (10, 10, 10),
+            variant: CgVariant::Classic,
         }
     }
 }
@@ -71,6 +77,39 @@ pub struct CgSolution<T: Scalar, E: Engine = Host> {
 ///   [`setup`](Self::setup), never in a step.
 /// * Communication per step: one product `A c` and two scalar all-reduces (`c^H A c`, then
 ///   `r^H r`; they depend on each other, so they cannot share one).
+///
+/// # One reduction per step: `variant`
+///
+/// [`CgParams::variant`] chooses other recurrences for the same iteration (in exact arithmetic
+/// the same iterates), with the same stopping test, table and results:
+///
+/// * [`CgVariant::SingleReduction`] (Chronopoulos and Gear, PETSc's
+///   `KSPCGUseSingleReduction`): `w = A r` is computed instead of `A c` and `c^H A c` follows
+///   from `r^H r` and `r^H w`, reduced together: **one** all-reduce per step. One more vector and
+///   one more product in setup. The recurrences are in `cg_single.rs`.
+/// * [`CgVariant::Pipelined`] (Ghysels and Vanroose, PETSc's `KSPPIPECG`): `A r` and `A c` are
+///   carried by recurrence as well, and the step's product `A w` runs while the step's one
+///   all-reduce is in flight ([`Communicator::immediate_all_reduce`]). Three more vectors, two
+///   more products in setup, and one product too many at the end. The recurrences are in
+///   `cg_pipelined.rs`.
+///
+/// The sums stay reproducible (the fused products use the canonical tree of
+/// [`distlops_core::repro`]): each variant gives the same bits at any rank count. The
+/// recurrences differ in rounding. Measured (f64, `tests/suite/solvers3.rs`, 1-4 ranks, the same
+/// on every rank count) on `A = diag(d)`, `n = 400`, `d` log-spaced from 1 to `1e6`, `y` all
+/// ones, `tol = 1e-20` on `|r|^2` (`|y| = 20`), reported as steps to the tolerance and the true
+/// residual `|y - A x|` at the end:
+///
+/// | variant | steps | true `|y - A x|` | recurred `|r|` |
+/// |---|---|---|---|
+/// | `Classic` | CLASSIC_STEPS | CLASSIC_TRUE | CLASSIC_REC |
+/// | `SingleReduction` | SINGLE_STEPS | SINGLE_TRUE | SINGLE_REC |
+/// | `Pipelined` | PIPE_STEPS | PIPE_TRUE | PIPE_REC |
+///
+/// With condition number `1e8`, `niter = 2000`, tolerance `1e-16`: CLASSIC8 (classic),
+/// SINGLE8 (single), PIPE8 (pipelined).
+///
+/// [`Communicator::immediate_all_reduce`]: distlops_core::Communicator::immediate_all_reduce
 /// * Errors instead of PyLops' silent NaNs: a non-finite dot product stops the solver with
 ///   [`Error::NonFinite`](distlops_core::Error::NonFinite), a zero `c^H A c` (an operator that is not positive definite)
 ///   with [`Error::Breakdown`](distlops_core::Error::Breakdown), both naming the iteration and identical on every rank.
@@ -121,6 +160,15 @@ pub struct Cg<'a, T: Scalar, E: Engine = Host> {
     c: DistVector<T, E>,
     ac: DistVector<T, E>,
     progress: Progress<T::Real>,
+    /// The state of the variant's recurrences.
+    recurrence: Recurrence<T, E>,
+}
+
+/// The recurrences of a [`CgVariant`] with their state.
+enum Recurrence<T: Scalar, E: Engine> {
+    Classic,
+    Single(CgSingle<T, E>),
+    Pipelined(CgPipelined<T, E>),
 }
 
 impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
@@ -154,8 +202,20 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
         } = data_residual(op, y.into(), x0, NAME, checks)?;
         let x = x0.unwrap_or_else(|| r.zeros_like());
         let c = r.clone();
-        let [rr] = fused_vdots_agreed([(&r, &r)])?;
-        let kold = finite(rr.abs(), NAME, "r^H r", 0)?;
+        let (recurrence, kold) = match params.variant {
+            CgVariant::Classic => {
+                let [rr] = fused_vdots_agreed([(&r, &r)])?;
+                (Recurrence::Classic, finite(rr.abs(), NAME, "r^H r", 0)?)
+            }
+            CgVariant::SingleReduction => {
+                let (state, kold) = CgSingle::setup(op, &r)?;
+                (Recurrence::Single(state), kold)
+            }
+            CgVariant::Pipelined => {
+                let (state, kold) = CgPipelined::setup(op, &r)?;
+                (Recurrence::Pipelined(state), kold)
+            }
+        };
         let show = params.show && op.comm().rank() == 0;
         let progress = Progress::new(
             kold,
@@ -173,6 +233,7 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
             ac,
             progress,
             params,
+            recurrence,
         };
         if show {
             solver.print_header();
@@ -196,7 +257,7 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
     /// One CG step (the recurrences in the [type docs](Self)); returns the new residual norm
     /// `|r|_2`. Call it while [`stop_reason`](Self::stop_reason) is `None`: a step from an exactly
     /// zero residual is a breakdown. No allocation. [Collective](distlops_core#collective-calls):
-    /// every rank of the operator's communicator calls it (one product, two all-reduces), every
+    /// every rank of the operator's communicator calls it (one product, two all-reduces; one with the single-reduction and pipelined variants), every
     /// rank the same number of times.
     ///
     /// # Errors
@@ -206,6 +267,22 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
     pub fn step(&mut self) -> Result<T::Real> {
         let kold = self.progress.kold;
         let it = self.progress.iiter + 1;
+        let vectors = CgVectors {
+            x: &mut self.x,
+            r: &mut self.r,
+            p: &mut self.c,
+            s: &mut self.ac,
+        };
+        let k = match &mut self.recurrence {
+            Recurrence::Classic => None,
+            Recurrence::Single(state) => Some(state.step(self.op, vectors, kold, it)?),
+            Recurrence::Pipelined(state) => Some(state.step(self.op, vectors, kold, it)?),
+        };
+        if let Some(k) = k {
+            let cost = k.sqrt();
+            self.progress.record(k, cost);
+            return Ok(cost);
+        }
         nonzero(kold, NAME, "r^H r (the residual is exactly zero)", it)?;
         // The solver's own vectors, made in the spaces agreed on at setup: no per-step agreement.
         self.op.matvec_unchecked(self.c.view(), &mut self.ac)?;
