@@ -92,6 +92,7 @@ pub mod prelude {
         Error, Layout, NormOrd, Partition, ReduceOp, Scalar, StackedDistributedArray, Threads,
         Vector, VectorRef,
     };
+    pub use distlops_core::{CommStats, OpStats};
     pub use distlops_operators::local::{
         Conj, Convolve1D, Diagonal, Identity, LocalFirstDerivative, LocalOperator,
         LocalSecondDerivative, MatrixMult, Pad, PoststackLinearModelling, Restriction, Transpose,
@@ -103,12 +104,11 @@ pub mod prelude {
         Gradient, GradientParams, HStack, Halo, Laplacian, LaplacianParams, Mdc, MdcParams,
         SecondDerivative, SecondDerivativeParams, StackedBlockDiag, StackedVStack, VStack,
     };
+    pub use distlops_solvers::CgVariant;
     pub use distlops_solvers::{
         cg, cgls, fista, ista, lsqr, power_iteration, CgParams, CglsParams, IstaParams, LsqrParams,
         LsqrStop, PowerIterationParams, StopReason, Threshold,
     };
-    pub use distlops_solvers::CgVariant;
-    pub use distlops_core::{CommStats, OpStats};
 }
 
 /// The README's examples, compiled and run as doctests.

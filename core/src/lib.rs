@@ -67,8 +67,8 @@ pub mod mpi {
 
 pub use array::{DistributedArray, Mask, NormOrd};
 pub use axis::{resolve_axes, resolve_axis, signed_axis, AxisArg};
-pub use comm::{Communicator, Fingerprint, ReduceOp, Threads};
 pub use comm::{CommStats, OpStats, ReduceRequest};
+pub use comm::{Communicator, Fingerprint, ReduceOp, Threads};
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub use cuda::Cuda;
 pub use engine::{BinaryOp, Engine, Host, MatOp, SliceLen, StridedCopy};

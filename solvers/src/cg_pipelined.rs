@@ -96,8 +96,7 @@ impl<T: Scalar, E: Engine> CgPipelined<T, E> {
         )?;
         self.z.axpby(T::one(), &self.q, beta)?;
         self.w.axpy(-alpha, &self.z)?;
-        let (gamma, delta) =
-            Self::reduce_and_multiply(op, v.r, &self.w, &mut self.q, iteration)?;
+        let (gamma, delta) = Self::reduce_and_multiply(op, v.r, &self.w, &mut self.q, iteration)?;
         self.delta = delta;
         Ok(gamma)
     }

@@ -119,7 +119,10 @@ pub(crate) struct CglsSingle<T: Scalar, E: Engine> {
 
 impl<T: Scalar, E: Engine> CglsSingle<T, E> {
     /// Setup after the classic's products (`q = A c = A r`): `t = q` and the first reduction.
-    pub(crate) fn setup(v: &CglsVectors<'_, T, E>, damp2: T::Real) -> Result<(Self, Reduced<T::Real>)> {
+    pub(crate) fn setup(
+        v: &CglsVectors<'_, T, E>,
+        damp2: T::Real,
+    ) -> Result<(Self, Reduced<T::Real>)> {
         let t = v.q.clone();
         let last = reduced(fused_vdots_agreed(pairs(v, &t))?, damp2, 0)?;
         let state = CglsSingle {

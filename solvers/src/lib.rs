@@ -44,10 +44,10 @@ mod prox;
 
 pub use cg::{cg, Cg, CgParams, CgSolution};
 pub use cgls::{cgls, Cgls, CglsParams, CglsSolution};
+pub use common::CgVariant;
 pub use common::{
     can_fuse, fused_vdots, Callback, Result, SolveInfo, SolverError, StopReason, VdotPair,
 };
-pub use common::CgVariant;
 pub use ista::{fista, ista, Fista, Ista, IstaParams, IstaSolution};
 pub use lsqr::{lsqr, Lsqr, LsqrParams, LsqrSolution, LsqrStop};
 pub use power_iteration::{

@@ -293,9 +293,18 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("solvers3::counts_f64", solvers3::counts_f64),
     ("solvers3::counts_complex", solvers3::counts_complex),
     ("solvers3::convergence_f64", solvers3::convergence_f64),
-    ("solvers3::convergence_complex", solvers3::convergence_complex),
-    ("solvers3::ill_conditioned_f64", solvers3::ill_conditioned_f64),
-    ("solvers3::ill_conditioned_complex", solvers3::ill_conditioned_complex),
+    (
+        "solvers3::convergence_complex",
+        solvers3::convergence_complex,
+    ),
+    (
+        "solvers3::ill_conditioned_f64",
+        solvers3::ill_conditioned_f64,
+    ),
+    (
+        "solvers3::ill_conditioned_complex",
+        solvers3::ill_conditioned_complex,
+    ),
     ("solvers3::repro_f64", solvers3::repro_f64),
     ("solvers3::repro_complex", solvers3::repro_complex),
     ("halo::values_f64", halo::values_f64),

@@ -205,7 +205,10 @@ fn check_cost(cost: &Cost, variant: CgVariant, classic: u64, steps: u64, ranks: 
         "{what} {variant:?}: collectives other than reductions: {s:?}"
     );
     assert_eq!(s.immediate_waits, immediate, "{what} {variant:?}: waits");
-    assert_eq!(s.in_flight, 0, "{what} {variant:?}: a reduction left in flight");
+    assert_eq!(
+        s.in_flight, 0,
+        "{what} {variant:?}: a reduction left in flight"
+    );
     let [fwd, fwd_over, adj, adj_over] = cost.products;
     let overlapped = fwd_over + adj_over;
     if variant == CgVariant::Pipelined && ranks > 1 {
@@ -216,9 +219,15 @@ fn check_cost(cost: &Cost, variant: CgVariant, classic: u64, steps: u64, ranks: 
             want,
             "{what}: products overlapped with the reduction ({fwd} forward, {adj} adjoint)"
         );
-        assert_eq!(s.max_in_flight, 1, "{what}: one reduction in flight at a time");
+        assert_eq!(
+            s.max_in_flight, 1,
+            "{what}: one reduction in flight at a time"
+        );
     } else {
-        assert_eq!(overlapped, 0, "{what} {variant:?}: overlap without a reduction");
+        assert_eq!(
+            overlapped, 0,
+            "{what} {variant:?}: overlap without a reduction"
+        );
     }
 }
 
@@ -249,7 +258,10 @@ fn counts_generic<T: TestScalar>(comm: &Communicator) {
         // flight: communication overlapped with communication, counted by the communicator.
         let s = &cost.stats;
         if variant == CgVariant::Pipelined && p > 1 {
-            assert_eq!(s.overlapped_calls, steps as u64, "exchanges overlapped: {s:?}");
+            assert_eq!(
+                s.overlapped_calls, steps as u64,
+                "exchanges overlapped: {s:?}"
+            );
         } else {
             assert_eq!(s.overlapped_calls, 0, "{variant:?}: {s:?}");
         }
@@ -399,7 +411,12 @@ fn convergence_generic<T: TestScalar>(comm: &Communicator) {
     let stacked = Op::new(
         StackedBlockDiag::new(vec![
             Op::new(block_diag_op::<T>(comm)),
-            Op::new(diag_op::<T>(comm, &balanced(5, comm.size()), 3, &logspace(15, 10.0))),
+            Op::new(diag_op::<T>(
+                comm,
+                &balanced(5, comm.size()),
+                3,
+                &logspace(15, 10.0),
+            )),
         ])
         .unwrap(),
     );
@@ -513,7 +530,10 @@ fn check_ill_conditioned(rows: &[(CgVariant, usize, f64, f64)], table: &[String]
     for &(variant, _, residual, recurred) in rows {
         assert!(residual.is_finite(), "{variant:?}\n{what}");
         if variant != CgVariant::Pipelined {
-            assert!(residual < 1e-3 * ynorm, "{variant:?} did not converge\n{what}");
+            assert!(
+                residual < 1e-3 * ynorm,
+                "{variant:?} did not converge\n{what}"
+            );
             assert!(
                 residual <= 10.0 * recurred + 1e-12 * ynorm,
                 "{variant:?}: the true residual {residual:e} left the recurred {recurred:e}\n{what}"
@@ -528,7 +548,10 @@ fn ill_conditioned_generic<T: TestScalar>(comm: &Communicator) {
     let want = ill_conditioned_runs::<T>(&Communicator::serial(), &[16]);
     let got = ill_conditioned_runs::<T>(comm, &balanced(16, comm.size()));
     let same = got.len() == want.len()
-        && got.iter().zip(&want).all(|(g, w)| g.to_bits() == w.to_bits());
+        && got
+            .iter()
+            .zip(&want)
+            .all(|(g, w)| g.to_bits() == w.to_bits());
     assert!(same, "the ill-conditioned runs differ from one rank's");
 }
 
@@ -628,7 +651,12 @@ pub fn stats_every_kind(comm: &Communicator) {
     assert_eq!((s.barrier, s.split), (2, 1), "{s:?}");
     assert_eq!(s.immediate_all_reduce, op(1, 24, 24), "{s:?}");
     assert_eq!(
-        (s.immediate_waits, s.in_flight, s.max_in_flight, s.overlapped_calls),
+        (
+            s.immediate_waits,
+            s.in_flight,
+            s.max_in_flight,
+            s.overlapped_calls
+        ),
         (1, 0, 1, 1),
         "{s:?}"
     );

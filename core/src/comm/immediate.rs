@@ -90,7 +90,11 @@ impl Communicator {
     ///
     /// # Panics
     /// For `Max`/`Min` on complex data.
-    pub fn immediate_all_reduce<T: CommData>(&self, send: Vec<T>, op: ReduceOp) -> ReduceRequest<T> {
+    pub fn immediate_all_reduce<T: CommData>(
+        &self,
+        send: Vec<T>,
+        op: ReduceOp,
+    ) -> ReduceRequest<T> {
         if op != ReduceOp::Sum && !send.is_empty() {
             // Fail at once, as the blocking path does, for unordered types.
             let _ = op.apply(send[0], send[0]);

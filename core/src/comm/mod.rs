@@ -227,8 +227,11 @@ impl Communicator {
             recv.len(),
             "all_reduce_into: buffer lengths differ"
         );
-        self.counters
-            .op(Kind::AllReduce, bytes::<T>(send.len()), bytes::<T>(recv.len()));
+        self.counters.op(
+            Kind::AllReduce,
+            bytes::<T>(send.len()),
+            bytes::<T>(recv.len()),
+        );
         match &self.backend {
             Backend::Serial => recv.copy_from_slice(send),
             Backend::Threads(c) => c.all_reduce_into(send, recv, op),
@@ -241,8 +244,11 @@ impl Communicator {
     /// [Collective](crate#collective-calls): every rank of this communicator calls it.
     pub fn all_reduce_in_place<T: CommData>(&self, buf: &mut [T], op: ReduceOp) {
         if self.size() == 1 {
-            self.counters
-                .op(Kind::AllReduce, bytes::<T>(buf.len()), bytes::<T>(buf.len()));
+            self.counters.op(
+                Kind::AllReduce,
+                bytes::<T>(buf.len()),
+                bytes::<T>(buf.len()),
+            );
             return;
         }
         let send = buf.to_vec();
@@ -296,8 +302,11 @@ impl Communicator {
             counts.iter().sum::<usize>(),
             "all_gather_varcount_into: receive length"
         );
-        self.counters
-            .op(Kind::AllGather, bytes::<T>(send.len()), bytes::<T>(recv.len()));
+        self.counters.op(
+            Kind::AllGather,
+            bytes::<T>(send.len()),
+            bytes::<T>(recv.len()),
+        );
         match &self.backend {
             Backend::Serial => recv.copy_from_slice(send),
             Backend::Threads(c) => c.all_gather_varcount_into(send, recv, counts),

@@ -1,23 +1,5 @@
-//! Communication counters: how many calls of each kind a rank made and how many bytes they
-//! carried, always on, read with [`Communicator::stats`](super::Communicator::stats) and cleared with
-//! [`Communicator::reset_stats`](super::Communicator::reset_stats).
-//!
-//! Every public call of [`Communicator`](super::Communicator) that moves data is counted once, at the
-//! `Communicator` level, whatever the back-end (serial, threads, MPI) and whatever the caller
-//! (array reductions, the reproducible sums of [`crate::repro`], ghost and halo exchanges, the
-//! host engine's payload collectives, metadata agreements): a collective built on another
-//! (`all_gather_into` on `all_gather_varcount_into`, `gather_varcount_into` and
-//! `all_to_all_varcount_into` on point-to-point messages) counts as the call the user made, not
-//! as its parts. Payloads that a device engine moves itself (NCCL, a CUDA-aware MPI taking device
-//! pointers) bypass the communicator and are not counted; staged device payloads are.
-//!
-//! Bytes are those of the buffers the call is given (what an MPI call's count arguments say),
-//! not the wire traffic of MPI's algorithms: an all-reduce of `n` bytes counts `n` sent and `n`
-//! received on every rank, whatever tree or ring MPI uses.
-//!
-//! The counters are relaxed atomics, shared by a communicator, its clones and the communicators
-//! [`split`](super::Communicator::split) from it, so one rank's counters cover all its traffic. The cost
-//! is one or two uncontended atomic additions per call.
+//! Communication counters ([`CommStats`]), read with
+//! [`Communicator::stats`](super::Communicator::stats).
 
 use std::sync::atomic::{AtomicI64, AtomicU64, Ordering};
 
@@ -32,10 +14,30 @@ pub struct OpStats {
     pub received_bytes: u64,
 }
 
-/// A snapshot of one rank's communication counters (see [`Communicator::stats`](super::Communicator::stats) and the
-/// [module docs](self)).
+/// A snapshot of one rank's communication counters: how many calls of each kind the rank made
+/// and how many bytes they carried, always on, read with
+/// [`Communicator::stats`](super::Communicator::stats) and cleared with
+/// [`Communicator::reset_stats`](super::Communicator::reset_stats).
 ///
-/// Bytes per kind, as the buffers given to the call:
+/// Every public call of [`Communicator`](super::Communicator) that moves data is counted once,
+/// at the `Communicator` level, whatever the back-end (serial, threads, MPI) and whatever the
+/// caller (array reductions, the reproducible sums of [`crate::repro`], ghost and halo
+/// exchanges, the host engine's payload collectives, metadata agreements): a collective built on
+/// another (`all_gather_into` on `all_gather_varcount_into`, `gather_varcount_into` and
+/// `all_to_all_varcount_into` on point-to-point messages) counts as the call the user made, not
+/// as its parts. Payloads that a device engine moves itself (NCCL, a CUDA-aware MPI taking
+/// device pointers) bypass the communicator and are not counted; staged device payloads are.
+/// The back-ends' own internal traffic (the Threads back-end's gather of colours in a split)
+/// is part of the counted call.
+///
+/// The counters are relaxed atomics, shared by a communicator, its clones and the
+/// communicators [`split`](super::Communicator::split) from it, so one rank's counters cover
+/// all its traffic; each handle made by `MpiEnv::world` or `Threads::run` starts its own. The
+/// cost is a few uncontended atomic additions per call.
+///
+/// Bytes are those of the buffers the call is given (what an MPI call's count arguments say),
+/// not the wire traffic of MPI's algorithms: an all-reduce of `n` bytes counts `n` sent and `n`
+/// received on every rank, whatever tree or ring MPI uses. Per kind:
 ///
 /// | kind | sent | received |
 /// |---|---|---|
