@@ -269,7 +269,8 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
     /// One CG step (the recurrences in the [type docs](Self)); returns the new residual norm
     /// `|r|_2`. Call it while [`stop_reason`](Self::stop_reason) is `None`: a step from an exactly
     /// zero residual is a breakdown. No allocation. [Collective](distlops_core#collective-calls):
-    /// every rank of the operator's communicator calls it (one product, two all-reduces; one with the single-reduction and pipelined variants), every
+    /// every rank of the operator's communicator calls it (one product, two all-reduces; one with
+    /// the single-reduction and pipelined variants), every
     /// rank the same number of times.
     ///
     /// # Errors

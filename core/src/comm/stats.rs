@@ -51,9 +51,12 @@ pub struct OpStats {
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct CommStats {
-    /// Blocking all-reduces ([`Communicator::all_reduce_into`](super::Communicator::all_reduce_into) and the calls built on it).
+    /// Blocking all-reduces
+    /// ([`Communicator::all_reduce_into`](super::Communicator::all_reduce_into) and the calls built
+    /// on it).
     pub all_reduce: OpStats,
-    /// Non-blocking all-reduces started ([`Communicator::immediate_all_reduce`](super::Communicator::immediate_all_reduce)).
+    /// Non-blocking all-reduces started
+    /// ([`Communicator::immediate_all_reduce`](super::Communicator::immediate_all_reduce)).
     pub immediate_all_reduce: OpStats,
     /// Broadcasts.
     pub broadcast: OpStats,
@@ -63,7 +66,8 @@ pub struct CommStats {
     pub gather: OpStats,
     /// Personalised all-to-alls.
     pub all_to_all: OpStats,
-    /// Point-to-point messages sent ([`Communicator::exchange`](super::Communicator::exchange) and its variants): `calls`
+    /// Point-to-point messages sent ([`Communicator::exchange`](super::Communicator::exchange) and
+    /// its variants): `calls`
     /// counts messages.
     pub send: OpStats,
     /// Point-to-point messages received: `calls` counts messages.
@@ -85,7 +89,8 @@ pub struct CommStats {
     /// Counted calls of any other kind (collective or point-to-point) made while at least one
     /// non-blocking all-reduce of this rank was in flight: communication overlapped with a
     /// reduction. (Local work overlapped with it, such as a matvec without communication, is
-    /// visible through [`Communicator::reductions_in_flight`](super::Communicator::reductions_in_flight) instead.)
+    /// visible through
+    /// [`Communicator::reductions_in_flight`](super::Communicator::reductions_in_flight) instead.)
     pub overlapped_calls: u64,
 }
 
