@@ -93,6 +93,7 @@ pub mod prelude {
         Error, Layout, NormOrd, Partition, ReduceOp, Scalar, StackedDistributedArray, Threads,
         Vector, VectorRef,
     };
+    pub use distlops_core::{CommStats, OpStats};
     pub use distlops_operators::local::{
         Conj, Convolve1D, Diagonal, Identity, LocalFirstDerivative, LocalOperator,
         LocalSecondDerivative, MatrixMult, Pad, PoststackLinearModelling, Restriction, Transpose,
@@ -107,6 +108,7 @@ pub mod prelude {
     pub use distlops_operators::{
         BlockMatrixMult, DistMatrixMult, MatrixBlocks, MatrixMultKind, ProcessGrid, SummaMatrixMult,
     };
+    pub use distlops_solvers::CgVariant;
     pub use distlops_solvers::{
         cg, cgls, fista, ista, lsqr, power_iteration, CgParams, CglsParams, IstaParams, LsqrParams,
         LsqrStop, PowerIterationParams, StopReason, Threshold,

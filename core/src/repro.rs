@@ -113,7 +113,7 @@
 //! assert!(sums.iter().all(|s| s.to_bits() == serial.to_bits()));
 //! ```
 
-use crate::comm::{Communicator, ReduceOp};
+use crate::comm::{Communicator, ReduceOp, ReduceRequest};
 use crate::kernels;
 use crate::scalar::Scalar;
 use std::ops::Range;
@@ -529,6 +529,34 @@ impl<V: Scalar> ReproSums<V> {
     /// # Panics
     /// If a distributed sum's tree was built for another number of ranks than `comm.size()`.
     pub fn all_reduce(mut self, comm: &Communicator) -> Vec<V> {
+        self.check_ranks(comm);
+        if !self.reduced.is_empty() {
+            comm.all_reduce_in_place(&mut self.reduced, ReduceOp::Sum);
+        }
+        self.totals()
+    }
+
+    /// [`all_reduce`](Self::all_reduce) split in two: starts the all-reduce of the distributed
+    /// sums' slots without waiting for it ([`Communicator::immediate_all_reduce`]) and returns
+    /// at once; [`PendingSums::finish`] waits and returns the totals, with the same bits as
+    /// `all_reduce`. Work between the two (a matvec) overlaps the reduction.
+    /// [Collective](crate#collective-calls) as `all_reduce`: every rank starts it and finishes
+    /// it, in the same order relative to its other collectives.
+    ///
+    /// # Panics
+    /// As [`all_reduce`](Self::all_reduce).
+    pub fn start(mut self, comm: &Communicator) -> PendingSums<V> {
+        self.check_ranks(comm);
+        let request = (!self.reduced.is_empty())
+            .then(|| comm.immediate_all_reduce(std::mem::take(&mut self.reduced), ReduceOp::Sum));
+        PendingSums {
+            sums: self,
+            request,
+        }
+    }
+
+    /// Panics unless every distributed tree was built for `comm`'s number of ranks.
+    fn check_ranks(&self, comm: &Communicator) {
         for (tree, _) in &self.trees {
             assert!(
                 !tree.is_distributed() || tree.nranks == comm.size(),
@@ -537,9 +565,10 @@ impl<V: Scalar> ReproSums<V> {
                 comm.size()
             );
         }
-        if !self.reduced.is_empty() {
-            comm.all_reduce_in_place(&mut self.reduced, ReduceOp::Sum);
-        }
+    }
+
+    /// Every sum from the slots (after the all-reduce), in the order pushed.
+    fn totals(mut self) -> Vec<V> {
         self.trees
             .iter()
             .map(|(tree, at)| {
@@ -551,6 +580,26 @@ impl<V: Scalar> ReproSums<V> {
                 tree.finish(&mut buf[*at..*at + tree.slots()])
             })
             .collect()
+    }
+}
+
+/// A batch of reproducible sums whose all-reduce is in flight ([`ReproSums::start`]).
+#[derive(Debug)]
+#[must_use = "the sums are known only after finish"]
+pub struct PendingSums<V: Scalar> {
+    sums: ReproSums<V>,
+    /// The all-reduce of the distributed sums' slots (none if no sum is distributed).
+    request: Option<ReduceRequest<V>>,
+}
+
+impl<V: Scalar> PendingSums<V> {
+    /// Waits for the all-reduce and returns every sum, in the order pushed: the bits of
+    /// [`ReproSums::all_reduce`]. Completes the collective [`ReproSums::start`] began.
+    pub fn finish(mut self) -> Vec<V> {
+        if let Some(request) = self.request.take() {
+            self.sums.reduced = request.wait();
+        }
+        self.sums.totals()
     }
 }
 

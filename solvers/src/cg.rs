@@ -1,9 +1,11 @@
 //! [`Cg`]: conjugate gradient for square Hermitian positive definite systems (PyLops-MPI's `CG` /
 //! `cg`).
 
+use crate::cg_pipelined::CgPipelined;
+use crate::cg_single::{CgSingle, CgVectors};
 use crate::common::{
     check_square, check_tol, data_residual, finite, finite_nonzero, fused_vdots_agreed, nonzero,
-    table, Callback, Iterative, Progress, Residual, Result, SolveInfo, StopReason,
+    table, Callback, CgVariant, Iterative, Progress, Residual, Result, SolveInfo, StopReason,
 };
 use distlops_core::VectorRef;
 use distlops_core::{DistVector, Engine, Host, LinearOperator, Scalar, Vector};
@@ -27,6 +29,9 @@ pub struct CgParams {
     /// Which steps the table shows: the first `.0`, the last `.1` before `niter`, and every
     /// `.2`-th in between (PyLops' `itershow`, default `(10, 10, 10)`).
     pub itershow: (usize, usize, usize),
+    /// The recurrences: PyLops' two reductions per step (default), Chronopoulos and Gear's one,
+    /// or Ghysels and Vanroose's pipelined one (see [`CgVariant`] and [`Cg`]).
+    pub variant: CgVariant,
 }
 
 impl Default for CgParams {
@@ -36,6 +41,7 @@ impl Default for CgParams {
             tol: 1e-4,
             show: false,
             itershow: (10, 10, 10),
+            variant: CgVariant::Classic,
         }
     }
 }
@@ -71,6 +77,51 @@ pub struct CgSolution<T: Scalar, E: Engine = Host> {
 ///   [`setup`](Self::setup), never in a step.
 /// * Communication per step: one product `A c` and two scalar all-reduces (`c^H A c`, then
 ///   `r^H r`; they depend on each other, so they cannot share one).
+///
+/// # One reduction per step: `variant`
+///
+/// [`CgParams::variant`] chooses other recurrences for the same iteration (in exact arithmetic
+/// the same iterates), with the same stopping test, table and results:
+///
+/// * [`CgVariant::SingleReduction`] (Chronopoulos and Gear, PETSc's
+///   `KSPCGUseSingleReduction`): `w = A r` is computed instead of `A c` and `c^H A c` follows
+///   from `r^H r` and `r^H w`, reduced together: **one** all-reduce per step. One more vector and
+///   one more product in setup. The recurrences are in `cg_single.rs`.
+/// * [`CgVariant::Pipelined`] (Ghysels and Vanroose, PETSc's `KSPPIPECG`): `A r` and `A c` are
+///   carried by recurrence as well, and the step's product `A w` runs while the step's one
+///   all-reduce is in flight ([`Communicator::immediate_all_reduce`]). Three more vectors, two
+///   more products in setup, and one product too many at the end. The recurrences are in
+///   `cg_pipelined.rs`.
+///
+/// The sums stay reproducible (the fused products use the canonical tree of
+/// [`distlops_core::repro`]): each variant gives the same bits at any rank count. The
+/// recurrences differ in rounding, and on ill-conditioned problems that shows. Measured by
+/// `tests/suite/solvers3.rs` (`ill_conditioned_*`; f64, and the same bits at 1-4 ranks, Threads
+/// and MPI) on `A = diag(d)`, `n = 96`, `d` log-spaced from 1 to the condition number, `y` all
+/// ones (`|y| = 9.8`), `tol = 1e-20 n` on `|r|^2`: steps, the true `|y - A x|` and the recurred
+/// `|r|` at the end:
+///
+/// | condition | variant | steps | true residual | recurred residual |
+/// |---|---|---|---|---|
+/// | `1e6` | `Classic` | 1087 | `7.5e-10` | `7.5e-10` |
+/// | `1e6` | `SingleReduction` | 1371 | `8.5e-10` | `8.5e-10` |
+/// | `1e6` | `Pipelined` | 2000 (`niter`) | `2.8e-4` | `1.8e-5` |
+/// | `1e8` | `Classic` | 2805 | `4.8e-10` | `4.8e-10` |
+/// | `1e8` | `SingleReduction` | 4000 (`niter`) | `7.4e-4` | `7.4e-4` |
+/// | `1e8` | `Pipelined` | 4000 (`niter`) | `14` | `14` |
+///
+/// Chronopoulos and Gear's recurrences keep the true and the recurred residual together but
+/// converge more slowly as the condition number grows (26 % more steps at `1e6`, not converged
+/// in 4000 steps at `1e8`). The pipelined recurrences lose more: the recurred residual leaves
+/// the true one (the residual gap of Ghysels and Vanroose's method; PETSc's `KSPPIPECGRR`
+/// replaces the residual periodically, which this crate does not do) and at `1e8` the iteration
+/// stagnates. On the suite's well-conditioned problems every variant reaches the classic's
+/// tolerance (`1e-26`) and solution (within `1e-9`), within a few steps of it, except pipelined
+/// CG on the worst normal equations of the convergence test (up to twice the classic's steps).
+/// Use the variants where reductions dominate a step's cost (many ranks, cheap products) and
+/// the problem is moderately conditioned.
+///
+/// [`Communicator::immediate_all_reduce`]: distlops_core::Communicator::immediate_all_reduce
 /// * Errors instead of PyLops' silent NaNs: a non-finite dot product stops the solver with
 ///   [`Error::NonFinite`](distlops_core::Error::NonFinite), a zero `c^H A c` (an operator that is not positive definite)
 ///   with [`Error::Breakdown`](distlops_core::Error::Breakdown), both naming the iteration and identical on every rank.
@@ -121,6 +172,15 @@ pub struct Cg<'a, T: Scalar, E: Engine = Host> {
     c: DistVector<T, E>,
     ac: DistVector<T, E>,
     progress: Progress<T::Real>,
+    /// The state of the variant's recurrences.
+    recurrence: Recurrence<T, E>,
+}
+
+/// The recurrences of a [`CgVariant`] with their state.
+enum Recurrence<T: Scalar, E: Engine> {
+    Classic,
+    Single(CgSingle<T, E>),
+    Pipelined(Box<CgPipelined<T, E>>),
 }
 
 impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
@@ -154,8 +214,20 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
         } = data_residual(op, y.into(), x0, NAME, checks)?;
         let x = x0.unwrap_or_else(|| r.zeros_like());
         let c = r.clone();
-        let [rr] = fused_vdots_agreed([(&r, &r)])?;
-        let kold = finite(rr.abs(), NAME, "r^H r", 0)?;
+        let (recurrence, kold) = match params.variant {
+            CgVariant::Classic => {
+                let [rr] = fused_vdots_agreed([(&r, &r)])?;
+                (Recurrence::Classic, finite(rr.abs(), NAME, "r^H r", 0)?)
+            }
+            CgVariant::SingleReduction => {
+                let (state, kold) = CgSingle::setup(op, &r)?;
+                (Recurrence::Single(state), kold)
+            }
+            CgVariant::Pipelined => {
+                let (state, kold) = CgPipelined::setup(op, &r)?;
+                (Recurrence::Pipelined(Box::new(state)), kold)
+            }
+        };
         let show = params.show && op.comm().rank() == 0;
         let progress = Progress::new(
             kold,
@@ -173,6 +245,7 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
             ac,
             progress,
             params,
+            recurrence,
         };
         if show {
             solver.print_header();
@@ -196,7 +269,8 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
     /// One CG step (the recurrences in the [type docs](Self)); returns the new residual norm
     /// `|r|_2`. Call it while [`stop_reason`](Self::stop_reason) is `None`: a step from an exactly
     /// zero residual is a breakdown. No allocation. [Collective](distlops_core#collective-calls):
-    /// every rank of the operator's communicator calls it (one product, two all-reduces), every
+    /// every rank of the operator's communicator calls it (one product, two all-reduces; one with
+    /// the single-reduction and pipelined variants), every
     /// rank the same number of times.
     ///
     /// # Errors
@@ -206,6 +280,22 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
     pub fn step(&mut self) -> Result<T::Real> {
         let kold = self.progress.kold;
         let it = self.progress.iiter + 1;
+        let vectors = CgVectors {
+            x: &mut self.x,
+            r: &mut self.r,
+            p: &mut self.c,
+            s: &mut self.ac,
+        };
+        let k = match &mut self.recurrence {
+            Recurrence::Classic => None,
+            Recurrence::Single(state) => Some(state.step(self.op, vectors, kold, it)?),
+            Recurrence::Pipelined(state) => Some(state.step(self.op, vectors, kold, it)?),
+        };
+        if let Some(k) = k {
+            let cost = k.sqrt();
+            self.progress.record(k, cost);
+            return Ok(cost);
+        }
         nonzero(kold, NAME, "r^H r (the residual is exactly zero)", it)?;
         // The solver's own vectors, made in the spaces agreed on at setup: no per-step agreement.
         self.op.matvec_unchecked(self.c.view(), &mut self.ac)?;

@@ -3,7 +3,7 @@
 //! table.
 
 use distlops_core::engine::NormTerm;
-use distlops_core::repro::ReproSums;
+use distlops_core::repro::{PendingSums, ReproSums};
 use distlops_core::Error;
 use distlops_core::{
     DistVector, Engine, Fingerprint, Host, LinearOperator, NonFiniteKind, NormOrd, Partition,
@@ -63,12 +63,14 @@ pub type VdotPair<'a, T, E = Host> = (&'a DistVector<T, E>, &'a DistVector<T, E>
 /// Shorthand for `Result<T, distlops_core::Error>`.
 pub type Result<T, E = distlops_core::Error> = std::result::Result<T, E>;
 
-/// Whether a vector's reductions can join a fused all-reduce: a plain Scatter array without mask,
-/// or a stack made only of such arrays.
+/// Whether a vector's reductions can join a fused all-reduce: a plain Scatter or Broadcast array
+/// without mask (a Broadcast array's sums are finished locally, on the canonical tree of its
+/// local copy, as [`Vector::vdot`](distlops_core::Vector::vdot) does), or a stack made only of
+/// such arrays.
 fn fusable<T: Scalar, E: Engine>(v: &DistVector<T, E>, kind: &str, size: usize) -> bool {
     match v {
         DistVector::Array(a) => {
-            a.partition() == Partition::Scatter
+            matches!(a.partition(), Partition::Scatter | Partition::Broadcast)
                 && a.mask().is_none()
                 && a.comm().size() == size
                 && a.comm().kind() == kind
@@ -88,7 +90,7 @@ fn first_array<T: Scalar, E: Engine>(
 }
 
 /// Whether [`fused_vdots`] takes its one-all-reduce path for these vectors: every one is a plain
-/// Scatter [`DistributedArray`](distlops_core::DistributedArray) without mask, or a stack made
+/// Scatter or Broadcast [`DistributedArray`](distlops_core::DistributedArray) without mask, or a stack made
 /// only of such arrays, all on communicators of the same kind and size. Decided from metadata
 /// alone, so the answer is the same on every rank. No communication.
 pub fn can_fuse<T: Scalar, E: Engine>(vectors: &[&DistVector<T, E>]) -> bool {
@@ -152,17 +154,19 @@ fn combine_parts<T: Scalar, E: Engine>(
 /// latency-bound all-reduce each; this helper computes every rank's share of all of them first
 /// and reduces them together.
 ///
-/// * Fused path (see [`can_fuse`]): every vector is a plain Scatter array without mask, or a
-///   stack of such arrays. Every plain array's sum is a reproducible sum (see
+/// * Fused path (see [`can_fuse`]): every vector is a plain Scatter or Broadcast array without
+///   mask, or a stack of such arrays (a Broadcast array's sum is finished locally, with no
+///   communication). Every plain array's sum is a reproducible sum (see
 ///   [`distlops_core::repro`]): its slots are computed locally, the slots of all pairs and parts
 ///   are concatenated and reduced in one all-reduce on the communicator of the first array of
 ///   `pairs[0].0`, and a stack then adds its parts' sums in part order, as `Vector::vdot` does.
 ///   All vectors are assumed to live on that communicator, as the vectors of one solver do (they
 ///   are the operator's spaces); communicators have no identity to compare, so only their kind and
 ///   size are checked.
-/// * Fallback: anything else (a Broadcast part, which needs no reduction; a masked part, which
-///   reduces inside its colour group) takes `N` separate [`Vector::vdot`](distlops_core::Vector::vdot)
-///   calls.
+/// * Fallback: anything else (an UnsafeBroadcast part, whose copies may differ; a masked part,
+///   which reduces inside its colour group) takes `N` separate
+///   [`Vector::vdot`](distlops_core::Vector::vdot) calls (each with its own agreement and
+///   reduction).
 ///
 /// Both paths give the bits of [`Vector::vdot`](distlops_core::Vector::vdot), so fusing never
 /// changes a result; for arrays split along axis 0 (and stacks of them) those bits are the same for
@@ -237,14 +241,7 @@ pub(crate) fn fused_agreed<T: Scalar, E: Engine, const N: usize>(
     if N == 0 {
         return Ok(out);
     }
-    let all_fusable = {
-        let comm = first_array(items[0].vectors()[0]).comm();
-        let (kind, size) = (comm.kind(), comm.size());
-        items
-            .iter()
-            .all(|r| r.vectors().iter().all(|v| fusable(v, kind, size)))
-    };
-    if !all_fusable {
+    if !items_fusable(&items) {
         for (o, r) in out.iter_mut().zip(items) {
             *o = match r {
                 Reduction::Vdot(a, b) => distlops_core::Vector::vdot(a, b)?,
@@ -267,6 +264,142 @@ pub(crate) fn fused_agreed<T: Scalar, E: Engine, const N: usize>(
         *o = combine_parts(r.vectors()[0], &mut totals);
     }
     Ok(out)
+}
+
+/// The inner products of one iteration in flight ([`start_vdots_agreed`]): a non-blocking
+/// all-reduce on the fused path, or the values already computed on the fallback path.
+pub(crate) struct PendingVdots<'a, T: Scalar, E: Engine, const N: usize> {
+    state: Pending<'a, T, E, N>,
+}
+
+enum Pending<'a, T: Scalar, E: Engine, const N: usize> {
+    /// The fused all-reduce in flight, with the first vector of every pair (for the stacks).
+    Fused(PendingSums<T>, [&'a DistVector<T, E>; N]),
+    /// The fallback's values (separate blocking reductions).
+    Done([T; N]),
+}
+
+/// [`fused_vdots_agreed`] split in two: computes this rank's share of every product and starts
+/// their one all-reduce without waiting ([`ReproSums::start`], a non-blocking all-reduce);
+/// [`PendingVdots::finish`] waits and returns the products, with the bits of
+/// `fused_vdots_agreed`. Work between the two overlaps the reduction (pipelined CG and CGLS).
+/// Vectors that cannot fuse (see [`can_fuse`]) take `N` blocking reductions at once instead.
+pub(crate) fn start_vdots_agreed<'a, T: Scalar, E: Engine, const N: usize>(
+    pairs: [VdotPair<'a, T, E>; N],
+) -> distlops_core::Result<PendingVdots<'a, T, E, N>> {
+    let items = pairs.map(|(a, b)| Reduction::Vdot(a, b));
+    let state = if N > 0 && items_fusable(&items) {
+        let mut sums = ReproSums::new();
+        for r in &items {
+            if let Reduction::Vdot(a, b) = *r {
+                push_vdots(a, b, &mut sums)?;
+            }
+        }
+        let comm = first_array(pairs[0].0).comm();
+        Pending::Fused(sums.start(comm), pairs.map(|(a, _)| a))
+    } else {
+        Pending::Done(fused_agreed(items)?)
+    };
+    Ok(PendingVdots { state })
+}
+
+impl<T: Scalar, E: Engine, const N: usize> PendingVdots<'_, T, E, N> {
+    /// Waits for the all-reduce and returns the products, in the order given.
+    pub(crate) fn finish(self) -> [T; N] {
+        match self.state {
+            Pending::Done(out) => out,
+            Pending::Fused(sums, firsts) => {
+                let mut totals = sums.finish().into_iter();
+                firsts.map(|a| combine_parts(a, &mut totals))
+            }
+        }
+    }
+}
+
+/// Whether every vector of `items` is fusable on the communicator of the first one.
+fn items_fusable<T: Scalar, E: Engine>(items: &[Reduction<'_, T, E>]) -> bool {
+    let comm = first_array(items[0].vectors()[0]).comm();
+    let (kind, size) = (comm.kind(), comm.size());
+    items
+        .iter()
+        .all(|r| r.vectors().iter().all(|v| fusable(v, kind, size)))
+}
+
+/// How [`Cg`](crate::Cg) and [`Cgls`](crate::Cgls) organise the inner products of an iteration
+/// (the `variant` of [`CgParams`](crate::CgParams) and [`CglsParams`](crate::CglsParams)).
+///
+/// | variant | reductions per iteration | overlap | extra vectors | extra setup products |
+/// |---|---|---|---|---|
+/// | `Classic` | CG 2, CGLS 2 | none | none | none |
+/// | `SingleReduction` | 1 (blocking) | none | CG 1, CGLS 1 | CG 1, CGLS 0 |
+/// | `Pipelined` | 1 (non-blocking) | with the next product | CG 3, CGLS 3 | CG 2, CGLS 1 |
+///
+/// Every variant keeps the reproducible sums (the same bits at any rank count, the inner
+/// products fused through the canonical tree) and the classic's stopping test, iteration table
+/// and results; the recurrences and their numerical behaviour are in the docs of
+/// [`Cg`](crate::Cg) and [`Cgls`](crate::Cgls). One variant is one file of the crate
+/// (`cg_single.rs`, `cg_pipelined.rs`, `cgls_single.rs`, `cgls_pipelined.rs`); they share the
+/// solver types rather than duplicating them because they take the same inputs, stop on the same
+/// test and return the same results (PETSc likewise makes the single reduction an option of
+/// `KSPCG`, `KSPCGUseSingleReduction`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[non_exhaustive]
+pub enum CgVariant {
+    /// PyLops' recurrences, operation for operation (the default).
+    #[default]
+    Classic,
+    /// Chronopoulos and Gear's recurrences (1989; PETSc's `KSPCGUseSingleReduction`): every
+    /// inner product of an iteration in one blocking all-reduce.
+    SingleReduction,
+    /// One non-blocking all-reduce per iteration overlapped with a product: Ghysels and
+    /// Vanroose's pipelined CG (2014; PETSc's `KSPPIPECG`), and for CGLS the variant that
+    /// overlaps the reduction with `A^H` (see [`Cgls`](crate::Cgls)).
+    Pipelined,
+}
+
+/// The scalar recurrences of Chronopoulos and Gear's CG on a Hermitian positive definite `N`
+/// (also CGLS's normal equations): from `gamma = r^H r` and `delta = r^H N r` of the current
+/// residual, the step length and the direction update, without the product `p^H N p`:
+///
+/// ```text
+/// first step:  beta = 0,                    alpha = gamma / delta
+/// later:       beta = gamma / gamma_prev,   alpha = gamma / (delta - beta gamma / alpha_prev)
+/// ```
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CgScalars<R> {
+    /// `gamma` and `alpha` of the previous step, `None` before the first.
+    previous: Option<(R, R)>,
+}
+
+impl<R: RealScalar> CgScalars<R> {
+    pub(crate) fn new() -> Self {
+        CgScalars { previous: None }
+    }
+
+    /// `(alpha, beta)` of the step from `gamma` and `delta`.
+    ///
+    /// # Errors
+    /// [`Error::Breakdown`] (or [`Error::NonFinite`]) if the denominator of `alpha` is zero (or
+    /// not finite).
+    pub(crate) fn next(
+        &mut self,
+        gamma: R,
+        delta: R,
+        solver: &'static str,
+        iteration: usize,
+    ) -> Result<(R, R)> {
+        let (beta, den) = match self.previous {
+            None => (R::zero(), delta),
+            Some((gamma_prev, alpha_prev)) => {
+                let beta = gamma / gamma_prev;
+                (beta, delta - beta * gamma / alpha_prev)
+            }
+        };
+        let den = finite_nonzero(den, solver, "p^H A p (from r^H A r)", iteration)?;
+        let alpha = gamma / den;
+        self.previous = Some((gamma, alpha));
+        Ok((alpha, beta))
+    }
 }
 
 /// The agreement of [`fused_vdots`]: every rank checks that the two vectors of each pair have

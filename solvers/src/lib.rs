@@ -6,6 +6,7 @@
 //! |---|---|---|
 //! | [`Cg`] / [`cg`] | `A x = y`, `A` Hermitian positive definite | `CG` / `cg` |
 //! | [`Cgls`] / [`cgls`] | damped least squares: `(A^H A + damp^2 I) x = A^H y` | `CGLS` / `cgls` |
+//! | the same, [`CgVariant::SingleReduction`] / [`CgVariant::Pipelined`] | one (non-blocking) all-reduce per step | (PETSc's `KSPCGUseSingleReduction`, `KSPPIPECG`) |
 //! | [`Lsqr`] / [`lsqr`] | damped least squares by bidiagonalization, SciPy's stopping tests | (SciPy's `lsqr`) |
 //! | [`Ista`] / [`ista`] | `min |y - A x|^2 + eps |x|_p`, `p = 1, 0, 1/2` | `ISTA` / `ista` |
 //! | [`Fista`] / [`fista`] | the same, with momentum | `FISTA` / `fista` |
@@ -30,7 +31,11 @@ pub use distlops_core as core;
 pub use distlops_core::{Error, NonFiniteKind};
 
 mod cg;
+mod cg_pipelined;
+mod cg_single;
 mod cgls;
+mod cgls_pipelined;
+mod cgls_single;
 mod common;
 mod ista;
 mod lsqr;
@@ -39,6 +44,7 @@ mod prox;
 
 pub use cg::{cg, Cg, CgParams, CgSolution};
 pub use cgls::{cgls, Cgls, CglsParams, CglsSolution};
+pub use common::CgVariant;
 pub use common::{
     can_fuse, fused_vdots, Callback, Result, SolveInfo, SolverError, StopReason, VdotPair,
 };

@@ -31,6 +31,7 @@ pub mod repro;
 pub mod shared;
 pub mod solvers;
 pub mod solvers2;
+pub mod solvers3;
 pub mod stacked;
 
 use distlops::core::Communicator;
@@ -294,6 +295,24 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("solvers2::errors", solvers2::solvers2_errors),
     ("solvers2::repro_f64", solvers2::repro_f64),
     ("solvers2::repro_complex", solvers2::repro_complex),
+    ("solvers3::stats_every_kind", solvers3::stats_every_kind),
+    ("solvers3::counts_f64", solvers3::counts_f64),
+    ("solvers3::counts_complex", solvers3::counts_complex),
+    ("solvers3::convergence_f64", solvers3::convergence_f64),
+    (
+        "solvers3::convergence_complex",
+        solvers3::convergence_complex,
+    ),
+    (
+        "solvers3::ill_conditioned_f64",
+        solvers3::ill_conditioned_f64,
+    ),
+    (
+        "solvers3::ill_conditioned_complex",
+        solvers3::ill_conditioned_complex,
+    ),
+    ("solvers3::repro_f64", solvers3::repro_f64),
+    ("solvers3::repro_complex", solvers3::repro_complex),
     ("halo::values_f64", halo::values_f64),
     ("halo::values_complex", halo::values_complex),
     ("halo::small_and_empty_blocks", halo::small_and_empty_blocks),

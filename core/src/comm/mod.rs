@@ -23,15 +23,22 @@
 //! `i32` element counts (PyLops-MPI fails above 2 GiB, its issue #115).
 
 mod agree;
+mod immediate;
 #[cfg(feature = "mpi")]
 pub(crate) mod mpi;
 mod payload;
 #[cfg(feature = "mpi")]
 pub(crate) mod shared_mpi;
+mod stats;
 mod threads;
 
 pub use agree::Fingerprint;
+pub use immediate::ReduceRequest;
+pub use stats::{CommStats, OpStats};
 pub use threads::Threads;
+
+use stats::{Counters, Kind};
+use std::sync::Arc;
 
 use crate::error::{Error, Result};
 use crate::scalar::CommData;
@@ -92,9 +99,19 @@ enum Backend {
 ///
 /// Cheap to clone (the back-ends are reference counted). Metadata (shapes, flags) and array payloads
 /// both go through it; a GPU engine will add a device path for payloads.
+///
+/// Every call is counted: [`stats`](Self::stats) reads the calls and bytes per kind (see
+/// [`CommStats`]).
 #[derive(Clone)]
 pub struct Communicator {
     backend: Backend,
+    /// This rank's communication counters, shared with clones and split communicators.
+    counters: Arc<Counters>,
+}
+
+/// The size in bytes of `n` values of `T`.
+fn bytes<T>(n: usize) -> usize {
+    n * std::mem::size_of::<T>()
 }
 
 impl std::fmt::Debug for Communicator {
@@ -114,12 +131,14 @@ impl Communicator {
     pub fn serial() -> Self {
         Communicator {
             backend: Backend::Serial,
+            counters: Arc::default(),
         }
     }
 
     pub(crate) fn from_threads(c: threads::ThreadComm) -> Self {
         Communicator {
             backend: Backend::Threads(c),
+            counters: Arc::default(),
         }
     }
 
@@ -127,6 +146,7 @@ impl Communicator {
     pub(crate) fn from_mpi(c: mpi::MpiComm) -> Self {
         Communicator {
             backend: Backend::Mpi(c),
+            counters: Arc::default(),
         }
     }
 
@@ -186,6 +206,7 @@ impl Communicator {
     /// Blocks until every rank has called it. [Collective](crate#collective-calls): every rank of
     /// this communicator calls it.
     pub fn barrier(&self) {
+        self.counters.barrier();
         match &self.backend {
             Backend::Serial => {}
             Backend::Threads(c) => c.barrier(),
@@ -208,6 +229,11 @@ impl Communicator {
             recv.len(),
             "all_reduce_into: buffer lengths differ"
         );
+        self.counters.op(
+            Kind::AllReduce,
+            bytes::<T>(send.len()),
+            bytes::<T>(recv.len()),
+        );
         match &self.backend {
             Backend::Serial => recv.copy_from_slice(send),
             Backend::Threads(c) => c.all_reduce_into(send, recv, op),
@@ -220,6 +246,11 @@ impl Communicator {
     /// [Collective](crate#collective-calls): every rank of this communicator calls it.
     pub fn all_reduce_in_place<T: CommData>(&self, buf: &mut [T], op: ReduceOp) {
         if self.size() == 1 {
+            self.counters.op(
+                Kind::AllReduce,
+                bytes::<T>(buf.len()),
+                bytes::<T>(buf.len()),
+            );
             return;
         }
         let send = buf.to_vec();
@@ -273,6 +304,11 @@ impl Communicator {
             counts.iter().sum::<usize>(),
             "all_gather_varcount_into: receive length"
         );
+        self.counters.op(
+            Kind::AllGather,
+            bytes::<T>(send.len()),
+            bytes::<T>(recv.len()),
+        );
         match &self.backend {
             Backend::Serial => recv.copy_from_slice(send),
             Backend::Threads(c) => c.all_gather_varcount_into(send, recv, counts),
@@ -311,6 +347,13 @@ impl Communicator {
             "gather_varcount_into: send length"
         );
         let rank = self.rank();
+        let total = if rank == root {
+            counts.iter().sum::<usize>()
+        } else {
+            0
+        };
+        self.counters
+            .op(Kind::Gather, bytes::<T>(send.len()), bytes::<T>(total));
         let mut recvs: Vec<(usize, &mut [T])> = Vec::new();
         if rank == root {
             let recv = recv.expect("gather_varcount_into: the root needs a receive buffer");
@@ -335,7 +378,7 @@ impl Communicator {
         } else {
             Vec::new()
         };
-        self.exchange(&sends, &mut recvs);
+        self.exchange_uncounted(&sends, &mut recvs, || ());
     }
 
     /// Copies `buf` from `root` into every rank's `buf` (all ranks pass the same length).
@@ -343,6 +386,10 @@ impl Communicator {
     /// same `root`.
     pub fn broadcast_into<T: CommData>(&self, buf: &mut [T], root: usize) {
         assert!(root < self.size(), "broadcast_into: root out of range");
+        let n = bytes::<T>(buf.len());
+        let root_sends = usize::from(self.rank() == root);
+        self.counters
+            .op(Kind::Broadcast, n * root_sends, n * (1 - root_sends));
         match &self.backend {
             Backend::Serial => {}
             Backend::Threads(c) => c.broadcast_into(buf, root),
@@ -392,6 +439,26 @@ impl Communicator {
         for (r, _) in recvs.iter() {
             assert!(*r < size, "exchange: source {r} out of range");
         }
+        self.counters.exchange();
+        let count = |lens: &mut dyn Iterator<Item = usize>| {
+            lens.filter(|&n| n > 0)
+                .fold((0, 0), |(m, b), n| (m + 1, b + bytes::<T>(n)))
+        };
+        let (messages, sent) = count(&mut sends.iter().map(|(_, d)| d.len()));
+        self.counters.messages(Kind::Send, messages, sent);
+        let (messages, received) = count(&mut recvs.iter().map(|(_, b)| b.len()));
+        self.counters.messages(Kind::Recv, messages, received);
+        self.exchange_uncounted(sends, recvs, work)
+    }
+
+    /// [`exchange_overlapped`](Self::exchange_overlapped) without counting: the messages of a
+    /// collective that counts itself (a gather, an all-to-all).
+    fn exchange_uncounted<T: CommData, R>(
+        &self,
+        sends: &[(usize, &[T])],
+        recvs: &mut [(usize, &mut [T])],
+        work: impl FnOnce() -> R,
+    ) -> R {
         match &self.backend {
             Backend::Serial => {
                 serial_exchange(sends, recvs);
@@ -464,7 +531,11 @@ impl Communicator {
                 recvs.push((q, head));
             }
         }
-        self.exchange(&sends, &mut recvs);
+        let sent: usize = sends.iter().map(|(_, s)| s.len()).sum();
+        let received: usize = recvs.iter().map(|(_, r)| r.len()).sum();
+        self.counters
+            .op(Kind::AllToAll, bytes::<T>(sent), bytes::<T>(received));
+        self.exchange_uncounted(&sends, &mut recvs, || ());
     }
 
     /// Splits the ranks into sub-communicators, one per colour, keeping the rank order (rsmpi's
@@ -481,11 +552,16 @@ impl Communicator {
                 i32::MAX
             )));
         }
-        Ok(match &self.backend {
-            Backend::Serial => Communicator::serial(),
-            Backend::Threads(c) => Communicator::from_threads(c.split(colour)),
+        self.counters.split();
+        let backend = match &self.backend {
+            Backend::Serial => Backend::Serial,
+            Backend::Threads(c) => Backend::Threads(c.split(colour)),
             #[cfg(feature = "mpi")]
-            Backend::Mpi(c) => Communicator::from_mpi(c.split(colour)),
+            Backend::Mpi(c) => Backend::Mpi(c.split(colour)),
+        };
+        Ok(Communicator {
+            backend,
+            counters: self.counters.clone(),
         })
     }
 
@@ -497,7 +573,10 @@ impl Communicator {
         match &self.backend {
             Backend::Serial | Backend::Threads(_) => (self.rank(), self.size()),
             #[cfg(feature = "mpi")]
-            Backend::Mpi(c) => c.node_rank(),
+            Backend::Mpi(c) => {
+                self.counters.split();
+                c.node_rank()
+            }
         }
     }
 }

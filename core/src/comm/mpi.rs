@@ -543,3 +543,84 @@ impl MpiComm {
         Self::raw_check("MPI_Waitall", wait)
     }
 }
+
+/// A non-blocking all-reduce of the MPI back-end in flight: `MPI_Iallreduce` on buffers it owns
+/// (one request per chunk of at most the largest message), completed by `MPI_Waitall`.
+pub(crate) struct ImmediateReduce<T> {
+    /// The send buffer, owned raw so MPI may read it until the wait.
+    send: *mut [T],
+    /// The receive buffer, owned raw so MPI may write it until the wait.
+    recv: *mut [T],
+    requests: Vec<mpi::ffi::MPI_Request>,
+    // Keeps the communicator (and MPI) alive while the requests are pending.
+    _comm: MpiComm,
+}
+
+impl MpiComm {
+    /// Starts one `MPI_Iallreduce` per chunk of `send` (chunked as the blocking path).
+    pub(crate) fn immediate_all_reduce<T: CommData>(
+        &self,
+        send: Vec<T>,
+        op: ReduceOp,
+    ) -> ImmediateReduce<T> {
+        use mpi::raw::AsRaw;
+        let n = send.len();
+        let send = Box::into_raw(send.into_boxed_slice());
+        let recv = Box::into_raw(vec![T::default(); n].into_boxed_slice());
+        let c = self.chunk_len::<T>();
+        let datatype = T::equivalent_datatype().as_raw();
+        let op = system_op(op).as_raw();
+        let mut requests = Vec::with_capacity(n.div_ceil(c));
+        let (sp, rp) = (send as *const T, recv as *mut T);
+        for start in (0..n).step_by(c) {
+            let count = c.min(n - start) as i32;
+            // SAFETY: reading rsmpi's constant null request.
+            let mut request = unsafe { mpi::ffi::RSMPI_REQUEST_NULL };
+            // SAFETY: both buffers hold `n` values and stay allocated, untouched, until
+            // `MPI_Waitall` in `wait` (or are leaked); the chunk lies inside them; the datatype
+            // is `T`'s and the communicator is live.
+            let rc = unsafe {
+                mpi::ffi::MPI_Iallreduce(
+                    sp.add(start) as *const std::ffi::c_void,
+                    rp.add(start) as *mut std::ffi::c_void,
+                    count,
+                    datatype,
+                    op,
+                    self.comm.as_raw(),
+                    &mut request,
+                )
+            };
+            assert_eq!(rc, 0, "MPI_Iallreduce failed with error code {rc}");
+            requests.push(request);
+        }
+        ImmediateReduce {
+            send,
+            recv,
+            requests,
+            _comm: self.clone(),
+        }
+    }
+}
+
+impl<T> ImmediateReduce<T> {
+    /// `MPI_Waitall` on every chunk's request, then the result. (A request dropped without
+    /// waiting, only while unwinding as the panic hook aborts the job, leaks its buffers: MPI
+    /// may still use them.)
+    pub(crate) fn wait(mut self) -> Vec<T> {
+        let count = self.requests.len() as i32;
+        // SAFETY: every request was started by `immediate_all_reduce`; statuses are ignored.
+        let rc = unsafe {
+            mpi::ffi::MPI_Waitall(
+                count,
+                self.requests.as_mut_ptr(),
+                mpi::ffi::RSMPI_STATUSES_IGNORE,
+            )
+        };
+        assert_eq!(rc, 0, "MPI_Waitall failed with error code {rc}");
+        // SAFETY: the buffers came from `Box::into_raw`, are freed only here, and MPI no longer
+        // uses them.
+        drop(unsafe { Box::from_raw(self.send) });
+        // SAFETY: as above.
+        unsafe { Box::from_raw(self.recv) }.into_vec()
+    }
+}

@@ -233,6 +233,10 @@ struct State {
     arrived: usize,
     generation: u64,
     mail: HashMap<(usize, usize), VecDeque<Box<dyn Any + Send>>>,
+    /// Contributions to non-blocking all-reduces, per (source, destination), in the order the
+    /// source started them (kept apart from `mail`, so they never match a point-to-point
+    /// message).
+    reduce_mail: HashMap<(usize, usize), VecDeque<Box<dyn Any + Send>>>,
 }
 
 struct Shared {
@@ -256,6 +260,7 @@ impl Shared {
                 arrived: 0,
                 generation: 0,
                 mail: HashMap::new(),
+                reduce_mail: HashMap::new(),
             }),
             cv: Condvar::new(),
         });
@@ -547,6 +552,88 @@ impl ThreadComm {
             rank: my_index,
             shared,
         }
+    }
+}
+
+/// A non-blocking all-reduce of the `Threads` back-end in flight: this rank's contribution is in
+/// every other rank's mailbox; [`wait`](Self::wait) collects theirs.
+pub(crate) struct ImmediateReduce<T> {
+    comm: ThreadComm,
+    mine: Vec<T>,
+    op: ReduceOp,
+}
+
+impl ThreadComm {
+    /// Posts a copy of `send` to every other rank (never blocks).
+    pub(crate) fn immediate_all_reduce<T: CommData>(
+        &self,
+        send: Vec<T>,
+        op: ReduceOp,
+    ) -> ImmediateReduce<T> {
+        self.shared.check_poison();
+        let shared = &*self.shared;
+        if shared.size > 1 {
+            let mut st = shared.lock();
+            for dest in (0..shared.size).filter(|&d| d != self.rank) {
+                let msg: Box<dyn Any + Send> = Box::new(send.clone());
+                st.reduce_mail
+                    .entry((self.rank, dest))
+                    .or_default()
+                    .push_back(msg);
+            }
+            shared.cv.notify_all();
+        }
+        ImmediateReduce {
+            comm: self.clone(),
+            mine: send,
+            op,
+        }
+    }
+}
+
+impl<T: CommData> ImmediateReduce<T> {
+    /// Waits for every other rank's contribution and reduces them all in rank order (the order
+    /// of the blocking `all_reduce_into`, so the same bits).
+    pub(crate) fn wait(self) -> Vec<T> {
+        let ImmediateReduce { comm, mine, op } = self;
+        let shared = &*comm.shared;
+        let mut parts: Vec<Vec<T>> = Vec::with_capacity(shared.size);
+        for source in 0..shared.size {
+            if source == comm.rank {
+                parts.push(Vec::new());
+                continue;
+            }
+            let mut st = shared.lock();
+            let msg = loop {
+                if let Some(m) = st
+                    .reduce_mail
+                    .get_mut(&(source, comm.rank))
+                    .and_then(VecDeque::pop_front)
+                {
+                    break m;
+                }
+                st = shared.keep_waiting(st, std::iter::once(source));
+            };
+            drop(st);
+            let data = msg.downcast::<Vec<T>>().unwrap_or_else(|_| {
+                panic!("immediate_all_reduce: rank {source} reduced another type")
+            });
+            assert_eq!(
+                data.len(),
+                mine.len(),
+                "immediate_all_reduce: ranks passed different lengths"
+            );
+            parts.push(*data);
+        }
+        parts[comm.rank] = mine;
+        let mut parts = parts.into_iter();
+        let mut recv = parts.next().expect("at least one rank");
+        for part in parts {
+            for (r, &x) in recv.iter_mut().zip(part.iter()) {
+                *r = op.apply(*r, x);
+            }
+        }
+        recv
     }
 }
 
