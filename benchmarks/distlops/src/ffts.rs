@@ -3,8 +3,8 @@
 //! split along axis 0 (PyLops-MPI's `MPIFFT2D` / `MPIFFTND` layout), timed forward and adjoint
 //! on the same input.
 
-use crate::stencils::forward_and_adjoint;
 use crate::measure::Record;
+use crate::stencils::forward_and_adjoint;
 use crate::Res;
 use distlops::core::{Communicator, Complex64};
 use distlops::operators::{FftNd, FftNdParams, FftNorm};

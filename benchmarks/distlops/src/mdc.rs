@@ -55,10 +55,8 @@ fn model(comm: &Communicator, inputs: Option<&Path>, layout: &Layout) -> Res<Dis
         Some(dir) => {
             let file = NpyFile::open(comm, dir.join("m.npy"))?;
             let m = file.read::<f64>(&Layout::scatter(&[NT, NR], 0, comm.size())?)?;
-            let local = ArrayD::from_shape_vec(
-                layout.local_shape(comm.rank()),
-                m.local_slice().to_vec(),
-            )?;
+            let local =
+                ArrayD::from_shape_vec(layout.local_shape(comm.rank()), m.local_slice().to_vec())?;
             DistributedArray::from_local_with_layout(comm, layout, local)?
         }
         None => scatter_array::<f64>(comm, layout, NF * NS * NR * 2, sym)?.0,

@@ -181,8 +181,8 @@ fn gemv_body<R: FftReal, const FUSED: bool>(
         }
         let (mut re, mut im) = (zero, zero);
         for l in (0..L).step_by(2) {
-            re = re + (ar[l] - ai[l + 1]);
-            im = im + (ai[l] + ar[l + 1]);
+            re += ar[l] - ai[l + 1];
+            im += ai[l] + ar[l + 1];
         }
         out(r, Complex::new(re, im));
     }
