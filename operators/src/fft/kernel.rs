@@ -69,7 +69,8 @@ impl<R: FftReal> KernelPlan<R> {
             (cols, rows)
         };
         if !self.adjoint {
-            // x[:, v] with each real and each imaginary part twice, as reals.
+            // y[r, v] = sum_c k[r, c] x[c, v] (also the adjoint with the saved G^H), column by
+            // column of x: x[:, v] with each real and each imaginary part twice, as reals.
             let dup = as_reals_mut(&mut scratch[..2 * cols]);
             let (xr, xi) = dup.split_at_mut(2 * cols);
             for f in 0..self.nf {
@@ -91,17 +92,16 @@ impl<R: FftReal> KernelPlan<R> {
             let k = &self.k[f * rows * cols..(f + 1) * rows * cols];
             let xf = &x[f * nin * nv..(f + 1) * nin * nv];
             let yf = &mut y[f * nout * nv..(f + 1) * nout * nv];
-            {
-                // y[c, v] = sum_r conj(k[r, c]) x[r, v]: rows of k in turn, accumulated.
-                yf.fill(Complex::zero());
-                for r in 0..rows {
-                    let kr = &k[r * cols..(r + 1) * cols];
-                    let xr = &xf[r * nv..(r + 1) * nv];
-                    for (c, &kv) in kr.iter().enumerate() {
-                        let kv = kv.conj();
-                        for (o, &xv) in yf[c * nv..(c + 1) * nv].iter_mut().zip(xr) {
-                            *o += kv * xv;
-                        }
+            // y[c, v] = sum_r conj(k[r, c]) x[r, v] (without the saved adjoint): rows of k in
+            // turn, accumulated.
+            yf.fill(Complex::zero());
+            for r in 0..rows {
+                let kr = &k[r * cols..(r + 1) * cols];
+                let xr = &xf[r * nv..(r + 1) * nv];
+                for (c, &kv) in kr.iter().enumerate() {
+                    let kv = kv.conj();
+                    for (o, &xv) in yf[c * nv..(c + 1) * nv].iter_mut().zip(xr) {
+                        *o += kv * xv;
                     }
                 }
             }
