@@ -19,6 +19,7 @@
 //! whatever the split, and transposes only move values, so the results are the same bits on
 //! every number of ranks.
 
+pub(crate) mod chirp;
 pub(crate) mod kernel;
 pub(crate) mod line;
 pub(crate) mod permute;
