@@ -120,15 +120,15 @@ impl<R: FftReal> Chirp<R> {
     pub(crate) fn process(&self, line: &mut [Complex<R>], scratch: &mut [Complex<R>]) {
         let line = &mut line[..self.m];
         for (v, &a) in line[..self.l_in].iter_mut().zip(&self.a) {
-            *v = *v * a;
+            *v *= a;
         }
         self.fwd.process_with_scratch(line, scratch);
         for (v, &b) in line.iter_mut().zip(&self.bhat) {
-            *v = *v * b;
+            *v *= b;
         }
         self.inv.process_with_scratch(line, scratch);
         for (v, &c) in line[..self.l_out].iter_mut().zip(&self.c) {
-            *v = *v * c;
+            *v *= c;
         }
     }
 }
