@@ -11,7 +11,8 @@
 #
 # Environment:
 #   NPS        rank counts (default "1 2")
-#   WORKLOADS  workloads as W[:dtype] (default: W1..W7 and W11 in float64, W3 and W7 also in complex128)
+#   WORKLOADS  workloads as W[:dtype] (default: W1..W8 and W11 in float64, W3 and W7 also in
+#              complex128, W9 and W10 in complex128)
 #   REPS       override every workload's repetitions (default: the specification's)
 #   OUT        output folder (default benchmarks/results)
 set -euo pipefail
@@ -26,7 +27,7 @@ benchmarks/venv.sh
 python="$root/benchmarks/.venv/bin/python"
 
 nps="${NPS:-1 2}"
-workloads="${WORKLOADS:-W1 W2 W3 W3:complex128 W4 W5 W6 W7 W7:complex128 W11}"
+workloads="${WORKLOADS:-W1 W2 W3 W3:complex128 W4 W5 W6 W7 W7:complex128 W8 W9:complex128 W10:complex128 W11}"
 out="${OUT:-$root/benchmarks/results}"
 mkdir -p "$out"
 stamp="$(date -u +%Y%m%dT%H%M%SZ)"
@@ -61,6 +62,14 @@ run() { # run NP LABEL COMMAND...: one mpirun, stdin closed (mpirun reads it), r
 }
 
 failed=()
+# W8's kernel and model are built by the Python side (as pylops-mpi's plot_mdc.py builds them) and
+# read by distlops-bench from .npy files.
+inputs="$out/w8-inputs"
+if [[ " $workloads " == *" W8 "* ]]; then
+  echo "==> W8 inputs (G.npy, m.npy) into $inputs"
+  "$MPIEXEC" -n 1 "$python" benchmarks/pylops/bench.py --workload W8 --write-inputs "$inputs" \
+    </dev/null >/dev/null
+fi
 for np in $nps; do
   echo "==> $np rank(s)"
   run "$np" "STREAM triad (distlops-bench)" "$bench" --workload triad
@@ -70,7 +79,10 @@ for np in $nps; do
     [[ "$w" == *:* ]] && dtype="${w#*:}"
     run "$np" "$name $dtype PyLops-MPI" "$python" benchmarks/pylops/bench.py \
       --workload "$name" --dtype "$dtype" "${reps[@]}"
-    run "$np" "$name $dtype distlops" "$bench" --workload "$name" --dtype "$dtype" "${reps[@]}"
+    extra=()
+    [ "$name" = W8 ] && extra=(--inputs "$inputs")
+    run "$np" "$name $dtype distlops" "$bench" --workload "$name" --dtype "$dtype" "${reps[@]}" \
+      "${extra[@]}"
   done
 done
 

@@ -1,4 +1,4 @@
-"""PyLops-MPI side of the distlops vs PyLops-MPI benchmark (workloads W1-W7).
+"""PyLops-MPI side of the distlops vs PyLops-MPI benchmark (workloads W1-W10).
 
 Implements the workloads of shared/reference/benchmark-workloads.md with pylops-mpi's own classes,
 times them with the protocol of that spec and prints one JSON record per (workload, op):
@@ -6,6 +6,7 @@ times them with the protocol of that spec and prints one JSON record per (worklo
     benchmarks/venv.sh
     mpirun -n NP --bind-to core benchmarks/.venv/bin/python benchmarks/pylops/bench.py \
         --workload W3 [--dtype float64|complex128] [--reps N] [--warmup N] [--out FILE]
+    benchmarks/.venv/bin/python benchmarks/pylops/bench.py --workload W8 --write-inputs DIR
 
 Conventions (from the spec):
 
@@ -33,7 +34,10 @@ Conventions (from the spec):
   ``shape`` is the operator's [rows, cols]; for W6 it is [1, N] for dot/norm and [N, N] for
   add/scale (output length, input length).
 
-Complex versions (``--dtype complex128``) exist for W3 and W7 only.
+Complex versions (``--dtype complex128``) exist for W3 and W7; W9 and W10 exist only in complex128.
+W10 (the 3-D FFT) is defined in BENCHMARKS.md. ``--write-inputs DIR`` (W8 only, one process) writes
+W8's kernel and model as ``DIR/G.npy`` (float64 (re, im) pairs, shape (200, 101, 61, 2)) and
+``DIR/m.npy`` ((799, 61)) for distlops-bench's ``--inputs DIR``, and exits without timing.
 """
 
 import os
@@ -53,6 +57,8 @@ from mpi4py import MPI  # noqa: E402
 import pylops  # noqa: E402
 import pylops_mpi  # noqa: E402
 from pylops.avo.poststack import PoststackLinearModelling  # noqa: E402
+from pylops.utils.seismicevents import hyperbolic2d, makeaxis  # noqa: E402
+from pylops.utils.tapers import taper3d  # noqa: E402
 from pylops.utils.wavelets import ricker  # noqa: E402
 from pylops_mpi import DistributedArray, Partition, StackedDistributedArray  # noqa: E402
 from pylops_mpi.basicoperators import (  # noqa: E402
@@ -63,12 +69,16 @@ from pylops_mpi.basicoperators import (  # noqa: E402
     MPIVStack,
 )
 from pylops_mpi.optimization.basic import cgls  # noqa: E402
+from pylops_mpi.signalprocessing import MPIFFT2D, MPIFFTND  # noqa: E402
+from pylops_mpi.waveeqprocessing import MPIMDC  # noqa: E402
 
 comm = MPI.COMM_WORLD
 RANK, SIZE = comm.Get_rank(), comm.Get_size()
 
-DEFAULT_REPS = {"W1": 10, "W2": 3, "W3": 10, "W4": 10, "W5": 3, "W6": 10, "W7": 20}
-COMPLEX_OK = {"W3", "W7"}
+DEFAULT_REPS = {"W1": 10, "W2": 3, "W3": 10, "W4": 10, "W5": 3, "W6": 10, "W7": 20, "W8": 20,
+                "W9": 10, "W10": 10}
+COMPLEX_OK = {"W3", "W7", "W9", "W10"}
+COMPLEX_ONLY = {"W9", "W10"}
 
 
 # --------------------------------------------------------------------------------------------
@@ -179,14 +189,15 @@ def timed(fn, reps, warmup):
     return times, out
 
 
-def checksums(y):
-    """(check, check_w) of a DistributedArray's global value, flattened in C order.
+def checksums(y, real=False):
+    """(check, check_w) of a DistributedArray's global value (its real part if ``real``),
+    flattened in C order.
 
     check = sqrt(sum_i |y_i|^2), check_w = sqrt(sum_i (1 + i mod 7) |y_i|^2), i the global
     index. SCATTER: each rank sums its slice (global offset = sizes of the ranks before it),
     then the sums are added over ranks. BROADCAST: every rank has the whole array; rank 0's
     sums are used."""
-    a = np.ascontiguousarray(y.local_array).ravel()
+    a = np.ascontiguousarray(y.local_array.real if real else y.local_array).ravel()
     scattered = y.partition is Partition.SCATTER
     offset = comm.exscan(a.size) if scattered else 0
     offset = offset or 0  # exscan gives None on rank 0
@@ -401,6 +412,91 @@ def w7(reps, warmup, dtype):
     return recs
 
 
+# W8: sizes of pylops-mpi examples/plot_mdc.py (nt = 400 one-sided samples, 61 receivers, 101
+# sources, dt = 0.004, 200 frequencies), in float64 / complex128.
+MDC_PAR = {"ox": -300, "dx": 10, "nx": 61, "oy": -500, "dy": 10, "ny": 101, "ot": 0, "dt": 0.004,
+           "nt": 400, "f0": 20, "nfmax": 200}
+MDC_NT2 = 2 * MDC_PAR["nt"] - 1
+
+
+def mdc_inputs(f0, f1):
+    """W8's kernel frequencies f0..f1 and model, built as plot_mdc.py does (float64/complex128).
+
+    Model m = hyperbolic2d(x, t, 0.2, 1100, 1.0, wav)[0] (the spiky one), kernel
+    Gwav[iy] = hyperbolic2d(x - y[iy], t, (0.2, 0.5, 0.7), (1200, 1500, 2000), (1, 0.6, 0.5),
+    wav)[1] * taper3d(400, (101, 61), (5, 5), "hanning")[iy], wav = ricker(t[:41], f0=20); both
+    get 399 leading zero samples; G = rfft(Gwav2, 799, axis=-1)[..., :200] transposed to
+    (f, s, r). The kernel is built source by source, keeping only frequencies f0..f1, so that a
+    rank never holds the whole time-domain kernel. Returns (G[f0:f1] (f1-f0, 101, 61), m (799, 61))."""
+    par = MDC_PAR
+    nt, nx, ny = par["nt"], par["nx"], par["ny"]
+    tap = taper3d(nt, (ny, nx), (5, 5), tapertype="hanning")
+    t, _, x, y = makeaxis(par)
+    wav = ricker(t[:41], f0=par["f0"])[0]
+    m = hyperbolic2d(x, t, 0.2, 1100.0, 1.0, wav)[0]
+    m = np.concatenate((np.zeros((nx, nt - 1)), m), axis=-1).T.copy()
+    G = np.empty((f1 - f0, ny, nx), dtype=np.complex128)
+    for iy, y0 in enumerate(y):
+        gwav = hyperbolic2d(x - y0, t, (0.2, 0.5, 0.7), (1200.0, 1500.0, 2000.0), (1.0, 0.6, 0.5),
+                            wav)[1] * tap[iy]
+        gwav2 = np.concatenate((np.zeros((nx, nt - 1)), gwav), axis=-1)
+        G[:, iy, :] = np.fft.rfft(gwav2, MDC_NT2, axis=-1)[:, f0:f1].T
+    return G, m
+
+
+def write_mdc_inputs(folder):
+    """W8's whole kernel and model as .npy files for distlops-bench --inputs (see the module doc)."""
+    os.makedirs(folder, exist_ok=True)
+    G, m = mdc_inputs(0, MDC_PAR["nfmax"])
+    np.save(os.path.join(folder, "G.npy"), G.view(np.float64).reshape(G.shape + (2,)))
+    np.save(os.path.join(folder, "m.npy"), m)
+
+
+def w8(reps, warmup, dtype):
+    """W8 mdc: Op = MPIMDC(G_rank, nt=799, nv=1, nfreq=200, dt=0.004, dr=1.0, twosided=True)
+    (numpy FFT, saveGt=True, usematmul=False) with the frequencies split over ranks
+    (local_split of 200). Timed: d = Op m (m BROADCAST), a = Op^H d. Checks on the real parts."""
+    counts, f0 = row_split(MDC_PAR["nfmax"])
+    G, m = mdc_inputs(f0, f0 + counts[RANK])
+    Op = MPIMDC(G, nt=MDC_NT2, nv=1, nfreq=MDC_PAR["nfmax"], dt=MDC_PAR["dt"], dr=1.0,
+                twosided=True)
+    x = broadcast(m, np.float64)
+    name = "mdc"
+    times, d = timed(lambda: Op.matvec(x), reps, warmup)
+    check, check_w = checksums(d, real=True)
+    recs = [record(name, "matvec", Op.shape, x.global_shape[0], times, check=check,
+                   check_w=check_w)]
+    times, a = timed(lambda: Op.rmatvec(d), reps, warmup)
+    check, check_w = checksums(a, real=True)
+    recs.append(record(name, "rmatvec", Op.shape, d.global_shape[0], times, check=check,
+                       check_w=check_w))
+    return recs
+
+
+def w9(reps, warmup, dtype):
+    """W9 fft2d: MPIFFT2D(dims=(1024, 1024), dtype=complex128) (axes (0, 1), norm "none", no
+    shifts; mpi4py-fft with FFTW). x = sym(N) + 1j sym(N) reshaped (1024, 1024), split along
+    axis 0. Timed: y = F x, z = F^H x (same x); outputs come back split along axis 0."""
+    dims = (1024, 1024)
+    x, _ = scatter_rows(dims, 0, dtype)
+    Op = MPIFFT2D(dims=dims, dtype=dtype)
+    return forward_and_adjoint("fft2d", Op, x, int(np.prod(dims)), reps, warmup)
+
+
+def w10(reps, warmup, dtype):
+    """W10 fft3d: MPIFFTND(dims=(256, 256, 256), axes=(0, 1, 2), dtype=complex128) (norm "none",
+    no shifts). x = sym(N) + 1j sym(N) reshaped (256, 256, 256), split along axis 0. Timed:
+    y = F x, z = F^H x (same x)."""
+    dims = (256, 256, 256)
+    x, _ = scatter_rows(dims, 0, dtype)
+    Op = MPIFFTND(dims=dims, axes=(0, 1, 2), dtype=dtype)
+    return forward_and_adjoint("fft3d", Op, x, int(np.prod(dims)), reps, warmup)
+
+
+WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7, "W8": w8,
+             "W9": w9, "W10": w10}
+
+
 # N = K = M of W11 (environment W11_SIZE for quick checks; the benchmark uses 2000).
 W11_SIZE = int(os.environ.get("W11_SIZE", "2000"))
 
@@ -500,7 +596,6 @@ def w11(reps, warmup, dtype):
     return recs
 
 
-WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7}
 WORKLOADS["W11"] = w11
 DEFAULT_REPS["W11"] = 5
 
@@ -512,9 +607,19 @@ def main():
     p.add_argument("--reps", type=int, default=None, help="timed repetitions (default: the spec's)")
     p.add_argument("--warmup", type=int, default=1, help="untimed calls first (spec: 1)")
     p.add_argument("--out", default=None, help="also append the JSON lines to this file")
+    p.add_argument("--write-inputs", default=None, metavar="DIR",
+                   help="W8: write G.npy and m.npy to DIR for distlops-bench --inputs, and exit")
     args = p.parse_args()
+    if args.write_inputs:
+        if args.workload != "W8":
+            p.error("--write-inputs exists for W8 only")
+        if RANK == 0:
+            write_mdc_inputs(args.write_inputs)
+        return 0
     if args.dtype == "complex128" and args.workload not in COMPLEX_OK:
         p.error(f"--dtype complex128 exists for {sorted(COMPLEX_OK)} only")
+    if args.dtype != "complex128" and args.workload in COMPLEX_ONLY:
+        p.error(f"{args.workload} exists in complex128 only")
     reps = DEFAULT_REPS[args.workload] if args.reps is None else args.reps
     if reps < 1:
         p.error("--reps must be >= 1")

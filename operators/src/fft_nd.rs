@@ -120,6 +120,10 @@ impl Default for FftNdParams {
 /// reach a requested `out_axis`. The adjoint runs the same steps backwards. Buffers are
 /// allocated at construction; a product allocates nothing and makes no metadata collective.
 /// Real input is transformed as complex data (the half spectrum kept), not with a real FFT.
+/// A transform of length `N` with a prime factor above 31 that keeps `K` bins (or, in the
+/// adjoint, starts from them) runs as a pruned chirp-z convolution when the power of two
+/// `M >= N + K - 1` is at most `4 N / 3`: cheaper than rustfft's own plan for `N` (Bluestein's
+/// algorithm on at least `2 N - 1` points).
 /// The decomposition is a slab (one distributed axis at a time), so at most
 /// `min(dims[d], dimsd[d1])` ranks hold data; the pencil decomposition on a 2-D process grid is
 /// not implemented.

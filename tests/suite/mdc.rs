@@ -1,6 +1,6 @@
 //! MDC: forward and adjoint against PyLops' `F^H I^H Fr I F` written with direct DFT sums on the
 //! gathered model and kernel, dot tests, the same bits as on one rank, f32/f64/Complex32/
-//! Complex64, one- and two-sided, conj, prescaled, with and without the saved adjoint kernel,
+//! Complex64, one- and two-sided, conj, prescaled, a prime nt (pruned chirp-z time transforms), with and without the saved adjoint kernel,
 //! model and data split along time or space, balanced and uneven (empty ranks) frequency
 //! splits; bad kernels and parameters are errors on every rank.
 
@@ -144,7 +144,8 @@ where
     let p = comm.size();
     let (ns, nr) = (4, 5);
     let mut i = 0;
-    for (nt, twosided) in [(9, true), (8, false)] {
+    // nt = 97 (prime) with 3 frequencies: the time transforms run as pruned chirp-z transforms.
+    for (nt, twosided) in [(9, true), (8, false), (97, true)] {
         for nf in [nt / 2 + 1, 3] {
             let gg: Array3<Complex<T::Real>> = global::<Complex64>(&[nf, ns, nr], 40 + nf as u64)
                 .mapv(|v| Complex::new(T::Real::real_from_f64(v.re), T::Real::real_from_f64(v.im)))

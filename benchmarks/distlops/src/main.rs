@@ -1,20 +1,22 @@
 //! `distlops-bench`: the distlops side of the side-by-side benchmark against PyLops-MPI.
 //!
-//! Runs one workload of `shared/reference/benchmark-workloads.md` (W1-W7, Complex64 versions of W3
-//! and W7, and the STREAM triad floor) with that document's timing protocol and prints one JSON
+//! Runs one workload of `shared/reference/benchmark-workloads.md` (W1-W9, Complex64 versions of W3
+//! and W7, W10 (the 3-D FFT defined in BENCHMARKS.md), and the STREAM triad floor) with that document's timing protocol and prints one JSON
 //! record per op on rank 0, with the same fields as `benchmarks/pylops/bench.py`:
 //!
 //! ```text
 //! cargo build --release -p distlops-bench --features mpi
 //! mpirun -n 2 --bind-to core target/release/distlops-bench --workload W3 [--dtype complex128]
-//!        [--reps N] [--out results.jsonl]
+//!        [--reps N] [--out results.jsonl] [--inputs DIR]
 //! ```
 //!
 //! Without the `mpi` feature, `--ranks N` runs the workload on N threads instead (for quick
 //! checks; the benchmark runs under `mpirun`). `benchmarks/run.sh` drives both sides.
 
+mod ffts;
 mod inputs;
 mod matmul;
+mod mdc;
 mod measure;
 mod pcg64;
 mod poststack;
@@ -35,10 +37,11 @@ const USAGE: &str = "\
 distlops-bench: one workload of the side-by-side benchmark against PyLops-MPI
 
 options:
-  --workload W   W1 .. W7, W11, or triad (required)
-  --dtype D      float64 (default) or complex128 (W3, W7 and W11 only)
+  --workload W   W1 .. W11, or triad (required)
+  --dtype D      float64 (default) or complex128 (W3, W7, W9, W10 and W11; W9 and W10 are complex only)
   --reps N       timed repetitions (default: the specification's, per workload)
   --out FILE     also append the JSON records to FILE
+  --inputs DIR   W8: read G.npy and m.npy from DIR (written by bench.py --write-inputs)
   --ranks N      ranks on the Threads communicator (builds without the `mpi` feature)
 ";
 
@@ -50,6 +53,7 @@ struct Args {
     reps: Option<usize>,
     out: Option<PathBuf>,
     ranks: usize,
+    inputs: Option<PathBuf>,
 }
 
 impl Args {
@@ -60,6 +64,7 @@ impl Args {
             reps: None,
             out: None,
             ranks: 1,
+            inputs: None,
         };
         let mut it = std::env::args().skip(1);
         while let Some(flag) = it.next() {
@@ -70,6 +75,7 @@ impl Args {
                 "--reps" => a.reps = Some(value()?.parse()?),
                 "--out" => a.out = Some(value()?.into()),
                 "--ranks" => a.ranks = value()?.parse()?,
+                "--inputs" => a.inputs = Some(value()?.into()),
                 "-h" | "--help" => {
                     print!("{USAGE}");
                     std::process::exit(0);
@@ -89,7 +95,7 @@ fn run(comm: &Communicator, args: &Args) -> Res<Vec<Record>> {
     // The specification's repetitions.
     let default_reps = match args.workload.as_str() {
         "W2" | "W5" => 3,
-        "W7" => 20,
+        "W7" | "W8" => 20,
         "W11" => 5,
         _ => 10,
     };
@@ -109,6 +115,9 @@ fn run(comm: &Communicator, args: &Args) -> Res<Vec<Record>> {
         ("W6", false) => vector_ops::w6(comm, reps),
         ("W7", false) => matmul::w7::<f64>(comm, reps),
         ("W7", true) => matmul::w7::<Complex64>(comm, reps),
+        ("W8", false) => mdc::w8(comm, reps, args.inputs.as_deref()),
+        ("W9", true) => ffts::w9(comm, reps),
+        ("W10", true) => ffts::w10(comm, reps),
         ("W11", false) => summa::w11::<f64>(comm, reps),
         ("W11", true) => summa::w11::<Complex64>(comm, reps),
         ("triad", false) => triad::triad(comm, reps),

@@ -2,6 +2,7 @@
 //! or truncated, weighted) into a contiguous buffer, transform it with rustfft, scatter the kept
 //! bins (shifted, weighted) to the output.
 
+use super::chirp::Chirp;
 use super::FftReal;
 use num_complex::Complex;
 use num_traits::Zero;
@@ -77,10 +78,13 @@ pub(crate) struct LinePlan<R: FftReal> {
     /// Line length in the source and the destination.
     n_src: usize,
     n_dst: usize,
-    nfft: usize,
+    /// The length of a line in the line buffer: `nfft`, or the chirp-z convolution length.
+    len: usize,
     /// Lines transformed together.
     batch: usize,
     fft: Arc<dyn Fft<R>>,
+    /// The pruned transform by the chirp-z identity, when it is cheaper than `fft`.
+    chirp: Option<Chirp<R>>,
     /// Source index of each buffer sample (or [`ZERO`]) and its weight.
     gmap: Vec<usize>,
     gw: Vec<R>,
@@ -115,13 +119,14 @@ impl<R: FftReal> LinePlan<R> {
             })
             .collect();
         let sw = smap.iter().map(|&m| real(spec.weights[m])).collect();
+        let chirp = Chirp::plan(nfft, n.min(nfft), keep, FftDirection::Forward, planner);
         Self::new(
             spec,
             shape,
             (n, keep),
             (gmap, vec![R::one(); nfft]),
             (smap, sw),
-            planner.plan_fft(nfft, FftDirection::Forward),
+            (planner.plan_fft(nfft, FftDirection::Forward), chirp),
         )
     }
 
@@ -150,13 +155,14 @@ impl<R: FftReal> LinePlan<R> {
                 }
             })
             .collect();
+        let chirp = Chirp::plan(nfft, keep, n.min(nfft), FftDirection::Inverse, planner);
         Self::new(
             spec,
             shape,
             (keep, n),
             (gmap, gw),
             (smap, vec![R::one(); n]),
-            planner.plan_fft(nfft, FftDirection::Inverse),
+            (planner.plan_fft(nfft, FftDirection::Inverse), chirp),
         )
     }
 
@@ -164,22 +170,27 @@ impl<R: FftReal> LinePlan<R> {
         spec: &AxisSpec,
         shape: &[usize],
         (n_src, n_dst): (usize, usize),
-        (gmap, gw): (Vec<usize>, Vec<R>),
+        (mut gmap, mut gw): (Vec<usize>, Vec<R>),
         (smap, sw): (Vec<usize>, Vec<R>),
-        fft: Arc<dyn Fft<R>>,
+        (fft, chirp): (Arc<dyn Fft<R>>, Option<Chirp<R>>),
     ) -> Self {
         debug_assert_eq!(shape[spec.axis], n_src);
         let outer = shape[..spec.axis].iter().product();
         let inner: usize = shape[spec.axis + 1..].iter().product();
         let nfft = spec.nfft;
-        let per_buffer = (BATCH_TARGET / nfft).max(1);
+        let len = chirp.as_ref().map_or(nfft, Chirp::len);
+        // The chirp-z lines are longer: the samples past the transform's inputs are zero.
+        gmap.resize(len, ZERO);
+        gw.resize(len, R::zero());
+        let per_buffer = (BATCH_TARGET / len).max(1);
         let batch = if inner == 1 {
             per_buffer.min(64)
         } else {
             per_buffer.clamp(8, 64).min(inner)
         };
         let one = R::one();
-        let plain = n_src == nfft
+        let plain = chirp.is_none()
+            && n_src == nfft
             && n_dst == nfft
             && gmap.iter().enumerate().all(|(i, &m)| m == i)
             && smap.iter().enumerate().all(|(i, &m)| m == i)
@@ -190,9 +201,10 @@ impl<R: FftReal> LinePlan<R> {
             inner,
             n_src,
             n_dst,
-            nfft,
+            len,
             batch: batch.max(1),
             fft,
+            chirp,
             gmap,
             gw,
             smap,
@@ -217,19 +229,34 @@ impl<R: FftReal> LinePlan<R> {
         self.batch * self.stride()
     }
 
-    /// The distance between the lines of a tile in the line buffer: padded when `nfft` is a
-    /// multiple of 4, so that the lines do not all fall in the same cache sets.
+    /// The distance between the lines of a tile in the line buffer: padded when the line
+    /// length is a multiple of 4, so that the lines do not all fall in the same cache sets.
     fn stride(&self) -> usize {
-        if self.nfft % 4 == 0 {
-            self.nfft + 4
+        if self.len % 4 == 0 {
+            self.len + 4
         } else {
-            self.nfft
+            self.len
         }
     }
 
     /// Complex numbers of rustfft's scratch.
     pub(crate) fn scratch_len(&self) -> usize {
-        self.fft.get_inplace_scratch_len()
+        match &self.chirp {
+            Some(c) => c.scratch_len(),
+            None => self.fft.get_inplace_scratch_len(),
+        }
+    }
+
+    /// Transforms the lines of `len` samples that `lines` holds one after the other.
+    fn transform(&self, lines: &mut [Complex<R>], scratch: &mut [Complex<R>]) {
+        match &self.chirp {
+            Some(c) => {
+                for line in lines.chunks_exact_mut(self.len) {
+                    c.process(line, scratch);
+                }
+            }
+            None => self.fft.process_with_scratch(lines, scratch),
+        }
     }
 
     /// Transforms every line of `src` into `dst`, with the buffers `line` ([`line_len`]) and
@@ -304,7 +331,8 @@ impl<R: FftReal> LinePlan<R> {
         line: &mut [Complex<R>],
         scratch: &mut [Complex<R>],
     ) {
-        let (nfft, n_src, n_dst) = (self.nfft, self.n_src, self.n_dst);
+        // The line length in the buffer (`nfft`, or longer for the chirp-z transform).
+        let (nfft, n_src, n_dst) = (self.len, self.n_src, self.n_dst);
         let zero = Complex::zero();
         if self.inner == 1 {
             let nlines = self.outer;
@@ -317,8 +345,7 @@ impl<R: FftReal> LinePlan<R> {
                         *b = if m == ZERO { zero } else { load(base + m) * w };
                     }
                 }
-                self.fft
-                    .process_with_scratch(&mut line[..bw * nfft], scratch);
+                self.transform(&mut line[..bw * nfft], scratch);
                 for (l, buf) in line[..bw * nfft].chunks_exact(nfft).enumerate() {
                     let base = (t + l) * n_dst;
                     for (j, (&m, &w)) in self.smap.iter().zip(&self.sw).enumerate() {
@@ -353,8 +380,7 @@ impl<R: FftReal> LinePlan<R> {
                     }
                 }
                 for l in 0..bw {
-                    self.fft
-                        .process_with_scratch(&mut line[l * ls..l * ls + nfft], scratch);
+                    self.transform(&mut line[l * ls..l * ls + nfft], scratch);
                 }
                 for k0 in (0..n_dst).step_by(TILE) {
                     let k1 = (k0 + TILE).min(n_dst);

@@ -10,6 +10,10 @@
 //!   transformed by rustfft, and scattered to the output (keeping the first bins, with the
 //!   output's fftshift and per-bin weights folded into the scatter). Lines along a strided axis are
 //!   handled in tiles of adjacent lines, so memory is read and written in runs, not per element.
+//!   When only a few bins are kept (or only a few are non-zero, in the adjoint) of a length with
+//!   a prime factor rustfft has no butterfly for, the line is transformed by the chirp-z
+//!   identity as one power-of-two circular convolution (MDC's 799-sample time axis keeping 200
+//!   bins: 1024 points instead of rustfft's Bluestein on 1728).
 //! * [`transpose`]: the same global array moved from one Scatter layout to another (the
 //!   distributed axis changes), one personalised all-to-all of the boxes each pair of ranks
 //!   shares; a rank's blocks that are contiguous are sent or received in place, the others are
@@ -19,6 +23,7 @@
 //! whatever the split, and transposes only move values, so the results are the same bits on
 //! every number of ranks.
 
+pub(crate) mod chirp;
 pub(crate) mod kernel;
 pub(crate) mod line;
 pub(crate) mod permute;

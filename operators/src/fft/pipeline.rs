@@ -289,7 +289,8 @@ impl<R: FftReal> Builder<R> {
                     send = send.max(2 * ns);
                     recv = recv.max(2 * nr);
                 }
-                Step::Kernel(_) | Step::Twiddle(_) => {}
+                Step::Kernel(k) => line = line.max(k.scratch_len()),
+                Step::Twiddle(_) => {}
             }
         }
         let zero = Complex::zero();
@@ -390,7 +391,7 @@ impl<R: FftReal> Pipeline<R> {
                 Step::Kernel(kp) => {
                     let (nin, nout) = kp.lens();
                     let s = complex_input(src, nin);
-                    to_output(&mut output, last, free, nout, |d| kp.run(s, d));
+                    to_output(&mut output, last, free, nout, |d| kp.run(s, d, line));
                 }
                 Step::Transpose(t) => {
                     let (src_len, dst_len) = t.lens();
