@@ -27,6 +27,12 @@ use std::time::Instant;
 
 type Res<T> = std::result::Result<T, Box<dyn std::error::Error>>;
 
+/// A problem: its operator and its data.
+type Problem = (Op<f64>, DistVector<f64>);
+
+/// A problem's builder.
+type Build = fn(&Communicator) -> Res<Problem>;
+
 /// The iteration counts whose difference is measured.
 const SHORT: usize = 2;
 const LONG: usize = 6;
@@ -37,7 +43,7 @@ fn wave(i: usize) -> f64 {
 }
 
 /// The post-stack problem `[G; 10 L] x = [G m; 0]` (W5's operator) on `(4 P, 64, 120)`.
-fn poststack(comm: &Communicator) -> Res<(Op<f64>, DistVector<f64>)> {
+fn poststack(comm: &Communicator) -> Res<Problem> {
     let dims = [4 * comm.size(), 64, 120];
     let layout = Layout::scatter(&dims, 0, comm.size())?;
     let (y0, ny) = (layout.offset(comm.rank()), layout.count(comm.rank()));
@@ -70,7 +76,7 @@ fn poststack(comm: &Communicator) -> Res<(Op<f64>, DistVector<f64>)> {
 }
 
 /// The MDC problem: 8 frequencies per rank, `ns = nr = 32`, `nv = 4`, data `Mdc m`.
-fn mdc(comm: &Communicator) -> Res<(Op<f64>, DistVector<f64>)> {
+fn mdc(comm: &Communicator) -> Res<Problem> {
     let (nf_local, ns, nr, nv) = (8, 32, 32, 4);
     let nt = 2 * nf_local * comm.size() + 1;
     let f0 = nf_local * comm.rank();
@@ -201,8 +207,7 @@ fn machine(comm: &Communicator) -> String {
 }
 
 fn run(comm: &Communicator) -> Res<()> {
-    let problems: [(&str, fn(&Communicator) -> Res<(Op<f64>, DistVector<f64>)>); 2] =
-        [("poststack", poststack), ("mdc", mdc)];
+    let problems: [(&str, Build); 2] = [("poststack", poststack), ("mdc", mdc)];
     for (name, build) in problems {
         let (op, data) = build(comm)?;
         for variant in [

@@ -379,9 +379,9 @@ pub(crate) fn owned_block<T: Scalar>(a: ArrayView2<'_, T>) -> Vec<T> {
 /// chosen at run time.
 pub enum DistMatrixMult<T: Scalar> {
     /// The 1-D block algorithm.
-    Block(BlockMatrixMult<T>),
+    Block(Box<BlockMatrixMult<T>>),
     /// SUMMA on a 2-D grid.
-    Summa(SummaMatrixMult<T>),
+    Summa(Box<SummaMatrixMult<T>>),
 }
 
 impl<T: Scalar> DistMatrixMult<T> {
@@ -401,8 +401,12 @@ impl<T: Scalar> DistMatrixMult<T> {
     ) -> Result<Self> {
         let grid = grid.unwrap_or_else(|| ProcessGrid::near_square(comm.size()));
         Ok(match kind {
-            MatrixMultKind::Block => DistMatrixMult::Block(BlockMatrixMult::new(comm, a, m, grid)?),
-            MatrixMultKind::Summa => DistMatrixMult::Summa(SummaMatrixMult::new(comm, a, m, grid)?),
+            MatrixMultKind::Block => {
+                DistMatrixMult::Block(Box::new(BlockMatrixMult::new(comm, a, m, grid)?))
+            }
+            MatrixMultKind::Summa => {
+                DistMatrixMult::Summa(Box::new(SummaMatrixMult::new(comm, a, m, grid)?))
+            }
         })
     }
 
@@ -424,8 +428,8 @@ impl<T: Scalar> DistMatrixMult<T> {
 
     fn inner(&self) -> &dyn LinearOperator<T> {
         match self {
-            DistMatrixMult::Block(o) => o,
-            DistMatrixMult::Summa(o) => o,
+            DistMatrixMult::Block(o) => o.as_ref(),
+            DistMatrixMult::Summa(o) => o.as_ref(),
         }
     }
 }
