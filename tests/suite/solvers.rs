@@ -3,40 +3,11 @@
 //! every rank.
 
 use super::operators::{block, block_diag_dense_with, block_diag_op, vector_from};
-use super::util::{assert_close, global, TestScalar};
+use super::util::{assert_close, global, solve, TestScalar};
 use distlops::core::operator::{LinearOperator, LinearOperatorExt, Op};
-use distlops::core::{Communicator, Complex64, RealScalar, Scalar};
+use distlops::core::{Communicator, Complex64, RealScalar};
 use distlops::solvers::{cg, cgls, CgParams, CglsParams, StopReason};
-use ndarray::{Array1, Array2, Ix1};
-
-/// Solves `m x = b` by Gaussian elimination with partial pivoting (small dense systems).
-fn solve<T: Scalar>(mut m: Array2<T>, mut b: Array1<T>) -> Array1<T> {
-    let n = b.len();
-    for k in 0..n {
-        let p = (k..n)
-            .max_by(|&i, &j| m[[i, k]].abs().partial_cmp(&m[[j, k]].abs()).unwrap())
-            .unwrap();
-        for j in 0..n {
-            m.swap([k, j], [p, j]);
-        }
-        b.swap(k, p);
-        for i in k + 1..n {
-            let f = m[[i, k]] / m[[k, k]];
-            for j in k..n {
-                let v = m[[k, j]];
-                m[[i, j]] -= f * v;
-            }
-            let v = b[k];
-            b[i] -= f * v;
-        }
-    }
-    let mut x = Array1::zeros(n);
-    for k in (0..n).rev() {
-        let s: T = (k + 1..n).map(|j| m[[k, j]] * x[j]).sum();
-        x[k] = (b[k] - s) / m[[k, k]];
-    }
-    x
-}
+use ndarray::{Array2, Ix1};
 
 fn solvers_generic<T: TestScalar>(comm: &Communicator) {
     let a = Op::new(block_diag_op::<T>(comm));

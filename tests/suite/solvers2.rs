@@ -5,7 +5,7 @@
 
 use super::operators::{block, block_diag_dense_with, block_diag_op, sizes, vector_from};
 use super::repro::{all_values, my_ops, on_spreads, stacked_stacks, vector_of, CGLS_NOPS};
-use super::util::{global, rel_err, TestScalar};
+use super::util::{flat, global, rel_err, solve, TestScalar};
 use distlops::core::operator::{LinearOperator, LinearOperatorExt, Op};
 use distlops::core::{Communicator, Complex64, DistVector, Error, RealScalar, Scalar};
 use distlops::operators::local::{Diagonal, Identity, LocalOperator};
@@ -14,41 +14,6 @@ use distlops::solvers::{
     fista, ista, lsqr, IstaParams, LsqrParams, LsqrStop, StopReason, Threshold,
 };
 use ndarray::{Array1, Array2, ArrayD, Ix1};
-
-/// Solves `m x = b` by Gaussian elimination with partial pivoting (small dense systems).
-fn solve<T: Scalar>(mut m: Array2<T>, mut b: Array1<T>) -> Array1<T> {
-    let n = b.len();
-    for k in 0..n {
-        let p = (k..n)
-            .max_by(|&i, &j| m[[i, k]].abs().partial_cmp(&m[[j, k]].abs()).unwrap())
-            .unwrap();
-        for j in 0..n {
-            m.swap([k, j], [p, j]);
-        }
-        b.swap(k, p);
-        for i in k + 1..n {
-            let f = m[[i, k]] / m[[k, k]];
-            for j in k..n {
-                let v = m[[k, j]];
-                m[[i, j]] -= f * v;
-            }
-            let v = b[k];
-            b[i] -= f * v;
-        }
-    }
-    let mut x = Array1::zeros(n);
-    for k in (0..n).rev() {
-        let s: T = (k + 1..n).map(|j| m[[k, j]] * x[j]).sum();
-        x[k] = (b[k] - s) / m[[k, k]];
-    }
-    x
-}
-
-fn flat<T: Scalar>(v: &DistVector<T>) -> ArrayD<T> {
-    let a = v.asarray();
-    let n = a.len();
-    a.into_shape_with_order(n).unwrap().into_dyn()
-}
 
 fn assert_rel<T: Scalar>(got: &ArrayD<T>, want: &ArrayD<T>, tol: f64, what: &str) {
     let e = rel_err(got, want);

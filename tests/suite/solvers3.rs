@@ -13,7 +13,7 @@
 
 use super::operators::{block, block_diag_dense_with, block_diag_op, vector_from};
 use super::repro::{all_values, my_ops, on_spreads, stacked_stacks, vector_of, CGLS_NOPS};
-use super::util::{assert_close, global, rel_err, TestScalar};
+use super::util::{assert_close, flat, global, rel_err, solve, TestScalar};
 use distlops::core::operator::{LinearOperator, LinearOperatorExt, Op, Space};
 use distlops::core::{
     CommStats, Communicator, Complex64, DistVector, RealScalar, Result, Scalar, Vector, VectorRef,
@@ -23,7 +23,7 @@ use distlops::operators::{
     BlockDiag, FirstDerivative, FirstDerivativeParams, StackedBlockDiag, VStack,
 };
 use distlops::solvers::{cg, cgls, Cg, CgParams, CgVariant, Cgls, CglsParams, StopReason};
-use ndarray::{Array1, Array2, ArrayD, Ix1};
+use ndarray::{Array2, ArrayD, Ix1};
 use std::sync::atomic::{AtomicU64, Ordering};
 
 const VARIANTS: [CgVariant; 3] = [
@@ -287,41 +287,6 @@ pub fn counts_f64(comm: &Communicator) {
 
 pub fn counts_complex(comm: &Communicator) {
     counts_generic::<Complex64>(comm);
-}
-
-/// Solves `m x = b` by Gaussian elimination with partial pivoting (small dense systems).
-fn solve<T: Scalar>(mut m: Array2<T>, mut b: Array1<T>) -> Array1<T> {
-    let n = b.len();
-    for k in 0..n {
-        let p = (k..n)
-            .max_by(|&i, &j| m[[i, k]].abs().partial_cmp(&m[[j, k]].abs()).unwrap())
-            .unwrap();
-        for j in 0..n {
-            m.swap([k, j], [p, j]);
-        }
-        b.swap(k, p);
-        for i in k + 1..n {
-            let f = m[[i, k]] / m[[k, k]];
-            for j in k..n {
-                let v = m[[k, j]];
-                m[[i, j]] -= f * v;
-            }
-            let v = b[k];
-            b[i] -= f * v;
-        }
-    }
-    let mut x = Array1::zeros(n);
-    for k in (0..n).rev() {
-        let s: T = (k + 1..n).map(|j| m[[k, j]] * x[j]).sum();
-        x[k] = (b[k] - s) / m[[k, k]];
-    }
-    x
-}
-
-fn flat<T: Scalar>(v: &DistVector<T>) -> ArrayD<T> {
-    let a = v.asarray();
-    let n = a.len();
-    a.into_shape_with_order(n).unwrap().into_dyn()
 }
 
 /// CGLS and CG (on the damped normal equations) of every variant on `a`, to `tol`: every one

@@ -3,8 +3,8 @@
 
 #![allow(dead_code)]
 
-use distlops::core::{Complex32, Complex64, Scalar};
-use ndarray::{ArrayD, IxDyn};
+use distlops::core::{Complex32, Complex64, DistVector, Scalar};
+use ndarray::{Array1, Array2, ArrayD, IxDyn};
 
 /// Scalars the tests can build from two reals.
 pub trait TestScalar: Scalar {
@@ -111,3 +111,39 @@ pub fn assert_close_scalar<T: TestScalar>(a: T, b: T, what: &str) {
 pub const UNEVEN_1D: &[usize] = &[13];
 pub const UNEVEN_2D: &[usize] = &[11, 7];
 pub const UNEVEN_3D: &[usize] = &[7, 5, 9];
+
+/// Solves `m x = b` by Gaussian elimination with partial pivoting (small dense systems).
+pub fn solve<T: Scalar>(mut m: Array2<T>, mut b: Array1<T>) -> Array1<T> {
+    let n = b.len();
+    for k in 0..n {
+        let p = (k..n)
+            .max_by(|&i, &j| m[[i, k]].abs().partial_cmp(&m[[j, k]].abs()).unwrap())
+            .unwrap();
+        for j in 0..n {
+            m.swap([k, j], [p, j]);
+        }
+        b.swap(k, p);
+        for i in k + 1..n {
+            let f = m[[i, k]] / m[[k, k]];
+            for j in k..n {
+                let v = m[[k, j]];
+                m[[i, j]] -= f * v;
+            }
+            let v = b[k];
+            b[i] -= f * v;
+        }
+    }
+    let mut x = Array1::zeros(n);
+    for k in (0..n).rev() {
+        let s: T = (k + 1..n).map(|j| m[[k, j]] * x[j]).sum();
+        x[k] = (b[k] - s) / m[[k, k]];
+    }
+    x
+}
+
+/// The gathered values of `v` (plain or stacked) as one flat array, on every rank.
+pub fn flat<T: Scalar>(v: &DistVector<T>) -> ArrayD<T> {
+    let a = v.asarray();
+    let n = a.len();
+    a.into_shape_with_order(n).unwrap().into_dyn()
+}
