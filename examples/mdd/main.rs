@@ -39,12 +39,13 @@ mod output;
 mod synthetic;
 
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
-use distlops::core::{Communicator, DistVector, DistributedArray, Layout, ReduceOp, Vector};
+use distlops::core::{Communicator, DistVector, DistributedArray, Layout, ReduceOp};
 use distlops::io::npy::write_npy;
 use distlops::ndarray::{Array2, Array3, ArrayD, Ix3, IxDyn};
 use distlops::operators::{Mdc, MdcParams};
 use distlops::solvers::{cgls, CglsParams};
 use figures::{AxisCoords, ColourMap, Group, Image};
+use output::{array, rel_err};
 use std::error::Error;
 use std::path::PathBuf;
 use std::time::Instant;
@@ -150,18 +151,6 @@ impl Args {
         a.geometry = g;
         Ok(a)
     }
-}
-
-/// `|a - b|_2 / |b|_2` of distributed vectors (reproducible norms).
-fn rel_err(a: &DistVector<f64>, b: &DistVector<f64>) -> Res<f64> {
-    let mut diff = a.clone();
-    diff.axpy(-1.0, b)?;
-    Ok(diff.norm(Default::default())? / b.norm(Default::default())?)
-}
-
-/// The plain array of a plain distributed vector.
-fn array(v: &DistVector<f64>) -> &DistributedArray<f64> {
-    v.as_array().expect("a plain vector")
 }
 
 /// The section of a 3-D distributed array at `index` along `axis` (the other two axes in order),

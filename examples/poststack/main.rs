@@ -46,6 +46,7 @@ use distlops::operators::{BlockDiag, Laplacian, LaplacianParams, StackedVStack};
 use distlops::solvers::{cg, cgls, CgParams, CglsParams};
 use figures::{AxisCoords, Cuts};
 use model::ModelParams;
+use output::{array, rel_err};
 use std::error::Error;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
@@ -206,18 +207,6 @@ const TARGETS: [(&str, f64); 3] = [("a", 1.0), ("b", 0.6), ("c", 0.6)];
 /// An odd box length of about `n / div`, at least 1.
 fn box_len(n: usize, div: usize) -> usize {
     (n / div) | 1
-}
-
-/// `|a - b|_2 / |b|_2` of distributed vectors (one all-reduce each).
-fn rel_err(a: &DistVector<f64>, b: &DistVector<f64>) -> Res<f64> {
-    let mut diff = a.clone();
-    diff.axpy(-1.0, b)?;
-    Ok(diff.norm(Default::default())? / b.norm(Default::default())?)
-}
-
-/// The plain array of a plain distributed vector.
-fn array(v: &DistVector<f64>) -> &DistributedArray<f64> {
-    v.as_array().expect("a plain vector")
 }
 
 /// What the inversions start from: the layout, the wavelet, the starting model `ln(AI)`, and

@@ -5,11 +5,23 @@
 
 use crate::figures::{self, AxisCoords, ColourMap, Cuts, Sections};
 use crate::Res;
-use distlops::core::{Communicator, DistributedArray, Error, ReduceOp};
+use distlops::core::{Communicator, DistVector, DistributedArray, Error, ReduceOp, Vector};
 use distlops::io::npy::write_npy;
 use distlops::io::segy::{write_segy, SampleFormat, SegyTemplate};
 use distlops::ndarray::{Array2, ArrayD, Ix3};
 use std::path::Path;
+
+/// `|a - b|_2 / |b|_2` of distributed vectors (reproducible norms, one all-reduce each).
+pub fn rel_err(a: &DistVector<f64>, b: &DistVector<f64>) -> Res<f64> {
+    let mut diff = a.clone();
+    diff.axpy(-1.0, b)?;
+    Ok(diff.norm(Default::default())? / b.norm(Default::default())?)
+}
+
+/// The plain array of a plain distributed vector.
+pub fn array(v: &DistVector<f64>) -> &DistributedArray<f64> {
+    v.as_array().expect("a plain vector")
+}
 
 /// One output volume.
 pub struct Volume<'a> {
