@@ -84,6 +84,11 @@ struct Work<T> {
 /// PyLops-MPI's `ceil(n / P')` blocks for `P' = 2`; PyLops-MPI's last block is short, or
 /// negative when `n` is small); no `saveAt`; complex products accumulate in the working
 /// precision (PyLops-MPI uses `clongdouble` on NumPy).
+///
+/// **Reproducibility.** Not the same bits on every grid: the sums over `K` are split at the
+/// grid's step boundaries (one GEMM per step), and the adjoint's column sums go through an
+/// all-reduce in MPI's order. Results on different grids agree to rounding (the tests compare
+/// them with a serial oracle); on one grid they are the same from run to run.
 pub struct SummaMatrixMult<T: Scalar> {
     /// This rank's block of `A`, `N_i x K_j`, row-major.
     a: Vec<T>,
