@@ -40,6 +40,7 @@ template <> struct dl_real_of<c64> { typedef double type; };
     __device__ __forceinline__ R dl_abs2(C a) { return a.re * a.re + a.im * a.im; }               \
     __device__ __forceinline__ R dl_abs(C a) { return hypot(a.re, a.im); }                        \
     __device__ __forceinline__ bool dl_is_zero(C a) { return a.re == R(0) && a.im == R(0); }      \
+    __device__ __forceinline__ C dl_scale_real(C a, R c) { return C{a.re * c, a.im * c}; }        \
     template <> __device__ __forceinline__ C dl_zero<C>() { return C{R(0), R(0)}; }
 
 template <typename T> __device__ __forceinline__ T dl_zero() { return T(0); }
@@ -54,6 +55,9 @@ __device__ __forceinline__ float dl_abs(float a) { return fabsf(a); }
 __device__ __forceinline__ double dl_abs(double a) { return fabs(a); }
 __device__ __forceinline__ bool dl_is_zero(float a) { return a == 0.0f; }
 __device__ __forceinline__ bool dl_is_zero(double a) { return a == 0.0; }
+/// A value times a real coefficient, component by component (Scalar::scale_real).
+__device__ __forceinline__ float dl_scale_real(float a, float c) { return a * c; }
+__device__ __forceinline__ double dl_scale_real(double a, double c) { return a * c; }
 
 /// The global index of this thread along x, and the stride of a grid-stride loop.
 __device__ __forceinline__ dl_index dl_global_thread() {

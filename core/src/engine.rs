@@ -567,6 +567,62 @@ pub trait Engine: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
         recvs: &mut [(usize, Self::SliceMut<'_, T>)],
     ) -> Result<()>;
 
+    /// The banded operator `band` along one axis: `y = band(x)`, or `y += band(x)` with
+    /// `accumulate` (see [`AxisBand`](crate::AxisBand) for the formula and the order of the
+    /// sums, the same bits on every engine). `table` is `band.table()` in this engine's memory.
+    ///
+    /// # Panics
+    /// If a length is not the band's (a bug in the caller: operators check their vectors).
+    fn band<T: Scalar>(
+        band: &crate::AxisBand,
+        table: Self::Slice<'_, f64>,
+        x: Self::Slice<'_, T>,
+        y: Self::SliceMut<'_, T>,
+        accumulate: bool,
+    );
+    /// The slice as host memory, when this engine keeps its blocks there (`Some` on
+    /// [`Host`], `None` on devices): operators run their host kernels on it.
+    fn on_host<'a, T: Scalar>(x: Self::Slice<'a, T>) -> Option<&'a [T]>
+    where
+        Self: 'a;
+    /// [`on_host`](Self::on_host) for a mutable slice.
+    fn on_host_mut<'a, T: Scalar>(y: Self::SliceMut<'a, T>) -> Option<&'a mut [T]>
+    where
+        Self: 'a;
+    /// A complex slice seen as its interleaved real and imaginary parts (twice as long).
+    fn as_reals<'a, R: crate::HasComplex>(x: Self::Slice<'a, R::Complex>) -> Self::Slice<'a, R>
+    where
+        Self: 'a;
+    /// [`as_reals`](Self::as_reals) for a mutable slice.
+    fn as_reals_mut<'a, R: crate::HasComplex>(
+        x: Self::SliceMut<'a, R::Complex>,
+    ) -> Self::SliceMut<'a, R>
+    where
+        Self: 'a;
+
+    /// Batched complex FFTs of one length, planned once ([`fft_plan`](Self::fft_plan)).
+    type FftPlan<R: crate::FftReal>: Send + Sync + std::fmt::Debug;
+    /// Plans `batch` unnormalised complex transforms of length `n` on contiguous C-order
+    /// `(batch, n)` blocks (rustfft on the host, cuFFT on a device). No communication.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`](crate::Error::InvalidArgument) for `n == 0` or `batch == 0`;
+    /// [`Error::Device`](crate::Error::Device) if the device rejects the plan.
+    fn fft_plan<R: crate::FftReal>(&self, n: usize, batch: usize) -> Result<Self::FftPlan<R>>;
+    /// `y = FFT(x)`: `y_k = sum_j x_j e^{-2 pi i j k / n}` for every line, or with `+` when
+    /// `inverse` (unnormalised both ways, so inverse(forward(x)) = n x). `x` and `y` do not
+    /// overlap. The engines' FFT libraries differ, so results agree to rounding, not bitwise.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`](crate::Error::ShapeMismatch) unless both hold `batch * n`
+    /// values; [`Error::Device`](crate::Error::Device) if the device rejects the call.
+    fn fft<R: crate::FftReal>(
+        plan: &Self::FftPlan<R>,
+        x: Self::Slice<'_, R::Complex>,
+        y: Self::SliceMut<'_, R::Complex>,
+        inverse: bool,
+    ) -> Result<()>;
+
     /// A dense product on local blocks: `a` holds a row-major `n x m` matrix; `x` and `y` hold
     /// row-major matrices of `k` columns (or vectors, `k = 1`): `x` is `m x k` and `y` is `n x k`
     /// for [`MatOp::N`], the other way round for [`MatOp::H`]. `y` is overwritten. The sums run
@@ -831,6 +887,51 @@ impl Engine for Host {
     ) -> Result<()> {
         comm.all_gather_varcount_into(send, recv, counts);
         Ok(())
+    }
+    fn band<T: Scalar>(
+        band: &crate::AxisBand,
+        table: &[f64],
+        x: &[T],
+        y: &mut [T],
+        accumulate: bool,
+    ) {
+        crate::band::host_band(band, table, x, y, accumulate);
+    }
+    fn on_host<'a, T: Scalar>(x: &'a [T]) -> Option<&'a [T]>
+    where
+        Self: 'a,
+    {
+        Some(x)
+    }
+    fn on_host_mut<'a, T: Scalar>(y: &'a mut [T]) -> Option<&'a mut [T]>
+    where
+        Self: 'a,
+    {
+        Some(y)
+    }
+    fn as_reals<'a, R: crate::HasComplex>(x: &'a [R::Complex]) -> &'a [R]
+    where
+        Self: 'a,
+    {
+        crate::reals::real::<R::Complex>(x)
+    }
+    fn as_reals_mut<'a, R: crate::HasComplex>(x: &'a mut [R::Complex]) -> &'a mut [R]
+    where
+        Self: 'a,
+    {
+        crate::reals::real_mut::<R::Complex>(x)
+    }
+    type FftPlan<R: crate::FftReal> = crate::host_fft::HostFft<R>;
+    fn fft_plan<R: crate::FftReal>(&self, n: usize, batch: usize) -> Result<Self::FftPlan<R>> {
+        crate::host_fft::HostFft::new(n, batch)
+    }
+    fn fft<R: crate::FftReal>(
+        plan: &Self::FftPlan<R>,
+        x: &[R::Complex],
+        y: &mut [R::Complex],
+        inverse: bool,
+    ) -> Result<()> {
+        plan.run(x, y, inverse)
     }
     fn matmul_slices<T: Scalar>(
         op: MatOp,

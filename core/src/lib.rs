@@ -42,12 +42,14 @@
 pub mod alloc;
 pub mod array;
 pub mod axis;
+pub mod band;
 pub mod comm;
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub mod cuda;
 mod dense;
 pub mod engine;
 pub mod error;
+pub mod host_fft;
 pub mod kernels;
 pub mod layout;
 pub mod operator;
@@ -69,12 +71,14 @@ pub mod mpi {
 
 pub use array::{DistributedArray, Mask, NormOrd};
 pub use axis::{resolve_axes, resolve_axis, signed_axis, AxisArg};
+pub use band::AxisBand;
 pub use comm::{CommStats, OpStats, ReduceRequest};
 pub use comm::{Communicator, Fingerprint, ReduceOp, Threads};
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub use cuda::Cuda;
 pub use engine::{BinaryOp, Engine, Host, MatOp, SliceLen, StridedCopy};
 pub use error::{Error, NonFiniteKind, Result};
+pub use host_fft::FftReal;
 pub use layout::{balanced_counts, Layout};
 pub use num_complex::{Complex32, Complex64};
 pub use operator::{dottest, LinearOperator, LinearOperatorExt, Op, Space};

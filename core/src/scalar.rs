@@ -125,6 +125,9 @@ pub trait Scalar:
     fn im(self) -> Self::Real;
     /// The scalar with real part `re` and zero imaginary part.
     fn from_real(re: Self::Real) -> Self;
+    /// `self` times the real `c`, component by component (`(re c, im c)` for complex types: no
+    /// cross terms, so zeros, infinities and NaN keep their own components).
+    fn scale_real(self, c: Self::Real) -> Self;
     /// Converts an `f64` (rounding for single precision).
     fn from_f64(x: f64) -> Self {
         Self::from_real(<Self::Real as RealScalar>::real_from_f64(x))
@@ -153,6 +156,8 @@ macro_rules! real_scalar {
             fn im(self) -> Self { 0.0 }
             #[inline(always)]
             fn from_real(re: Self) -> Self { re }
+            #[inline(always)]
+            fn scale_real(self, c: Self) -> Self { self * c }
         }
         impl RealScalar for $t {
             #[inline(always)]
@@ -182,6 +187,8 @@ macro_rules! complex_scalar {
             fn im(self) -> $t { self.im }
             #[inline(always)]
             fn from_real(re: $t) -> Self { Complex::new(re, 0.0) }
+            #[inline(always)]
+            fn scale_real(self, c: $t) -> Self { Complex::new(self.re * c, self.im * c) }
         }
     )*};
 }

@@ -904,6 +904,89 @@ impl Engine for Cuda {
         // reads d at (i / inner) % nd < nd, the length of `d`.
         unsafe { y.cuda.launch::<T>("diag_mul", x.len, false, &args) };
     }
+    fn band<T: Scalar>(
+        band: &crate::AxisBand,
+        table: DeviceSlice<'_, f64>,
+        x: DeviceSlice<'_, T>,
+        y: DeviceSliceMut<'_, T>,
+        accumulate: bool,
+    ) {
+        assert!(
+            x.cuda == y.cuda && table.cuda == y.cuda,
+            "device slices on different devices"
+        );
+        band.check(table.len, x.len, y.len);
+        let (_, n_out, n_src, inner) = band.dims();
+        let args = [
+            count(y.len),
+            count(n_out),
+            count(n_src),
+            count(inner),
+            KernelArg::Ptr(table.ptr),
+            KernelArg::I32(i32::from(accumulate)),
+            KernelArg::Ptr(x.ptr),
+            KernelArg::Ptr(y.ptr),
+        ];
+        // SAFETY: `table` is the band's packed table (its length checked against the band's),
+        // whose indices `AxisBand::new` validated: explicit rows below n_out, their source rows
+        // and the valid interior rows below n_src. The kernel writes y[i] for i < outer * n_out *
+        // inner = y.len and reads x at (o * n_src + j) * inner + k < outer * n_src * inner =
+        // x.len (both lengths checked above).
+        unsafe { y.cuda.launch::<T>("band", y.len, false, &args) };
+    }
+    fn on_host<'a, T: Scalar>(_x: DeviceSlice<'a, T>) -> Option<&'a [T]>
+    where
+        Self: 'a,
+    {
+        None
+    }
+    fn on_host_mut<'a, T: Scalar>(_y: DeviceSliceMut<'a, T>) -> Option<&'a mut [T]>
+    where
+        Self: 'a,
+    {
+        None
+    }
+    fn as_reals<'a, R: crate::HasComplex>(x: DeviceSlice<'a, R::Complex>) -> DeviceSlice<'a, R>
+    where
+        Self: 'a,
+    {
+        DeviceSlice {
+            ptr: x.ptr,
+            len: 2 * x.len,
+            cuda: x.cuda,
+            _t: PhantomData,
+        }
+    }
+    fn as_reals_mut<'a, R: crate::HasComplex>(
+        x: DeviceSliceMut<'a, R::Complex>,
+    ) -> DeviceSliceMut<'a, R>
+    where
+        Self: 'a,
+    {
+        DeviceSliceMut {
+            ptr: x.ptr,
+            len: 2 * x.len,
+            cuda: x.cuda,
+            _t: PhantomData,
+        }
+    }
+    type FftPlan<R: crate::FftReal> = DeviceFft<R>;
+    fn fft_plan<R: crate::FftReal>(&self, n: usize, batch: usize) -> Result<DeviceFft<R>> {
+        crate::host_fft::check_plan(n, batch)?;
+        DeviceFft::complex(self, &[n], batch)
+    }
+    fn fft<R: crate::FftReal>(
+        plan: &DeviceFft<R>,
+        x: DeviceSlice<'_, R::Complex>,
+        y: DeviceSliceMut<'_, R::Complex>,
+        inverse: bool,
+    ) -> Result<()> {
+        if inverse {
+            plan.inverse_c2c(x, y)
+        } else {
+            plan.forward_c2c(x, y)
+        }
+    }
     fn strided_copy<T: Scalar>(
         copy: &StridedCopy,
         x: DeviceSlice<'_, T>,

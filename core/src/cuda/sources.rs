@@ -16,6 +16,7 @@ pub(crate) const FILES: &[(&str, &str)] = &[
         include_str!("../../kernels/elementwise.cu"),
     ),
     ("reduce.cu", include_str!("../../kernels/reduce.cu")),
+    ("band.cu", include_str!("../../kernels/band.cu")),
 ];
 
 /// The entry points of the manifest.
