@@ -964,6 +964,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
     ("engines::symmetric_heap[cuda]", symmetric_heap_cuda),
     ("engines::device_fft[cuda]", device_fft_cuda),
     (
+        "primitives::primitives_all_dtypes[cuda]",
+        super::primitives::primitives_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
         "engine_operators::stacking_with_collectives[cuda]",
         super::engine_operators::stacking_with_collectives,
     ),

@@ -24,6 +24,7 @@ pub mod mask;
 pub mod matmul;
 pub mod mdc;
 pub mod operators;
+pub mod primitives;
 pub mod props;
 pub mod redistribute;
 pub mod reduce;
@@ -326,6 +327,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "engines::solvers_all_dtypes[host]",
         engines::solvers_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "primitives::primitives_all_dtypes[host]",
+        primitives::primitives_all_dtypes::<distlops::core::Host>,
     ),
     (
         "engine_operators::operators_all_dtypes[host]",

@@ -11,6 +11,7 @@
 #include "common.cuh"
 #include "elementwise.cu"
 #include "reduce.cu"
+#include "band.cu"
 
 #include <cstdio>
 #include <cstring>
@@ -26,7 +27,7 @@
         DL_EMU_ENTRY(diag_mul_##S, false), DL_EMU_ENTRY(strided_copy_##S, false),                 \
         DL_EMU_ENTRY(leaf_dot_##S, false), DL_EMU_ENTRY(leaf_abs2_##S, false),                    \
         DL_EMU_ENTRY(node_sum_##S, false), DL_EMU_ENTRY(gather_##S, false),                       \
-        DL_EMU_ENTRY(max_abs_##S, true),
+        DL_EMU_ENTRY(max_abs_##S, true), DL_EMU_ENTRY(band_##S, false),
 extern "C" const dl_emu_kernel dl_emu_table_test[] = {
     DL_FOR_EACH_SCALAR(DL_TEST_ENTRIES) DL_EMU_ENTRY(conj_c32, false),
     DL_EMU_ENTRY(conj_c64, false),
@@ -72,6 +73,7 @@ template <> struct ref<float> {
     static float abs2(float a) { return a * a; }
     static float abs(float a) { return std::fabs(a); }
     static float zero() { return 0.0f; }
+    static float scale(float a, float c) { return a * c; }
 };
 template <> struct ref<double> {
     static double make(double re, double) { return re; }
@@ -83,6 +85,7 @@ template <> struct ref<double> {
     static double abs2(double a) { return a * a; }
     static double abs(double a) { return std::fabs(a); }
     static double zero() { return 0.0; }
+    static double scale(double a, double c) { return a * c; }
 };
 template <typename C, typename R> struct ref_complex {
     static C make(double re, double im) { return C{R(re), R(im)}; }
@@ -97,6 +100,7 @@ template <typename C, typename R> struct ref_complex {
     static R abs2(C a) { return a.re * a.re + a.im * a.im; }
     static R abs(C a) { return std::hypot(a.re, a.im); }
     static C zero() { return C{R(0), R(0)}; }
+    static C scale(C a, R c) { return C{a.re * c, a.im * c}; }
 };
 template <> struct ref<c32> : ref_complex<c32, float> {};
 template <> struct ref<c64> : ref_complex<c64, double> {};
@@ -192,6 +196,49 @@ template <typename T> void test_type(const char* s) {
                 for (size_t r = 0; r < rows; ++r)
                     for (size_t c = 0; c < cols; ++c) want[c * rows + r] = y[r * cols + c];
                 check(same(t, want), "strided_copy" + at);
+            }
+
+            // Band: (outer 3, n rows, inner 2) from n + 3 source rows, four taps through a shift
+            // of 1 with the valid rows 1..n + 2 (taps outside dropped), explicit rows 0 and n - 1;
+            // buffers of exactly their size, so a read past x or the table overflows under ASan.
+            {
+                const size_t outer = 3, inner = 2, n_src = n + 3, m = outer * n * inner;
+                const double taps[4][2] = {{-1, 0.25}, {0, 1.5}, {1, -0.75}, {2, 0.125}};
+                std::vector<double> table = {4, 1, 1, double(n_src - 1), n > 1 ? 2.0 : 1.0};
+                for (auto& t : taps) table.insert(table.end(), {t[0], t[1]});
+                table.insert(table.end(), {0, 0, 2});
+                if (n > 1) table.insert(table.end(), {double(n - 1), 2, 1});
+                table.insert(table.end(), {0, -1.0, double(n_src - 1), 3.0});
+                if (n > 1) table.insert(table.end(), {1, 0.5});
+                auto xs = values<T>(outer * n_src * inner, 3);
+                const auto start = values<T>(m, 4);
+                for (int acc = 0; acc < 2; ++acc) {
+                    std::vector<T> got = start, want(m);
+                    launch("band_" + S, grid, block, dl_index(m), dl_index(n), dl_index(n_src),
+                           dl_index(inner), static_cast<const double*>(table.data()), acc,
+                           static_cast<const T*>(xs.data()), got.data());
+                    for (size_t o = 0; o < outer; ++o)
+                        for (size_t i = 0; i < n; ++i)
+                            for (size_t k = 0; k < inner; ++k) {
+                                auto src = [&](size_t row) { return xs[(o * n_src + row) * inner + k]; };
+                                auto term = [&](size_t row, double c) { return ref<T>::scale(src(row), R(c)); };
+                                T sum = ref<T>::zero();
+                                if (i == 0) {
+                                    sum = ref<T>::add(sum, term(0, -1.0));
+                                    sum = ref<T>::add(sum, term(n_src - 1, 3.0));
+                                } else if (i == n - 1) {
+                                    sum = ref<T>::add(sum, term(1, 0.5));
+                                } else {
+                                    for (auto& t : taps) {
+                                        long j = long(i) + 1 + long(t[0]);
+                                        if (j >= 1 && j < long(n_src - 1)) sum = ref<T>::add(sum, term(size_t(j), t[1]));
+                                    }
+                                }
+                                size_t idx = (o * n + i) * inner + k;
+                                want[idx] = acc ? ref<T>::add(start[idx], sum) : sum;
+                            }
+                    check(same(got, want), "band accumulate=" + std::to_string(acc) + at);
+                }
             }
 
             if constexpr (std::is_same_v<T, c32> || std::is_same_v<T, c64>) {

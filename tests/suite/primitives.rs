@@ -1,0 +1,159 @@
+//! The engine primitives the device operators are written on, on engine `E` against the host:
+//! [`Engine::band`] (the same bits on every engine), [`Engine::fft`] (against a direct DFT sum)
+//! and the [`Engine::as_reals`] views. Local to each rank: no communication.
+
+use super::engines::TestEngine;
+use super::util::{global, TestScalar};
+use distlops::core::{AxisBand, Communicator, Complex32, Complex64, Engine, FftReal, Host, Scalar};
+use ndarray::{ArrayD, ArrayView1, IxDyn};
+
+/// The bands of the test: a centred difference with one-sided edge rows, a truncated
+/// convolution reading one ghost row through its shift, and a band of explicit rows only.
+fn bands((outer, n, inner): (usize, usize, usize)) -> Vec<(AxisBand, usize)> {
+    let edge = |i: usize| vec![(i, -1.0), (i + 1, 1.0)];
+    let mut out = vec![];
+    if n >= 2 {
+        let rows = [(0, edge(0)), (n - 1, edge(n - 2))];
+        let centred = [(-1, -0.5), (1, 0.5)];
+        out.push((
+            AxisBand::new((outer, n, n, inner), &centred, 0, 0..n, &rows).unwrap(),
+            n,
+        ));
+    }
+    // Sources have a ghost row in front and two behind; the taps reach both.
+    let taps = [(-1, 0.25), (0, 1.5), (1, -0.75), (2, 0.125)];
+    let conv = AxisBand::new((outer, n, n + 3, inner), &taps, 1, 0..n + 3, &[]).unwrap();
+    out.push((conv, n + 3));
+    let trunc = AxisBand::new((outer, n, n, inner), &taps, 0, 0..n, &[]).unwrap();
+    out.push((trunc, n));
+    let only: Vec<(usize, Vec<(usize, f64)>)> =
+        (0..n).map(|i| (i, vec![(n - 1 - i, 2.0)])).collect();
+    out.push((
+        AxisBand::new((outer, n, n, inner), &[], 0, 0..0, &only).unwrap(),
+        n,
+    ));
+    out
+}
+
+/// `E::band` against `Host::band`: bit for bit, overwriting and accumulating.
+fn band_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
+    let engine = E::for_rank(comm);
+    for dims in [(1, 1, 1), (1, 7, 1), (3, 5, 2), (2, 131, 1), (4, 9, 7)] {
+        for (band, n_src) in bands(dims) {
+            let (outer, n_out, _, inner) = band.dims();
+            let x: ArrayD<T> = global(&[outer * n_src * inner], 3);
+            let y0: ArrayD<T> = global(&[outer * n_out * inner], 4);
+            let table = ArrayView1::from(band.table()).into_dyn();
+            let (ht, dt) = (
+                Host.upload(table.clone()).unwrap(),
+                engine.upload(table).unwrap(),
+            );
+            let dx = engine.upload(x.view()).unwrap();
+            for accumulate in [false, true] {
+                let mut want = y0.clone();
+                Host::band(
+                    &band,
+                    Host::slice(&ht),
+                    Host::slice(&x),
+                    Host::slice_mut(&mut want),
+                    accumulate,
+                );
+                let mut dy = engine.upload(y0.view()).unwrap();
+                E::band(
+                    &band,
+                    E::slice(&dt),
+                    E::slice(&dx),
+                    E::slice_mut(&mut dy),
+                    accumulate,
+                );
+                let got = E::download(&dy);
+                assert!(
+                    super::engines::same_bits(&got, &want),
+                    "band {dims:?} accumulate {accumulate} on {} ({})",
+                    E::NAME,
+                    T::SUFFIX
+                );
+            }
+        }
+    }
+}
+
+/// `E::fft` against a direct DFT sum, both directions, and `as_reals` views.
+fn fft_on<R: FftReal + TestScalar, E: TestEngine>(comm: &Communicator)
+where
+    R::Complex: TestScalar,
+{
+    let engine = E::for_rank(comm);
+    let tol = if std::mem::size_of::<R>() == 8 {
+        1e-12
+    } else {
+        1e-4
+    };
+    for (n, batch) in [(1, 1), (8, 3), (7, 2), (799, 1), (30, 5)] {
+        let x: ArrayD<R::Complex> = global(&[batch * n], 5 + n as u64);
+        let dx = engine.upload(x.view()).unwrap();
+        let plan = engine.fft_plan::<R>(n, batch).unwrap();
+        for inverse in [false, true] {
+            let mut dy = engine.zeros::<R::Complex>(&[batch * n]).unwrap();
+            E::fft(&plan, E::slice(&dx), E::slice_mut(&mut dy), inverse).unwrap();
+            let got = E::download(&dy);
+            let sign = if inverse { 1.0 } else { -1.0 };
+            let (mut err, mut scale) = (0.0f64, 1.0f64);
+            for b in 0..batch {
+                for k in 0..n {
+                    let mut want = Complex64::new(0.0, 0.0);
+                    for j in 0..n {
+                        let v = x[b * n + j];
+                        let v = Complex64::new(v.re().to_f64(), v.im().to_f64());
+                        let phase =
+                            sign * 2.0 * std::f64::consts::PI * ((j * k) % n) as f64 / n as f64;
+                        want += v * Complex64::from_polar(1.0, phase);
+                    }
+                    let g = got[b * n + k];
+                    let g = Complex64::new(g.re().to_f64(), g.im().to_f64());
+                    err = err.max((g - want).norm());
+                    scale = scale.max(want.norm());
+                }
+            }
+            assert!(
+                err <= tol * scale,
+                "fft n {n} batch {batch} inverse {inverse} on {}: error {err} of {scale}",
+                E::NAME
+            );
+        }
+        // Wrong lengths are errors, not panics.
+        let mut short = engine.zeros::<R::Complex>(&[batch * n + 1]).unwrap();
+        assert!(E::fft(&plan, E::slice(&dx), E::slice_mut(&mut short), false).is_err());
+    }
+    assert!(engine.fft_plan::<R>(0, 1).is_err());
+    assert!(engine.fft_plan::<R>(4, 0).is_err());
+
+    // as_reals: the real view of a complex block, written through the mutable view.
+    let x: ArrayD<R::Complex> = global(&[5], 9);
+    let mut dx = engine.upload(x.view()).unwrap();
+    let reals = E::read_slice(E::as_reals::<R>(E::slice(&dx)));
+    let want: Vec<R> = x.iter().flat_map(|c| [c.re(), c.im()]).collect();
+    assert_eq!(reals, want, "as_reals on {}", E::NAME);
+    E::fill_slice(
+        E::as_reals_mut::<R>(E::slice_mut(&mut dx)),
+        R::make(2.0, 0.0),
+    );
+    let filled = ArrayD::from_shape_vec(IxDyn(&[5]), vec![R::Complex::make(2.0, 2.0); 5]).unwrap();
+    assert_eq!(E::download(&dx), filled, "as_reals_mut on {}", E::NAME);
+}
+
+/// Every primitive of this file, every dtype, on engine `E`.
+pub fn primitives_all_dtypes<E: TestEngine>(comm: &Communicator) {
+    band_on::<f32, E>(comm);
+    band_on::<f64, E>(comm);
+    band_on::<Complex32, E>(comm);
+    band_on::<Complex64, E>(comm);
+    fft_on::<f32, E>(comm);
+    fft_on::<f64, E>(comm);
+    // The host and the engine views of the same slice.
+    let engine = E::for_rank(comm);
+    let a = engine
+        .upload(ArrayD::<f64>::zeros(IxDyn(&[3])).view())
+        .unwrap();
+    assert_eq!(E::on_host(E::slice(&a)).is_some(), E::NAME == "host");
+}
