@@ -289,6 +289,23 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
         }
     }
 
+    /// The same vector on `engine` (every array copied with
+    /// [`DistributedArray::to_engine`]; stacks keep their structure). No communication.
+    ///
+    /// # Errors
+    /// As [`DistributedArray::to_engine`].
+    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<DistVector<T, F>> {
+        Ok(match self {
+            DistVector::Array(a) => DistVector::Array(a.to_engine(engine)?),
+            DistVector::Stacked(s) => DistVector::Stacked(StackedDistributedArray::new(
+                s.parts
+                    .iter()
+                    .map(|p| p.to_engine(engine))
+                    .collect::<Result<Vec<_>>>()?,
+            )?),
+        })
+    }
+
     /// Conjugates every element in place (nothing for real types). No communication.
     pub fn conj_in_place(&mut self) {
         match self {

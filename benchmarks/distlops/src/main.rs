@@ -13,6 +13,7 @@
 //! Without the `mpi` feature, `--ranks N` runs the workload on N threads instead (for quick
 //! checks; the benchmark runs under `mpirun`). `benchmarks/run.sh` drives both sides.
 
+mod device;
 mod ffts;
 mod inputs;
 mod matmul;
@@ -43,6 +44,8 @@ options:
   --out FILE     also append the JSON records to FILE
   --inputs DIR   W8: read G.npy and m.npy from DIR (written by bench.py --write-inputs)
   --ranks N      ranks on the Threads communicator (builds without the `mpi` feature)
+  --engine E     host (default) or cuda: the workload's operator and vectors on this rank's GPU
+                 (feature `cuda`; benchmarks/gpu.sh); devcopy is the device's copy bandwidth
 ";
 
 /// Command-line options.
@@ -54,6 +57,7 @@ struct Args {
     out: Option<PathBuf>,
     ranks: usize,
     inputs: Option<PathBuf>,
+    engine: String,
 }
 
 impl Args {
@@ -65,6 +69,7 @@ impl Args {
             out: None,
             ranks: 1,
             inputs: None,
+            engine: "host".into(),
         };
         let mut it = std::env::args().skip(1);
         while let Some(flag) = it.next() {
@@ -76,6 +81,7 @@ impl Args {
                 "--out" => a.out = Some(value()?.into()),
                 "--ranks" => a.ranks = value()?.parse()?,
                 "--inputs" => a.inputs = Some(value()?.into()),
+                "--engine" => a.engine = value()?,
                 "-h" | "--help" => {
                     print!("{USAGE}");
                     std::process::exit(0);
@@ -105,6 +111,22 @@ fn run(comm: &Communicator, args: &Args) -> Res<Vec<Record>> {
         "complex128" => true,
         other => return Err(format!("unknown dtype {other}").into()),
     };
+    match args.engine.as_str() {
+        "host" => {}
+        #[cfg(any(feature = "cuda", feature = "emulator"))]
+        "cuda" => {
+            return device::run::<distlops::core::Cuda>(
+                comm,
+                &args.workload,
+                complex,
+                reps,
+                args.inputs.as_deref(),
+            )
+        }
+        #[cfg(not(any(feature = "cuda", feature = "emulator")))]
+        "cuda" => return Err("--engine cuda needs a build with feature `cuda`".into()),
+        other => return Err(format!("unknown engine {other} (host or cuda)").into()),
+    }
     match (args.workload.as_str(), complex) {
         ("W1", false) => poststack::w1(comm, reps),
         ("W2", false) => poststack::w2(comm, reps),
