@@ -5,6 +5,7 @@
 #   benchmarks/venv.sh                    # prints nothing but errors; afterwards use
 #   benchmarks/.venv/bin/python ...       # (e.g. mpirun -n 2 benchmarks/.venv/bin/python benchmarks/pylops/bench.py ...)
 #   PY=$(benchmarks/venv.sh --print-python)   # same, then prints the venv's python path
+#   benchmarks/venv.sh --gpu              # also requirements-gpu.txt (CuPy, NCCL: benchmarks/gpu.sh)
 #
 # Run it (do not source it). Idempotent: the venv is created only when missing, and pip runs only
 # when an installed version differs from requirements.txt (so a second run takes about a second).
@@ -20,10 +21,12 @@ req="$here/requirements.txt"
 python="${PYTHON:-python3}"
 
 print_python=0
+gpu=0
 for arg in "$@"; do
   case "$arg" in
     --print-python) print_python=1 ;;
-    -h | --help) sed -n '2,14p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --gpu) gpu=1 ;;
+    -h | --help) sed -n '2,15p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) echo "venv.sh: unknown argument '$arg'" >&2; exit 2 ;;
   esac
 done
@@ -74,6 +77,10 @@ if [ -n "$missing" ]; then
   "$venv/bin/python" -m pip install -q --disable-pip-version-check --no-binary mpi4py,mpi4py-fft -r "$req" >/dev/null
   # Check that the pins took.
   "$venv/bin/python" -c "import numpy, scipy, mpi4py.MPI, pylops, pylops_mpi, mpi4py_fft"
+fi
+
+if [ "$gpu" -eq 1 ]; then
+  "$venv/bin/python" -m pip install -q --disable-pip-version-check -r "$here/requirements-gpu.txt" >/dev/null
 fi
 
 if [ "$print_python" -eq 1 ]; then
