@@ -519,6 +519,35 @@ pub trait Engine: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
         y: Self::SliceMut<'_, T>,
     ) -> Result<()>;
 
+    /// `batch` independent [`matmul_slices`](Self::matmul_slices) products on consecutive
+    /// operands: product `i` reads matrix `a[i n m..]`, `x`'s `i`-th block and writes `y`'s `i`-th
+    /// block (`dims = (n, m, k)` for each). One strided-batched cuBLAS call on a device; a loop
+    /// of products on the host. The per-frequency products of Fredholm1 and MDC.
+    ///
+    /// # Errors
+    /// As [`matmul_slices`](Self::matmul_slices), for lengths that are not `batch` times one
+    /// product's.
+    fn matmul_batched<T: Scalar>(
+        op: MatOp,
+        (n, m, k): (usize, usize, usize),
+        batch: usize,
+        a: Self::Slice<'_, T>,
+        x: Self::Slice<'_, T>,
+        mut y: Self::SliceMut<'_, T>,
+    ) -> Result<()> {
+        let (la, lx, ly) = check_batched_lens(op, (n, m, k), batch, (a.len(), x.len(), y.len()))?;
+        for i in 0..batch {
+            Self::matmul_slices(
+                op,
+                (n, m, k),
+                Self::sub(a, i * la..(i + 1) * la),
+                Self::sub(x, i * lx..(i + 1) * lx),
+                Self::sub_mut(&mut y, i * ly..(i + 1) * ly),
+            )?;
+        }
+        Ok(())
+    }
+
     /// `recv = sum over the ranks of comm of send` (payload all-reduce; see
     /// [`Communicator::all_reduce_sum_on`](crate::Communicator::all_reduce_sum_on)).
     /// [Collective](crate#collective-calls): every rank of `comm` calls it.
@@ -641,6 +670,29 @@ pub trait Engine: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
         let dims = matmul_dims(op, Self::shape(a), Self::shape(x), Self::shape(y))?;
         Self::matmul_slices(op, dims, Self::slice(a), Self::slice(x), Self::slice_mut(y))
     }
+}
+
+/// Checks the lengths of `matmul_batched(op, (n, m, k), batch, a, x, y)` (`batch` times those
+/// of one product) and returns one product's `(a, x, y)` lengths.
+pub(crate) fn check_batched_lens(
+    op: MatOp,
+    (n, m, k): (usize, usize, usize),
+    batch: usize,
+    (a, x, y): (usize, usize, usize),
+) -> Result<(usize, usize, usize)> {
+    let (lx, ly) = if op == MatOp::N {
+        (m * k, n * k)
+    } else {
+        (n * k, m * k)
+    };
+    let la = n * m;
+    if a != batch * la || x != batch * lx || y != batch * ly {
+        return Err(crate::Error::ShapeMismatch(format!(
+            "matmul_batched {op:?}: {batch} products of {:?} on slices of {a}, {x} and {y}",
+            (n, m, k)
+        )));
+    }
+    Ok((la, lx, ly))
 }
 
 /// Checks the lengths of `matmul_slices(op, (n, m, k), a, x, y)`.

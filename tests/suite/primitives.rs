@@ -1,10 +1,13 @@
 //! The engine primitives the device operators are written on, on engine `E` against the host:
 //! [`Engine::band`] (the same bits on every engine), [`Engine::fft`] (against a direct DFT sum)
-//! and the [`Engine::as_reals`] views. Local to each rank: no communication.
+//! [`Engine::matmul_batched`] (against host products) and the [`Engine::as_reals`] views. Local
+//! to each rank: no communication.
 
 use super::engines::TestEngine;
 use super::util::{global, TestScalar};
-use distlops::core::{AxisBand, Communicator, Complex32, Complex64, Engine, FftReal, Host, Scalar};
+use distlops::core::{
+    AxisBand, Communicator, Complex32, Complex64, Engine, FftReal, Host, MatOp, Scalar,
+};
 use ndarray::{ArrayD, ArrayView1, IxDyn};
 
 /// The bands of the test: a centred difference with one-sided edge rows, a truncated
@@ -142,6 +145,69 @@ where
     assert_eq!(E::download(&dx), filled, "as_reals_mut on {}", E::NAME);
 }
 
+/// `E::matmul_batched` against one host `matmul_slices` per product, to rounding; wrong lengths
+/// are errors.
+fn matmul_batched_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
+    let engine = E::for_rank(comm);
+    for (n, m, k) in [(3, 5, 1), (4, 2, 3), (1, 7, 2)] {
+        for batch in [0, 1, 3] {
+            for op in [MatOp::N, MatOp::H] {
+                let (lx, ly) = if op == MatOp::N {
+                    (m * k, n * k)
+                } else {
+                    (n * k, m * k)
+                };
+                let a: ArrayD<T> = global(&[batch * n * m], 21);
+                let x: ArrayD<T> = global(&[batch * lx], 22);
+                let mut want = vec![T::zero(); batch * ly];
+                for i in 0..batch {
+                    Host::matmul_slices(
+                        op,
+                        (n, m, k),
+                        &a.as_slice().unwrap()[i * n * m..(i + 1) * n * m],
+                        &x.as_slice().unwrap()[i * lx..(i + 1) * lx],
+                        &mut want[i * ly..(i + 1) * ly],
+                    )
+                    .unwrap();
+                }
+                let (da, dx) = (
+                    engine.upload(a.view()).unwrap(),
+                    engine.upload(x.view()).unwrap(),
+                );
+                let mut dy = engine.zeros::<T>(&[batch * ly]).unwrap();
+                E::matmul_batched(
+                    op,
+                    (n, m, k),
+                    batch,
+                    E::slice(&da),
+                    E::slice(&dx),
+                    E::slice_mut(&mut dy),
+                )
+                .unwrap();
+                let got = E::download(&dy);
+                let want = ArrayD::from_shape_vec(IxDyn(&[batch * ly]), want).unwrap();
+                assert!(
+                    super::util::rel_err(&got, &want) <= 10.0 * T::TOL,
+                    "matmul_batched {op:?} {:?} x {batch} on {} ({})",
+                    (n, m, k),
+                    E::NAME,
+                    T::SUFFIX
+                );
+                let mut short = engine.zeros::<T>(&[batch * ly + 1]).unwrap();
+                let bad = E::matmul_batched(
+                    op,
+                    (n, m, k),
+                    batch,
+                    E::slice(&da),
+                    E::slice(&dx),
+                    E::slice_mut(&mut short),
+                );
+                assert!(bad.is_err(), "a wrong length is an error");
+            }
+        }
+    }
+}
+
 /// Every primitive of this file, every dtype, on engine `E`.
 pub fn primitives_all_dtypes<E: TestEngine>(comm: &Communicator) {
     band_on::<f32, E>(comm);
@@ -150,6 +216,10 @@ pub fn primitives_all_dtypes<E: TestEngine>(comm: &Communicator) {
     band_on::<Complex64, E>(comm);
     fft_on::<f32, E>(comm);
     fft_on::<f64, E>(comm);
+    matmul_batched_on::<f32, E>(comm);
+    matmul_batched_on::<f64, E>(comm);
+    matmul_batched_on::<Complex32, E>(comm);
+    matmul_batched_on::<Complex64, E>(comm);
     // The host and the engine views of the same slice.
     let engine = E::for_rank(comm);
     let a = engine

@@ -250,24 +250,57 @@ impl DeviceApi for DriverDevice {
         let (m, n, k) = (int(g.m)?, int(g.n)?, int(g.k)?);
         let (lda, ldb, ldc) = (int(g.lda)?, int(g.ldb)?, int(g.ldc)?);
         let (ta, tb, h) = (op(g.ta), op(g.tb), self.blas);
+        let batch = int(g.batch)?;
+        let stride = |v: usize| {
+            i64::try_from(v).map_err(|_| Error::Device(format!("gemm stride {v} above i64")))
+        };
+        let [sa, sb, sc] = [
+            stride(g.strides[0])?,
+            stride(g.strides[1])?,
+            stride(g.strides[2])?,
+        ];
+        // One product: <t>gemm; a batch: <t>gemmStridedBatched (one call for every product).
         macro_rules! gemm {
-            ($f:ident, $alpha:expr, $beta:expr) => {
-                blas_sys::$f(
-                    h,
-                    ta,
-                    tb,
-                    m,
-                    n,
-                    k,
-                    &$alpha,
-                    g.a as *const _,
-                    lda,
-                    g.b as *const _,
-                    ldb,
-                    &$beta,
-                    g.c as *mut _,
-                    ldc,
-                )
+            ($f:ident, $fb:ident, $alpha:expr, $beta:expr) => {
+                if batch == 1 {
+                    blas_sys::$f(
+                        h,
+                        ta,
+                        tb,
+                        m,
+                        n,
+                        k,
+                        &$alpha,
+                        g.a as *const _,
+                        lda,
+                        g.b as *const _,
+                        ldb,
+                        &$beta,
+                        g.c as *mut _,
+                        ldc,
+                    )
+                } else {
+                    blas_sys::$fb(
+                        h,
+                        ta,
+                        tb,
+                        m,
+                        n,
+                        k,
+                        &$alpha,
+                        g.a as *const _,
+                        lda,
+                        sa,
+                        g.b as *const _,
+                        ldb,
+                        sb,
+                        &$beta,
+                        g.c as *mut _,
+                        ldc,
+                        sc,
+                        batch,
+                    )
+                }
             };
         }
         let (f2, d2) = (
@@ -275,14 +308,23 @@ impl DeviceApi for DriverDevice {
             |[x, y]: [f64; 2]| blas_sys::double2 { x, y },
         );
         // SAFETY (every arm): the caller's contract (the operands hold their extents of this
-        // type, C overlaps neither input); alpha and beta are host values (cuBLAS's default
+        // type over the whole batch, C overlaps neither input nor, in a batch, itself: checked
+        // by `Gemm::check`); alpha and beta are host values (cuBLAS's default
         // pointer mode) alive for the call; the handle's stream is this device's.
         let status = unsafe {
             match (g.alpha, g.beta) {
-                (KernelArg::F32(al), KernelArg::F32(be)) => gemm!(cublasSgemm_v2, al, be),
-                (KernelArg::F64(al), KernelArg::F64(be)) => gemm!(cublasDgemm_v2, al, be),
-                (KernelArg::C32(al), KernelArg::C32(be)) => gemm!(cublasCgemm_v2, f2(al), f2(be)),
-                (KernelArg::C64(al), KernelArg::C64(be)) => gemm!(cublasZgemm_v2, d2(al), d2(be)),
+                (KernelArg::F32(al), KernelArg::F32(be)) => {
+                    gemm!(cublasSgemm_v2, cublasSgemmStridedBatched, al, be)
+                }
+                (KernelArg::F64(al), KernelArg::F64(be)) => {
+                    gemm!(cublasDgemm_v2, cublasDgemmStridedBatched, al, be)
+                }
+                (KernelArg::C32(al), KernelArg::C32(be)) => {
+                    gemm!(cublasCgemm_v2, cublasCgemmStridedBatched, f2(al), f2(be))
+                }
+                (KernelArg::C64(al), KernelArg::C64(be)) => {
+                    gemm!(cublasZgemm_v2, cublasZgemmStridedBatched, d2(al), d2(be))
+                }
                 (al, be) => unreachable!("gemm scalars of different types: {al:?}, {be:?}"),
             }
         };

@@ -231,14 +231,19 @@ impl State {
                     .map_err(|e| format!("kernel {}: {e}", launch.kernel))?;
             }
             Job::Gemm(g) => {
-                // SAFETY: the extents of every operand were checked against live allocations
-                // when the call was enqueued.
-                unsafe {
-                    match g.dtype {
-                        "f32" => gemm::<f32>(&g),
-                        "f64" => gemm::<f64>(&g),
-                        "c32" => gemm::<Complex<f32>>(&g),
-                        _ => gemm::<Complex<f64>>(&g),
+                let size = gemm_element_bytes(g.dtype);
+                for i in 0..g.batch {
+                    let g = g.nth(i, size);
+                    // SAFETY: the extents of every operand over the whole batch were checked
+                    // against live allocations when the call was enqueued, and product i lies
+                    // inside them.
+                    unsafe {
+                        match g.dtype {
+                            "f32" => gemm::<f32>(&g),
+                            "f64" => gemm::<f64>(&g),
+                            "c32" => gemm::<Complex<f32>>(&g),
+                            _ => gemm::<Complex<f64>>(&g),
+                        }
                     }
                 }
             }
@@ -301,6 +306,15 @@ impl FromArg for Complex<f64> {
         } else {
             wrong(v)
         }
+    }
+}
+
+/// The bytes of one element of a gemm's type.
+fn gemm_element_bytes(dtype: &str) -> usize {
+    match dtype {
+        "f32" => 4,
+        "f64" | "c32" => 8,
+        _ => 16,
     }
 }
 
@@ -477,11 +491,7 @@ impl DeviceApi for EmulatedDevice {
 
     unsafe fn gemm(&self, _s: Stream, g: &Gemm) -> Result<()> {
         g.check()?;
-        let size = match g.dtype {
-            "f32" => 4,
-            "f64" | "c32" => 8,
-            _ => 16,
-        };
+        let size = gemm_element_bytes(g.dtype);
         let (ea, eb, ec) = g.extents();
         let mut state = self.state();
         state.check_range(g.a, ea * size, "gemm A")?;

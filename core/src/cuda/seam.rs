@@ -88,7 +88,9 @@ pub(crate) enum BlasOp {
 
 /// A cuBLAS `<t>gemm` call, `C = alpha op(A) op(B) + beta C`, with cuBLAS's conventions: every
 /// matrix column-major, `op(A)` is `m x k`, `op(B)` is `k x n`, `C` is `m x n`, leading
-/// dimensions in elements; when `beta` is zero `C` is not read.
+/// dimensions in elements; when `beta` is zero `C` is not read. With `batch > 1` it is
+/// `<t>gemmStridedBatched`: product `i` reads `A + i stride_a`, `B + i stride_b` and writes
+/// `C + i stride_c` (strides in elements).
 #[derive(Debug, Clone, PartialEq)]
 pub(crate) struct Gemm {
     /// The element type's suffix (`"f32"`, `"f64"`, `"c32"`, `"c64"`).
@@ -106,6 +108,10 @@ pub(crate) struct Gemm {
     pub(crate) beta: KernelArg,
     pub(crate) c: DevicePtr,
     pub(crate) ldc: usize,
+    /// The number of products (1: a plain gemm).
+    pub(crate) batch: usize,
+    /// The distances between consecutive operands, in elements.
+    pub(crate) strides: [usize; 3],
 }
 
 impl Gemm {
@@ -128,12 +134,48 @@ impl Gemm {
                 )));
             }
         }
+        let (_, _, ec) = self.one_extents();
+        if self.batch > 1 && self.strides[2] < ec {
+            return Err(crate::Error::Device(format!(
+                "gemm_{}: a batch whose outputs overlap (stride_c {} below the {ec} elements of \
+                 one C)",
+                self.dtype, self.strides[2]
+            )));
+        }
         Ok(())
     }
 
-    /// The elements each operand spans in memory: `(A, B, C)`.
+    /// The elements each operand spans in memory over the whole batch: `(A, B, C)`.
     #[cfg_attr(not(feature = "emulator"), allow(dead_code))]
     pub(crate) fn extents(&self) -> (usize, usize, usize) {
+        let (ea, eb, ec) = self.one_extents();
+        let all = |e: usize, stride: usize| {
+            if e == 0 || self.batch == 0 {
+                0
+            } else {
+                stride * (self.batch - 1) + e
+            }
+        };
+        let [sa, sb, sc] = self.strides;
+        (all(ea, sa), all(eb, sb), all(ec, sc))
+    }
+
+    /// Product `i` of a batch as a plain gemm.
+    #[cfg_attr(not(feature = "emulator"), allow(dead_code))]
+    pub(crate) fn nth(&self, i: usize, size: usize) -> Gemm {
+        let at = |p: DevicePtr, stride: usize| p + (i * stride * size) as u64;
+        let [sa, sb, sc] = self.strides;
+        Gemm {
+            a: at(self.a, sa),
+            b: at(self.b, sb),
+            c: at(self.c, sc),
+            batch: 1,
+            ..self.clone()
+        }
+    }
+
+    /// The elements each operand of one product spans in memory: `(A, B, C)`.
+    fn one_extents(&self) -> (usize, usize, usize) {
         let span = |ld: usize, rows: usize, cols: usize| {
             if rows == 0 || cols == 0 {
                 0
