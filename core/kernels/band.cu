@@ -2,11 +2,17 @@
 // stencils, short convolutions and their adjoints. One thread per output element (grid-stride).
 //
 // The block is (outer, n_out, inner) for y and (outer, n_src, inner) for x. `table` is the band's
-// packed description (AxisBand::table): [ntaps, shift, valid start, valid end, nrows], then
+// packed description (AxisBand::table): [ntaps, shift, valid start, valid end, nrows, fused], then
 // (offset, coefficient) per interior tap, (row, first entry, entry count) per explicit row
 // (sorted by row), then (source row, coefficient) per entry. Indices are exact in a double.
-// Sums run from zero in table order as acc = acc + x * c (no FMA: NVRTC runs with
-// --fmad=false), then y = acc or y = y + acc, as the host engine does.
+// Sums run from zero in table order as acc = acc + x * c (two roundings: NVRTC runs with
+// --fmad=false), or acc = fma(x, c, acc) for a fused band, then y = acc or y = y + acc, as the
+// host engine does.
+
+/// acc + x c: fused (one rounding per component) or not (two).
+template <typename T, typename R> __device__ __forceinline__ T dl_band_term(bool fused, T acc, T x, R c) {
+    return fused ? dl_fma_real(x, c, acc) : acc + dl_scale_real(x, c);
+}
 
 template <typename T>
 __device__ T band_row(const double* __restrict__ table, dl_index row, const T* __restrict__ xs,
@@ -14,7 +20,8 @@ __device__ T band_row(const double* __restrict__ table, dl_index row, const T* _
     typedef typename dl_real_of<T>::type R;
     const dl_index ntaps = (dl_index)table[0];
     const dl_index nrows = (dl_index)table[4];
-    const double* rows = table + 5 + 2 * ntaps;
+    const bool fused = table[5] != 0.0;
+    const double* rows = table + 6 + 2 * ntaps;
     const double* entries = rows + 3 * nrows;
     T acc = dl_zero<T>();
     dl_index lo = 0, hi = nrows;
@@ -26,7 +33,7 @@ __device__ T band_row(const double* __restrict__ table, dl_index row, const T* _
             dl_index count = (dl_index)rows[3 * mid + 2];
             for (dl_index e = first; e < first + count; ++e) {
                 dl_index col = (dl_index)entries[2 * e];
-                acc = acc + dl_scale_real(xs[col * inner + k], (R)entries[2 * e + 1]);
+                acc = dl_band_term(fused, acc, xs[col * inner + k], (R)entries[2 * e + 1]);
             }
             return acc;
         }
@@ -38,8 +45,8 @@ __device__ T band_row(const double* __restrict__ table, dl_index row, const T* _
     }
     const dl_index shift = (dl_index)table[1], v0 = (dl_index)table[2], v1 = (dl_index)table[3];
     for (dl_index t = 0; t < ntaps; ++t) {
-        dl_index j = row + shift + (dl_index)table[5 + 2 * t];
-        if (j >= v0 && j < v1) acc = acc + dl_scale_real(xs[j * inner + k], (R)table[5 + 2 * t + 1]);
+        dl_index j = row + shift + (dl_index)table[6 + 2 * t];
+        if (j >= v0 && j < v1) acc = dl_band_term(fused, acc, xs[j * inner + k], (R)table[6 + 2 * t + 1]);
     }
     return acc;
 }

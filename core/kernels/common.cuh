@@ -23,6 +23,10 @@ template <> struct dl_real_of<double> { typedef double type; };
 template <> struct dl_real_of<c32> { typedef float type; };
 template <> struct dl_real_of<c64> { typedef double type; };
 
+/// A fused multiply-add, a * b + c with one rounding (fmaf / fma of CUDA and of the C library).
+__device__ __forceinline__ float dl_fma(float a, float b, float c) { return fmaf(a, b, c); }
+__device__ __forceinline__ double dl_fma(double a, double b, double c) { return fma(a, b, c); }
+
 #define DL_COMPLEX_OPS(C, R)                                                                      \
     __device__ __forceinline__ C operator+(C a, C b) { return C{a.re + b.re, a.im + b.im}; }      \
     __device__ __forceinline__ C operator-(C a, C b) { return C{a.re - b.re, a.im - b.im}; }      \
@@ -41,6 +45,9 @@ template <> struct dl_real_of<c64> { typedef double type; };
     __device__ __forceinline__ R dl_abs(C a) { return hypot(a.re, a.im); }                        \
     __device__ __forceinline__ bool dl_is_zero(C a) { return a.re == R(0) && a.im == R(0); }      \
     __device__ __forceinline__ C dl_scale_real(C a, R c) { return C{a.re * c, a.im * c}; }        \
+    __device__ __forceinline__ C dl_fma_real(C a, R c, C acc) {                                   \
+        return C{dl_fma(a.re, c, acc.re), dl_fma(a.im, c, acc.im)};                               \
+    }                                                                                             \
     template <> __device__ __forceinline__ C dl_zero<C>() { return C{R(0), R(0)}; }
 
 template <typename T> __device__ __forceinline__ T dl_zero() { return T(0); }
@@ -58,6 +65,8 @@ __device__ __forceinline__ bool dl_is_zero(double a) { return a == 0.0; }
 /// A value times a real coefficient, component by component (Scalar::scale_real).
 __device__ __forceinline__ float dl_scale_real(float a, float c) { return a * c; }
 __device__ __forceinline__ double dl_scale_real(double a, double c) { return a * c; }
+__device__ __forceinline__ float dl_fma_real(float a, float c, float acc) { return dl_fma(a, c, acc); }
+__device__ __forceinline__ double dl_fma_real(double a, double c, double acc) { return dl_fma(a, c, acc); }
 
 /// The global index of this thread along x, and the stride of a grid-stride loop.
 __device__ __forceinline__ dl_index dl_global_thread() {

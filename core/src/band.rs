@@ -10,10 +10,12 @@
 //!   source row lies in `valid` (the others are dropped: truncation at the edges of a
 //!   convolution, or of a block whose ghost rows are not there).
 //!
-//! Sums run in the order of the taps (of the entries), from zero, as `acc = acc + x * c` with no
-//! fused multiply-add, and a complex value times a real coefficient is `(re c, im c)`; with
-//! `accumulate` the sum is then added to `y` (`y = y + acc`). Every engine computes exactly
-//! this, so results are the same bits on every engine.
+//! Sums run in the order of the taps (of the entries), from zero, as `acc = acc + x * c` (two
+//! roundings), or, for a band made [`with_fma`](AxisBand::with_fma), as the fused
+//! `acc = fma(x, c, acc)` (one rounding: what a host kernel with fused multiply-adds computes);
+//! a complex value times a real coefficient is `(re c, im c)`. With `accumulate` the sum is then
+//! added to `y` (`y = y + acc`). Every engine computes exactly this, so results are the same bits
+//! on every engine.
 //!
 //! The description is packed once into a table of `f64` ([`AxisBand::table`]; indices are exact
 //! below 2^53) that an engine keeps in its memory next to the operator
@@ -34,8 +36,9 @@ pub struct AxisBand {
     table: Vec<f64>,
 }
 
-/// The fixed part of the table: tap count, shift, valid start, valid end, explicit row count.
-const HEAD: usize = 5;
+/// The fixed part of the table: tap count, shift, valid start, valid end, explicit row count,
+/// fused (1) or not (0).
+const HEAD: usize = 6;
 
 impl AxisBand {
     /// A band on blocks `x` of shape `(outer, n_src, inner)` and `y` of shape
@@ -83,6 +86,7 @@ impl AxisBand {
             valid.start as f64,
             valid.end as f64,
             sorted.len() as f64,
+            0.0,
         ];
         for &(off, c) in taps {
             table.extend([exact(off), c]);
@@ -116,6 +120,18 @@ impl AxisBand {
             inner,
             table,
         })
+    }
+
+    /// The same band summed with fused multiply-adds (`fused = true`) or with separate products
+    /// and sums (`false`, the default). See the [module](self).
+    pub fn with_fma(mut self, fused: bool) -> Self {
+        self.table[5] = if fused { 1.0 } else { 0.0 };
+        self
+    }
+
+    /// Whether the band's sums use fused multiply-adds.
+    pub fn is_fused(&self) -> bool {
+        self.table[5] != 0.0
     }
 
     /// `(outer, n_out, n_src, inner)`.
@@ -155,7 +171,15 @@ fn host_row<T: crate::Scalar>(table: &[f64], i: usize, x: &[T], inner: usize, k:
     let nrows = table[4] as usize;
     let rows = HEAD + 2 * ntaps;
     let entries = rows + 3 * nrows;
-    let scaled = |v: T, c: f64| v.scale_real(<T::Real as RealScalar>::real_from_f64(c));
+    let fused = table[5] != 0.0;
+    let term = |acc: T, v: T, c: f64| {
+        let c = <T::Real as RealScalar>::real_from_f64(c);
+        if fused {
+            v.fma_real(c, acc)
+        } else {
+            acc + v.scale_real(c)
+        }
+    };
     let mut acc = T::zero();
     // The explicit rows are sorted: a binary search finds row i.
     let (mut lo, mut hi) = (0usize, nrows);
@@ -167,7 +191,7 @@ fn host_row<T: crate::Scalar>(table: &[f64], i: usize, x: &[T], inner: usize, k:
             let count = table[rows + 3 * mid + 2] as usize;
             for e in first..first + count {
                 let col = table[entries + 2 * e] as usize;
-                acc = acc + scaled(x[col * inner + k], table[entries + 2 * e + 1]);
+                acc = term(acc, x[col * inner + k], table[entries + 2 * e + 1]);
             }
             return acc;
         }
@@ -181,7 +205,7 @@ fn host_row<T: crate::Scalar>(table: &[f64], i: usize, x: &[T], inner: usize, k:
     for t in 0..ntaps {
         let j = i as isize + shift + table[HEAD + 2 * t] as isize;
         if j >= v0 && j < v1 {
-            acc = acc + scaled(x[j as usize * inner + k], table[HEAD + 2 * t + 1]);
+            acc = term(acc, x[j as usize * inner + k], table[HEAD + 2 * t + 1]);
         }
     }
     acc
@@ -234,6 +258,22 @@ mod tests {
         assert_eq!(y, [1.0, 1.5, 3.0, 6.0, 8.0]);
         host_band(&band, band.table(), &x, &mut y, true);
         assert_eq!(y, [2.0, 3.0, 6.0, 12.0, 16.0]);
+    }
+
+    #[test]
+    fn a_fused_band_rounds_once() {
+        // -1 + (1 - e)(1 + e): the product 1 - e^2 rounds to 1 alone, not inside a fused sum.
+        let e = f64::EPSILON;
+        let band = AxisBand::new((1, 1, 2, 1), &[(1, -1.0), (0, 1.0 + e)], 0, 0..2, &[]).unwrap();
+        let x = [1.0 - e, 1.0];
+        let mut plain = [0.0];
+        host_band(&band, band.table(), &x, &mut plain, false);
+        let fused = band.with_fma(true);
+        assert!(fused.is_fused());
+        let mut y = [0.0];
+        host_band(&fused, fused.table(), &x, &mut y, false);
+        assert_eq!(plain[0], 0.0);
+        assert_eq!(y[0], -e * e);
     }
 
     #[test]

@@ -128,6 +128,9 @@ pub trait Scalar:
     /// `self` times the real `c`, component by component (`(re c, im c)` for complex types: no
     /// cross terms, so zeros, infinities and NaN keep their own components).
     fn scale_real(self, c: Self::Real) -> Self;
+    /// `self * c + acc` with one rounding per component (a fused multiply-add of each of
+    /// `self`'s components by the real `c`).
+    fn fma_real(self, c: Self::Real, acc: Self) -> Self;
     /// Converts an `f64` (rounding for single precision).
     fn from_f64(x: f64) -> Self {
         Self::from_real(<Self::Real as RealScalar>::real_from_f64(x))
@@ -158,6 +161,8 @@ macro_rules! real_scalar {
             fn from_real(re: Self) -> Self { re }
             #[inline(always)]
             fn scale_real(self, c: Self) -> Self { self * c }
+            #[inline(always)]
+            fn fma_real(self, c: Self, acc: Self) -> Self { self.mul_add(c, acc) }
         }
         impl RealScalar for $t {
             #[inline(always)]
@@ -189,6 +194,10 @@ macro_rules! complex_scalar {
             fn from_real(re: $t) -> Self { Complex::new(re, 0.0) }
             #[inline(always)]
             fn scale_real(self, c: $t) -> Self { Complex::new(self.re * c, self.im * c) }
+            #[inline(always)]
+            fn fma_real(self, c: $t, acc: Self) -> Self {
+                Complex::new(self.re.mul_add(c, acc.re), self.im.mul_add(c, acc.im))
+            }
         }
     )*};
 }

@@ -46,13 +46,15 @@ fn band_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
             let (outer, n_out, _, inner) = band.dims();
             let x: ArrayD<T> = global(&[outer * n_src * inner], 3);
             let y0: ArrayD<T> = global(&[outer * n_out * inner], 4);
-            let table = ArrayView1::from(band.table()).into_dyn();
-            let (ht, dt) = (
-                Host.upload(table.clone()).unwrap(),
-                engine.upload(table).unwrap(),
-            );
             let dx = engine.upload(x.view()).unwrap();
-            for accumulate in [false, true] {
+            for (accumulate, fused) in [(false, false), (true, false), (false, true), (true, true)]
+            {
+                let band = band.clone().with_fma(fused);
+                let table = ArrayView1::from(band.table()).into_dyn();
+                let (ht, dt) = (
+                    Host.upload(table.clone()).unwrap(),
+                    engine.upload(table).unwrap(),
+                );
                 let mut want = y0.clone();
                 Host::band(
                     &band,
@@ -72,7 +74,7 @@ fn band_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
                 let got = E::download(&dy);
                 assert!(
                     super::engines::same_bits(&got, &want),
-                    "band {dims:?} accumulate {accumulate} on {} ({})",
+                    "band {dims:?} accumulate {accumulate} fused {fused} on {} ({})",
                     E::NAME,
                     T::SUFFIX
                 );

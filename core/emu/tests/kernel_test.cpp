@@ -74,6 +74,7 @@ template <> struct ref<float> {
     static float abs(float a) { return std::fabs(a); }
     static float zero() { return 0.0f; }
     static float scale(float a, float c) { return a * c; }
+    static float fma(float a, float c, float acc) { return std::fmaf(a, c, acc); }
 };
 template <> struct ref<double> {
     static double make(double re, double) { return re; }
@@ -86,6 +87,7 @@ template <> struct ref<double> {
     static double abs(double a) { return std::fabs(a); }
     static double zero() { return 0.0; }
     static double scale(double a, double c) { return a * c; }
+    static double fma(double a, double c, double acc) { return std::fma(a, c, acc); }
 };
 template <typename C, typename R> struct ref_complex {
     static C make(double re, double im) { return C{R(re), R(im)}; }
@@ -101,6 +103,7 @@ template <typename C, typename R> struct ref_complex {
     static R abs(C a) { return std::hypot(a.re, a.im); }
     static C zero() { return C{R(0), R(0)}; }
     static C scale(C a, R c) { return C{a.re * c, a.im * c}; }
+    static C fma(C a, R c, C acc) { return C{ref<R>::fma(a.re, c, acc.re), ref<R>::fma(a.im, c, acc.im)}; }
 };
 template <> struct ref<c32> : ref_complex<c32, float> {};
 template <> struct ref<c64> : ref_complex<c64, double> {};
@@ -204,7 +207,7 @@ template <typename T> void test_type(const char* s) {
             {
                 const size_t outer = 3, inner = 2, n_src = n + 3, m = outer * n * inner;
                 const double taps[4][2] = {{-1, 0.25}, {0, 1.5}, {1, -0.75}, {2, 0.125}};
-                std::vector<double> table = {4, 1, 1, double(n_src - 1), n > 1 ? 2.0 : 1.0};
+                std::vector<double> table = {4, 1, 1, double(n_src - 1), n > 1 ? 2.0 : 1.0, 0};
                 for (auto& t : taps) table.insert(table.end(), {t[0], t[1]});
                 table.insert(table.end(), {0, 0, 2});
                 if (n > 1) table.insert(table.end(), {double(n - 1), 2, 1});
@@ -212,32 +215,38 @@ template <typename T> void test_type(const char* s) {
                 if (n > 1) table.insert(table.end(), {1, 0.5});
                 auto xs = values<T>(outer * n_src * inner, 3);
                 const auto start = values<T>(m, 4);
-                for (int acc = 0; acc < 2; ++acc) {
+                for (int acc = 0; acc < 4; ++acc) {
+                    const bool fused = acc >= 2;
+                    table[5] = fused ? 1.0 : 0.0;
                     std::vector<T> got = start, want(m);
                     launch("band_" + S, grid, block, dl_index(m), dl_index(n), dl_index(n_src),
-                           dl_index(inner), static_cast<const double*>(table.data()), acc,
+                           dl_index(inner), static_cast<const double*>(table.data()), acc % 2,
                            static_cast<const T*>(xs.data()), got.data());
                     for (size_t o = 0; o < outer; ++o)
                         for (size_t i = 0; i < n; ++i)
                             for (size_t k = 0; k < inner; ++k) {
                                 auto src = [&](size_t row) { return xs[(o * n_src + row) * inner + k]; };
-                                auto term = [&](size_t row, double c) { return ref<T>::scale(src(row), R(c)); };
+                                auto add = [&](T sum, size_t row, double c) {
+                                    return fused ? ref<T>::fma(src(row), R(c), sum)
+                                                 : ref<T>::add(sum, ref<T>::scale(src(row), R(c)));
+                                };
                                 T sum = ref<T>::zero();
                                 if (i == 0) {
-                                    sum = ref<T>::add(sum, term(0, -1.0));
-                                    sum = ref<T>::add(sum, term(n_src - 1, 3.0));
+                                    sum = add(sum, 0, -1.0);
+                                    sum = add(sum, n_src - 1, 3.0);
                                 } else if (i == n - 1) {
-                                    sum = ref<T>::add(sum, term(1, 0.5));
+                                    sum = add(sum, 1, 0.5);
                                 } else {
                                     for (auto& t : taps) {
                                         long j = long(i) + 1 + long(t[0]);
-                                        if (j >= 1 && j < long(n_src - 1)) sum = ref<T>::add(sum, term(size_t(j), t[1]));
+                                        if (j >= 1 && j < long(n_src - 1)) sum = add(sum, size_t(j), t[1]);
                                     }
                                 }
                                 size_t idx = (o * n + i) * inner + k;
-                                want[idx] = acc ? ref<T>::add(start[idx], sum) : sum;
+                                want[idx] = acc % 2 ? ref<T>::add(start[idx], sum) : sum;
                             }
-                    check(same(got, want), "band accumulate=" + std::to_string(acc) + at);
+                    check(same(got, want), "band accumulate=" + std::to_string(acc % 2) +
+                                               " fused=" + std::to_string(fused) + at);
                 }
             }
 
