@@ -18,6 +18,7 @@ pub mod engines;
 pub mod errors;
 pub mod fft;
 pub mod fredholm;
+pub mod gpu_conv;
 pub mod ghost;
 pub mod halo;
 pub mod mask;
@@ -330,6 +331,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "engine_operators::operators_all_dtypes[host]",
         engine_operators::operators_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_conv::conv_all_dtypes[host]",
+        gpu_conv::conv_all_dtypes::<distlops::core::Host>,
     ),
     (
         "engines::payload_collectives[host]",
