@@ -40,7 +40,9 @@ fn filter<T: TestScalar>(len: usize, seed: u64, real: bool) -> Vec<T> {
 
 /// `sum conj(a_i) b_i`.
 fn vdot<T: TestScalar>(a: &ArrayD<T>, b: &ArrayD<T>) -> T {
-    a.iter().zip(b).fold(T::zero(), |s, (&p, &q)| s + p.conj() * q)
+    a.iter()
+        .zip(b)
+        .fold(T::zero(), |s, (&p, &q)| s + p.conj() * q)
 }
 
 /// A host operator and its engine twin: both products against the host's to `T::TOL` (times
@@ -52,7 +54,11 @@ fn compare<T: TestScalar, E: Engine>(
     dev: &dyn LocalOperator<T, E>,
     slack: f64,
 ) {
-    assert_eq!((host.dims(), host.dimsd()), (dev.dims(), dev.dimsd()), "{what}");
+    assert_eq!(
+        (host.dims(), host.dimsd()),
+        (dev.dims(), dev.dimsd()),
+        "{what}"
+    );
     let what = format!("{what} on {} ({})", E::NAME, T::SUFFIX);
     let x = global::<T>(&[host.ncols()], 7 + host.ncols() as u64);
     let y = global::<T>(&[host.nrows()], 8 + host.nrows() as u64);
@@ -97,8 +103,8 @@ fn convolve_short<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
                     // Complex types alternate complex and real filters (two bands or one).
                     let h: Vec<T> = filter(nh, case as u64, case % 2 == 0);
                     for method in [ConvolveMethod::Direct, ConvolveMethod::Fft] {
-                        let host = Convolve1D::with_method(dims, &h[..], offset, axis, method)
-                            .unwrap();
+                        let host =
+                            Convolve1D::with_method(dims, &h[..], offset, axis, method).unwrap();
                         let dev = host.to_engine(engine).unwrap();
                         assert_eq!(dev.method(), ConvolveMethod::Direct);
                         let what = format!(
@@ -138,10 +144,22 @@ fn convolve_long<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
         let dev = host.to_engine(engine).unwrap();
         // Single precision: the host's FFT sums in double, the engine's bands in single.
         let slack = if T::TOL > 1e-8 { 10.0 } else { 1.0 };
-        compare(engine, &format!("{what} ({:?})", host.method()), &host, &dev, slack);
+        compare(
+            engine,
+            &format!("{what} ({:?})", host.method()),
+            &host,
+            &dev,
+            slack,
+        );
         // An engine operator moves on again (to the host's generic path here).
         let again = dev.to_engine(&Host).unwrap();
-        compare::<T, Host>(&Host, &format!("{what} on the host's engine path"), &host, &again, 1.0);
+        compare::<T, Host>(
+            &Host,
+            &format!("{what} on the host's engine path"),
+            &host,
+            &again,
+            1.0,
+        );
     }
 }
 
@@ -151,7 +169,11 @@ fn convolve_long<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
 fn poststack<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
     use DerivativeKind::{Backward, Centered, Forward};
     let t: Vec<f64> = (0..11).map(|i| 0.004 * i as f64).collect();
-    let ricker21: Vec<T> = ricker(&t, 15.0).0.iter().map(|&v| T::make(v, 0.0)).collect();
+    let ricker21: Vec<T> = ricker(&t, 15.0)
+        .0
+        .iter()
+        .map(|&v| T::make(v, 0.0))
+        .collect();
     let cases: &[(&[usize], usize, usize, Option<usize>, DerivativeKind)] = &[
         (&[3, 4, 50], 2, 21, None, Centered),
         (&[5, 47], 1, 21, None, Centered),
@@ -260,7 +282,13 @@ fn block_diag<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
         .unwrap()
         .with_spaces(&layout, &layout)
         .unwrap();
-    compare_dist::<T, E>(comm, engine, "BlockDiag of post-stack blocks (N-D)", &host, &dev);
+    compare_dist::<T, E>(
+        comm,
+        engine,
+        "BlockDiag of post-stack blocks (N-D)",
+        &host,
+        &dev,
+    );
 
     let wrong = Layout::scatter(&[7, 5, 31], 0, comm.size()).unwrap();
     let (x, _) = vectors::<T, E>(

@@ -574,7 +574,12 @@ impl<E: Engine> EngineBands<E> {
                 .map(|k0| {
                     let k1 = (k0 + MAX_BAND_TAPS).min(g.len());
                     let taps: Vec<(isize, f64)> = (k0..k1)
-                        .map(|k| (-isize::try_from(k).expect("a filter fits in isize"), part(k)))
+                        .map(|k| {
+                            (
+                                -isize::try_from(k).expect("a filter fits in isize"),
+                                part(k),
+                            )
+                        })
                         .collect();
                     let band = AxisBand::new(dims, &taps, shift, 0..n_src, &[])?;
                     let table = engine.upload(ArrayView1::from(band.table()).into_dyn())?;
@@ -599,14 +604,24 @@ impl<E: Engine> EngineBands<E> {
     ) {
         let len = out.len();
         for (i, (band, table)) in pieces.iter().enumerate() {
-            E::band(band, E::slice(table), input, E::sub_mut(&mut out, 0..len), i > 0);
+            E::band(
+                band,
+                E::slice(table),
+                input,
+                E::sub_mut(&mut out, 0..len),
+                i > 0,
+            );
         }
     }
 }
 
 impl<T: Scalar, E: Engine> EngineConv<T, E> {
     fn apply(&self, adjoint: bool, input: E::Slice<'_, T>, mut out: E::SliceMut<'_, T>) {
-        let bands = if adjoint { &self.adjoint } else { &self.forward };
+        let bands = if adjoint {
+            &self.adjoint
+        } else {
+            &self.forward
+        };
         let len = out.len();
         EngineBands::<E>::run(&bands.re, input, E::sub_mut(&mut out, 0..len));
         if bands.im.is_empty() {

@@ -446,20 +446,24 @@ impl<T: Scalar, E: Engine> EnginePath<T, E> {
         let mut guard = self.work.lock().unwrap_or_else(|e| e.into_inner());
         let mut work = E::slice_mut(&mut guard);
         if adjoint {
-            self.convolve
-                .rmatvec(x, E::sub_mut(&mut work, 0..x.len()));
+            self.convolve.rmatvec(x, E::sub_mut(&mut work, 0..x.len()));
             let (band, table) = &self.derivative_t;
             E::band(band, E::slice(table), E::freeze(&work), y, false);
         } else {
             let (band, table) = &self.derivative;
-            E::band(band, E::slice(table), x, E::sub_mut(&mut work, 0..x.len()), false);
+            E::band(
+                band,
+                E::slice(table),
+                x,
+                E::sub_mut(&mut work, 0..x.len()),
+                false,
+            );
             self.convolve.matvec(E::freeze(&work), y);
         }
     }
 }
 
 impl<T: Scalar> HostPath<T> {
-
     /// Runs `f` with the scratch array (or a private one if another thread holds it).
     fn with_scratch(&self, f: impl FnOnce(&mut [T])) {
         match self.scratch.try_lock() {
