@@ -163,6 +163,15 @@ fn convolve_long<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
     }
 }
 
+/// `(dims, axis, len(w), offset (None: len(w) / 2), kind)`.
+type PoststackCase = (
+    &'static [usize],
+    usize,
+    usize,
+    Option<usize>,
+    DerivativeKind,
+);
+
 /// The post-stack operator: every derivative kind, offsets, both host paths (lines along the last
 /// axis, groups of outer slices with a tail group), traces of 1 and 2 samples, real and complex
 /// wavelets.
@@ -174,7 +183,7 @@ fn poststack<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
         .iter()
         .map(|&v| T::make(v, 0.0))
         .collect();
-    let cases: &[(&[usize], usize, usize, Option<usize>, DerivativeKind)] = &[
+    let cases: &[PoststackCase] = &[
         (&[3, 4, 50], 2, 21, None, Centered),
         (&[5, 47], 1, 21, None, Centered),
         (&[45, 3], 0, 41, None, Centered),

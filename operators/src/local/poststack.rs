@@ -75,9 +75,9 @@ pub struct PoststackLinearModelling<T: Scalar, E: Engine = Host> {
 /// How the products run.
 enum PostPath<T: Scalar, E: Engine> {
     /// The host kernels (only built with `E = Host`).
-    Host(HostPath<T>),
+    Host(Box<HostPath<T>>),
     /// Bands on the engine.
-    Engine(EnginePath<T, E>),
+    Engine(Box<EnginePath<T, E>>),
 }
 
 /// The engine path: `D` and `D^T` as bands, the convolution on the engine, and the work buffer
@@ -352,7 +352,7 @@ impl<T: Scalar> PoststackLinearModelling<T> {
             wavelet: wav,
             offset,
             kind,
-            path: PostPath::Host(host),
+            path: PostPath::Host(Box::new(host)),
         })
     }
 }
@@ -415,7 +415,7 @@ impl<T: Scalar, E: Engine> PoststackLinearModelling<T, E> {
             wavelet: self.wavelet.clone(),
             offset: self.offset,
             kind: self.kind,
-            path: PostPath::Engine(path),
+            path: PostPath::Engine(Box::new(path)),
         })
     }
 
