@@ -333,6 +333,16 @@ fn from_file(comm: &Communicator, path: &Path, args: &Args) -> Res<Setup> {
     })
 }
 
+/// `println!` on rank 0 only.
+fn say_on(comm: &Communicator) -> impl Fn(String) {
+    let root = comm.rank() == 0;
+    move |s| {
+        if root {
+            println!("{s}");
+        }
+    }
+}
+
 /// What the inversions give, copied to the host.
 struct Inverted {
     /// The data (read, or modelled with noise).
@@ -354,12 +364,7 @@ fn invert<E: Device>(
     setup: &Setup,
     t0: Instant,
 ) -> Res<Inverted> {
-    let root = comm.rank() == 0;
-    let say = |s: String| {
-        if root {
-            println!("{s}");
-        }
-    };
+    let say = say_on(comm);
     let layout = &setup.layout;
     let dims = layout.global_shape().to_vec();
     let mback = &to_engine(&setup.mback, engine)?;
@@ -527,12 +532,7 @@ fn invert_on_device(
 }
 
 fn run(comm: &Communicator, args: &Args) -> Res<()> {
-    let root = comm.rank() == 0;
-    let say = |s: String| {
-        if root {
-            println!("{s}");
-        }
-    };
+    let say = say_on(comm);
     let t0 = Instant::now();
     let setup = match &args.data {
         Some(path) => from_file(comm, path, args)?,
@@ -661,7 +661,7 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
         args.out.display(),
         t0.elapsed().as_secs_f64()
     ));
-    if let (true, Some(dir)) = (root, &args.compare) {
+    if let (0, Some(dir)) = (comm.rank(), &args.compare) {
         let names: Vec<&str> = volumes.iter().map(|v| v.name).collect();
         let worst = output::compare(&args.out, dir, &names)?;
         println!(
