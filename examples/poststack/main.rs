@@ -511,12 +511,7 @@ fn invert_on_device(comm: &Communicator, args: &Args, setup: &Setup, t0: Instant
             comm.size()
         )
         .into()),
-        Err(e) => Err(format!(
-            "--gpu: no device for rank {}: {e} (DISTLOPS_DEVICE=emulated runs on the emulated \
-             device of a build with feature emulator)",
-            comm.rank()
-        )
-        .into()),
+        Err(e) => Err(format!("--gpu: no device for rank {}: {e}", comm.rank()).into()),
     }
 }
 

@@ -438,6 +438,23 @@ impl<T: Scalar, E: Engine> PoststackLinearModelling<T, E> {
     pub fn kind(&self) -> DerivativeKind {
         self.kind
     }
+
+    /// `y = A x` (`adjoint = false`) or `A^H x`, on the path the operator was built for.
+    fn apply_on(&self, adjoint: bool, input: E::Slice<'_, T>, out: E::SliceMut<'_, T>) {
+        match &self.path {
+            PostPath::Host(h) => {
+                let (Some(input), Some(out)) = (E::on_host(input), E::on_host_mut(out)) else {
+                    unreachable!("host kernels are only built for the host engine")
+                };
+                if adjoint {
+                    h.rmatvec(input, out);
+                } else {
+                    h.matvec(input, out);
+                }
+            }
+            PostPath::Engine(e) => e.apply(adjoint, input, out),
+        }
+    }
 }
 
 impl<T: Scalar, E: Engine> EnginePath<T, E> {
@@ -534,27 +551,11 @@ impl<T: Scalar, E: Engine> LocalOperator<T, E> for PoststackLinearModelling<T, E
     }
     fn matvec(&self, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) {
         check_matvec_on::<T, E, _>(self, "PoststackLinearModelling::matvec", &x, &y);
-        match &self.path {
-            PostPath::Host(h) => {
-                let (Some(x), Some(y)) = (E::on_host(x), E::on_host_mut(y)) else {
-                    unreachable!("host kernels are only built for the host engine")
-                };
-                h.matvec(x, y);
-            }
-            PostPath::Engine(e) => e.apply(false, x, y),
-        }
+        self.apply_on(false, x, y);
     }
     fn rmatvec(&self, y: E::Slice<'_, T>, x: E::SliceMut<'_, T>) {
         check_rmatvec_on::<T, E, _>(self, "PoststackLinearModelling::rmatvec", &y, &x);
-        match &self.path {
-            PostPath::Host(h) => {
-                let (Some(y), Some(x)) = (E::on_host(y), E::on_host_mut(x)) else {
-                    unreachable!("host kernels are only built for the host engine")
-                };
-                h.rmatvec(y, x);
-            }
-            PostPath::Engine(e) => e.apply(true, y, x),
-        }
+        self.apply_on(true, y, x);
     }
     fn name(&self) -> String {
         format!("PoststackLinearModelling(len(w) = {})", self.wavelet.len())
