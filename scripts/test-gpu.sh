@@ -4,7 +4,8 @@
 #   scripts/test-gpu.sh --emulated   no GPU needed (what CI runs, from scripts/test.sh):
 #     1. every kernel under AddressSanitizer and ThreadSanitizer (scripts/test-kernels.sh);
 #     2. the emulated device's own tests, and the Cuda instantiation of the suite on the emulated
-#        device, on the Threads communicator at 1-4 ranks and under mpirun -n 1..4;
+#        device, on the Threads communicator at 1-4 ranks and under mpirun -n 1..4; the post-stack
+#        example with --gpu against its host run (scripts/poststack-gpu.sh, about 25 s once built);
 #     3. against the real NVIDIA libraries from pinned PyPI wheels (scripts/gpu-libs.sh): NVRTC
 #        compiles every kernel file for sm_80 and sm_90, and every NCCL and NVSHMEM entry point
 #        the bindings use resolves.
@@ -49,6 +50,8 @@ if [ "$emulated" = 1 ]; then
     cargo test --features emulator,mpi --test gpu_threads --test gpu_mpi --no-fail-fast "$@"
   DISTLOPS_CUDA_AWARE_MPI=1 run "Cuda suite under mpirun, device payloads by address through MPI (the CUDA-aware MPI path)" \
     cargo test --features emulator,mpi --test gpu_mpi --no-fail-fast "$@"
+  run "post-stack example: --gpu on the emulated device gives the host run's volumes (1 and 2 ranks)" \
+    scripts/poststack-gpu.sh
   echo "==> NVIDIA libraries (pinned wheels)"
   scripts/gpu-libs.sh
   # shellcheck disable=SC1091

@@ -24,23 +24,35 @@
 //! written as `.npy` and as SEG-Y with the input's headers (`output.rs`). There is no true model
 //! then: the program reports the data misfit of each result.
 //!
+//! With `--gpu` the same inversions run on the `Cuda` engine, one device per rank
+//! (`Cuda::for_rank`; `DISTLOPS_DEVICE=emulated` picks the emulated device of feature
+//! `emulator`): the modelling blocks are moved to the device
+//! ([`PoststackLinearModelling::to_engine`](distlops::operators::local::PoststackLinearModelling::to_engine)),
+//! the solvers' vectors live there, and the Laplacian, which has no device path yet, runs on the
+//! host behind an adapter that copies its input and output (`device.rs`). The outputs equal the
+//! host run's to rounding (`scripts/poststack-gpu.sh` checks 1e-10 relative).
+//!
 //! Threads (no MPI needed):   cargo run --release --example poststack -- --ranks 4
 //! MPI:                       cargo build --release --features mpi --example poststack
 //!                            mpirun -n 4 target/release/examples/poststack
+//! On devices:                cargo build --release --features mpi,cuda --example poststack
+//!                            mpirun -n 4 target/release/examples/poststack --gpu
 //! Options: --help.
 
+mod device;
 mod figures;
 mod input;
 mod model;
 mod output;
 
+use device::{to_engine, to_host, Device};
 use distlops::core::operator::{dottest, LinearOperatorExt, Op};
 use distlops::core::{
-    Communicator, DistVector, DistributedArray, Layout, StackedDistributedArray, Vector,
+    Communicator, DistVector, DistributedArray, Host, Layout, StackedDistributedArray, Vector,
 };
 use distlops::io::segy::{SegySpec, SegyTemplate};
 use distlops::ndarray::Array3;
-use distlops::operators::local::{LocalOperator, PoststackLinearModelling};
+use distlops::operators::local::PoststackLinearModelling;
 use distlops::operators::wavelets::ricker;
 use distlops::operators::{BlockDiag, Laplacian, LaplacianParams, StackedVStack};
 use distlops::solvers::{cg, cgls, CgParams, CglsParams};
@@ -78,6 +90,7 @@ struct Args {
     check: bool,
     compare: Option<PathBuf>,
     quiet: bool,
+    gpu: bool,
     data: Option<PathBuf>,
     dt_ms: Option<f64>,
     wavelet: WaveletArg,
@@ -103,6 +116,8 @@ options:
   --no-check     do not fail when an inversion misses the error targets
   --compare DIR  compare the .npy volumes with those in DIR (fails above 1e-10 relative)
   --quiet        no solver tables
+  --gpu          run the inversions on the Cuda engine, one device per rank (builds with
+                 feature cuda or emulator; DISTLOPS_DEVICE=emulated for the emulated device)
 
 your own data (instead of the synthetic model):
   --data FILE    post-stack data: SEG-Y (.sgy, .segy) or .npy of shape (inline, crossline,
@@ -132,6 +147,7 @@ impl Args {
             check: true,
             compare: None,
             quiet: false,
+            gpu: false,
             data: None,
             dt_ms: None,
             wavelet: WaveletArg::Ricker(15.0),
@@ -156,6 +172,7 @@ impl Args {
                 "--no-figures" => a.figures = false,
                 "--no-check" => a.check = false,
                 "--quiet" => a.quiet = true,
+                "--gpu" => a.gpu = true,
                 "--data" => a.data = Some(value()?.into()),
                 "--dt" => a.dt_ms = Some(value()?.parse()?),
                 "--wavelet" => {
@@ -190,6 +207,14 @@ impl Args {
                     format!("--wavelet ricker:{f0}: the peak frequency must be positive").into(),
                 );
             }
+        }
+        if a.gpu && !cfg!(any(feature = "cuda", feature = "emulator")) {
+            return Err(
+                "--gpu needs a build with feature `cuda` (NVIDIA devices) or `emulator` \
+                 (the emulated device), e.g. cargo build --release --features mpi,cuda --example \
+                 poststack"
+                    .into(),
+            );
         }
         if a.data.is_none() && (a.background.is_some() || a.smooth.is_some() || a.dt_ms.is_some()) {
             return Err("--background, --smooth and --dt go with --data".into());
@@ -308,33 +333,53 @@ fn from_file(comm: &Communicator, path: &Path, args: &Args) -> Res<Setup> {
     })
 }
 
-fn run(comm: &Communicator, args: &Args) -> Res<()> {
+/// `println!` on rank 0 only.
+fn say_on(comm: &Communicator) -> impl Fn(String) {
     let root = comm.rank() == 0;
-    let say = |s: String| {
+    move |s| {
         if root {
             println!("{s}");
         }
-    };
-    let t0 = Instant::now();
-    let setup = match &args.data {
-        Some(path) => from_file(comm, path, args)?,
-        None => synthetic(comm, args)?,
-    };
+    }
+}
+
+/// What the inversions give, copied to the host.
+struct Inverted {
+    /// The data (read, or modelled with noise).
+    d: DistVector<f64>,
+    /// (a), (b) and (c).
+    inv: [DistVector<f64>; 3],
+    /// Their times in seconds.
+    times: [f64; 3],
+    /// The data misfits `|G x - d| / |d|` of the starting model and of (a), (b), (c) (`--data`).
+    misfits: Option<[f64; 4]>,
+}
+
+/// The three inversions on `engine`: the modelling operator, the Laplacian and every solver
+/// vector on the engine, the results copied back to the host.
+fn invert<E: Device>(
+    comm: &Communicator,
+    engine: &E,
+    args: &Args,
+    setup: &Setup,
+    t0: Instant,
+) -> Res<Inverted> {
+    let say = say_on(comm);
     let layout = &setup.layout;
     let dims = layout.global_shape().to_vec();
-    let mback = &setup.mback;
+    let mback = &to_engine(&setup.mback, engine)?;
 
     // The modelling operator: one PoststackLinearModelling on this rank's traces, on the
     // Laplacian's N-D space (the Laplacian along every axis longer than one sample).
     let local_dims = layout.local_shape(comm.rank());
-    let block: Box<dyn LocalOperator<f64>> = Box::new(PoststackLinearModelling::new(
+    let block = engine.modelling(PoststackLinearModelling::new(
         &local_dims,
         setup.wavelet.clone(),
         2,
-    )?);
+    )?)?;
     let g = Op::new(BlockDiag::new(comm, vec![block])?.with_spaces(layout, layout)?);
     let axes: Vec<isize> = (0..3).filter(|&a| dims[a as usize] > 1).collect();
-    let lap = Op::new(Laplacian::<f64>::with_layout(
+    let lap = engine.laplacian(Laplacian::<f64>::with_layout(
         comm,
         layout,
         LaplacianParams {
@@ -344,11 +389,12 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
     )?);
 
     // The data: read, or modelled with optional noise that depends only on the global sample
-    // index.
-    let (m, d) = match &setup.source {
+    // index (added on the host).
+    let (m, d_host) = match &setup.source {
         Source::Data(d) => (None, d.clone()),
         Source::Model(m) => {
-            let mut d = g.apply(m)?;
+            let m = to_engine(m, engine)?;
+            let mut d = to_host(g.apply(&m)?.view())?;
             if args.noise > 0.0 {
                 let rms = d.norm(Default::default())? / (d.global_len() as f64).sqrt();
                 let first = (layout.offset(comm.rank()) * dims[1] * dims[2]) as u64;
@@ -362,19 +408,25 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
             (Some(m), d)
         }
     };
+    let d = to_engine(&d_host, engine)?;
     // Dot tests on the starting and true models (synthetic), or on the data (whose starting
     // model may be constant, even zero).
     let (x, y) = match &m {
-        Some(m) => (mback, *m),
+        Some(m) => (mback, m),
         None => (&d, &d),
     };
     let dot_g = dottest(&g, x, &d)?;
     let dot_l = dottest(&lap, x, y)?;
     say(format!(
-        "post-stack inversion: {} on {} ranks, {} iterations, eps = {}, noise = {}; dot tests: \
-         G {:.1e}, L {:.1e}; setup {:.2} s",
+        "post-stack inversion: {} on {} ranks{}, {} iterations, eps = {}, noise = {}; dot \
+         tests: G {:.1e}, L {:.1e}; setup {:.2} s",
         setup.what,
         comm.size(),
+        if args.gpu {
+            format!(" (engine {}, one device per rank)", E::NAME)
+        } else {
+            String::new()
+        },
         args.niter,
         args.eps,
         if m.is_some() { args.noise } else { 0.0 },
@@ -401,7 +453,7 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
     // (b) CGLS on the stacked system [G; sqrt(eps) L] m = [d; 0].
     let t2 = Instant::now();
     let stack = StackedVStack::new(vec![g.clone(), lap.scale(args.eps.sqrt())])?;
-    let zero = lap.new_range_vector()?;
+    let zero = lap.new_range_vector_on(engine)?;
     let dstack = DistVector::Stacked(StackedDistributedArray::new(vec![d.clone(), zero])?);
     let inv_b = cgls(&stack, &dstack, Some(mback.view()), params, None)?.x;
     let time_b = t2.elapsed().as_secs_f64();
@@ -419,6 +471,80 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
     let inv_c = cg(&normal, &rhs, Some(mback.view()), cg_params, None)?.x;
     let time_c = t3.elapsed().as_secs_f64();
 
+    let misfits = match m {
+        Some(_) => None,
+        None => {
+            let misfit = |x: &DistVector<f64, E>| -> Res<f64> {
+                rel_err(&to_host(g.apply(x)?.view())?, &d_host)
+            };
+            Some([
+                misfit(mback)?,
+                misfit(&inv_a)?,
+                misfit(&inv_b)?,
+                misfit(&inv_c)?,
+            ])
+        }
+    };
+    Ok(Inverted {
+        inv: [
+            to_host(inv_a.view())?,
+            to_host(inv_b.view())?,
+            to_host(inv_c.view())?,
+        ],
+        d: d_host,
+        times: [time_a, time_b, time_c],
+        misfits,
+    })
+}
+
+/// [`invert`] on this rank's device (`--gpu`); an error on every rank if a rank has none.
+#[cfg(any(feature = "cuda", feature = "emulator"))]
+fn invert_on_device(comm: &Communicator, args: &Args, setup: &Setup, t0: Instant) -> Res<Inverted> {
+    use distlops::core::ReduceOp;
+    let cuda = device::Cuda::for_rank(comm);
+    let ready = comm.all_reduce(usize::from(cuda.is_ok()), ReduceOp::Sum);
+    match cuda {
+        Ok(cuda) if ready == comm.size() => invert(comm, &cuda, args, setup, t0),
+        Ok(_) => Err(format!(
+            "--gpu: {} of {} ranks have no device",
+            comm.size() - ready,
+            comm.size()
+        )
+        .into()),
+        Err(e) => Err(format!("--gpu: no device for rank {}: {e}", comm.rank()).into()),
+    }
+}
+
+/// Without a device engine in the build, `--gpu` is refused by `Args::parse`.
+#[cfg(not(any(feature = "cuda", feature = "emulator")))]
+fn invert_on_device(
+    _comm: &Communicator,
+    _args: &Args,
+    _setup: &Setup,
+    _t0: Instant,
+) -> Res<Inverted> {
+    Err("--gpu needs a build with feature cuda or emulator".into())
+}
+
+fn run(comm: &Communicator, args: &Args) -> Res<()> {
+    let say = say_on(comm);
+    let t0 = Instant::now();
+    let setup = match &args.data {
+        Some(path) => from_file(comm, path, args)?,
+        None => synthetic(comm, args)?,
+    };
+    let mback = &setup.mback;
+    let Inverted {
+        d,
+        inv: [inv_a, inv_b, inv_c],
+        times: [time_a, time_b, time_c],
+        misfits,
+    } = if args.gpu {
+        invert_on_device(comm, args, &setup, t0)?
+    } else {
+        invert(comm, &Host, args, &setup, t0)?
+    };
+
     // Synthetic runs: errors in ln(AI) relative to the true model and to the starting model's
     // error. Data runs: the data misfit |G m - d| / |d|.
     let results = [
@@ -427,43 +553,44 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
         ("(c) CG, (G^H G + eps L^H L) m = G^H d", &inv_c, time_c),
     ];
     let mut failed = Vec::new();
-    if let Some(m) = m {
-        let err_back = rel_err(mback, m)?;
-        say(format!(
-            "\n{:<44} {:>12} {:>14} {:>9}",
-            "model", "rel. error", "vs starting", "time [s]"
-        ));
-        say(format!(
-            "{:<44} {:>12.4e} {:>14.3} {:>9}",
-            "starting model (smoothed)", err_back, 1.0, "-"
-        ));
-        for ((name, inv, time), (key, target)) in results.iter().zip(TARGETS) {
-            let err = rel_err(inv, m)?;
+    match (&setup.source, misfits) {
+        (Source::Model(m), _) => {
+            let err_back = rel_err(mback, m)?;
             say(format!(
-                "{name:<44} {err:>12.4e} {:>14.3} {time:>9.2}",
-                err / err_back
+                "\n{:<44} {:>12} {:>14} {:>9}",
+                "model", "rel. error", "vs starting", "time [s]"
             ));
-            if err / err_back > target {
-                failed.push(format!(
-                    "({key}): error ratio {:.3} above the target {target}",
+            say(format!(
+                "{:<44} {:>12.4e} {:>14.3} {:>9}",
+                "starting model (smoothed)", err_back, 1.0, "-"
+            ));
+            for ((name, inv, time), (key, target)) in results.iter().zip(TARGETS) {
+                let err = rel_err(inv, m)?;
+                say(format!(
+                    "{name:<44} {err:>12.4e} {:>14.3} {time:>9.2}",
                     err / err_back
                 ));
+                if err / err_back > target {
+                    failed.push(format!(
+                        "({key}): error ratio {:.3} above the target {target}",
+                        err / err_back
+                    ));
+                }
             }
         }
-    } else {
-        let misfit = |x: &DistVector<f64>| -> Res<f64> { rel_err(&g.apply(x)?, &d) };
-        say(format!(
-            "\n{:<44} {:>16} {:>9}",
-            "model", "data misfit", "time [s]"
-        ));
-        say(format!(
-            "{:<44} {:>16.4e} {:>9}",
-            "starting model",
-            misfit(mback)?,
-            "-"
-        ));
-        for (name, inv, time) in results {
-            say(format!("{name:<44} {:>16.4e} {time:>9.2}", misfit(inv)?));
+        (Source::Data(_), misfits) => {
+            let misfits = misfits.expect("data runs report misfits");
+            say(format!(
+                "\n{:<44} {:>16} {:>9}",
+                "model", "data misfit", "time [s]"
+            ));
+            say(format!(
+                "{:<44} {:>16.4e} {:>9}",
+                "starting model", misfits[0], "-"
+            ));
+            for ((name, _, time), misfit) in results.into_iter().zip(&misfits[1..]) {
+                say(format!("{name:<44} {misfit:>16.4e} {time:>9.2}"));
+            }
         }
     }
 
@@ -529,7 +656,7 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
         args.out.display(),
         t0.elapsed().as_secs_f64()
     ));
-    if let (true, Some(dir)) = (root, &args.compare) {
+    if let (0, Some(dir)) = (comm.rank(), &args.compare) {
         let names: Vec<&str> = volumes.iter().map(|v| v.name).collect();
         let worst = output::compare(&args.out, dir, &names)?;
         println!(

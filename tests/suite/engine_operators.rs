@@ -23,7 +23,7 @@ fn values<T: TestScalar>(n: usize, seed: u64) -> ArrayD<T> {
 }
 
 /// `op.matvec` (or `rmatvec`) on an engine block filled with NaN first, downloaded.
-fn product<T: TestScalar, E: Engine>(
+pub fn product<T: TestScalar, E: Engine>(
     engine: &E,
     op: &dyn LocalOperator<T, E>,
     adjoint: bool,
@@ -163,7 +163,7 @@ fn diagonal<T: TestScalar, E: Engine>(
 }
 
 /// A random vector of `space` on `engine`, and the same on the host.
-fn vectors<T: TestScalar, E: Engine>(
+pub fn vectors<T: TestScalar, E: Engine>(
     comm: &Communicator,
     engine: &E,
     space: &Space,
@@ -179,7 +179,7 @@ fn vectors<T: TestScalar, E: Engine>(
 
 /// A distributed operator on engine `E` against its host twin: the same spaces, a dot test, and
 /// both products compared on the gathered vectors.
-fn compare_dist<T: TestScalar, E: Engine>(
+pub fn compare_dist<T: TestScalar, E: Engine>(
     comm: &Communicator,
     engine: &E,
     name: &str,

@@ -19,6 +19,7 @@ pub mod errors;
 pub mod fft;
 pub mod fredholm;
 pub mod ghost;
+pub mod gpu_conv;
 pub mod halo;
 pub mod mask;
 pub mod matmul;
@@ -335,6 +336,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "engine_operators::operators_all_dtypes[host]",
         engine_operators::operators_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_conv::conv_all_dtypes[host]",
+        gpu_conv::conv_all_dtypes::<distlops::core::Host>,
     ),
     (
         "engines::payload_collectives[host]",

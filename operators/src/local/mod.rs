@@ -85,6 +85,8 @@ pub use zero::Zero;
 /// ([`Engine::Slice`]), and the operator's data lives on the engine too. [`MatrixMult`],
 /// [`Diagonal`], [`Identity`], [`Zero`], [`Transpose`] and [`Conj`] are written once for every
 /// engine (their data moves with `to_engine`); the others are host operators.
+/// [`Convolve1D`] and [`PoststackLinearModelling`] are built on the host and run on any engine
+/// after `to_engine` (as [`Engine::band`] products).
 pub trait LocalOperator<T: Scalar, E: Engine = Host>: Send + Sync {
     /// The model shape (of `x` in `y = A x`).
     fn dims(&self) -> &[usize];
