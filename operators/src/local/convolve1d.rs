@@ -560,13 +560,16 @@ impl FftWork {
 impl<E: Engine> EngineBands<E> {
     /// `out[i] = sum_k g[k] input[i + shift - k]` on blocks `(outer, n_out, inner)` from
     /// `(outer, n_src, inner)`, with `input` rows outside `0..n_src` left out.
-    fn new(
+    fn new<G: Scalar>(
         engine: &E,
         dims: (usize, usize, usize, usize),
-        g: &[impl Scalar],
+        g: &[G],
         shift: usize,
     ) -> Result<Self> {
         let n_src = dims.2;
+        // The host sums contiguous f64 lines with fused multiply-adds (`corr_line`): so do these
+        // bands, for the host's bits.
+        let fused = G::SUFFIX == "f64" && dims.3 == 1;
         let shift = isize::try_from(shift).expect("a filter offset fits in isize");
         let bands = |part: &dyn Fn(usize) -> f64| -> Result<Vec<(AxisBand, E::Storage<f64>)>> {
             (0..g.len())
@@ -581,7 +584,7 @@ impl<E: Engine> EngineBands<E> {
                             )
                         })
                         .collect();
-                    let band = AxisBand::new(dims, &taps, shift, 0..n_src, &[])?;
+                    let band = AxisBand::new(dims, &taps, shift, 0..n_src, &[])?.with_fma(fused);
                     let table = engine.upload(ArrayView1::from(band.table()).into_dyn())?;
                     Ok((band, table))
                 })

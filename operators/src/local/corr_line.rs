@@ -5,8 +5,12 @@
 //! then each block of [`BLOCK`] outputs is accumulated in registers over all taps (one load and
 //! one multiply-add per tap and output, no loads or stores of the output inside the tap loop),
 //! which is about twice as fast as one AXPY per tap. On x86-64 with AVX2 the same code is also
-//! compiled for 256-bit registers and chosen at run time (the arithmetic, and so the rounding, is
-//! the same: multiplies and adds, never fused).
+//! compiled for 256-bit registers and chosen at run time.
+//!
+//! Rounding, the same on every processor: `f64` lines are summed with fused multiply-adds,
+//! `acc = fma(g[k], x, acc)` for `k` ascending from `acc = 0` (AVX2's FMA where the processor has
+//! it, `f64::mul_add` elsewhere), which an engine's [`AxisBand`](distlops_core::AxisBand) made
+//! `with_fma(true)` reproduces bit for bit; other types with separate multiplies and adds.
 
 use distlops_core::reals::{as_f64, as_f64_mut};
 use distlops_core::Scalar;
@@ -62,7 +66,24 @@ impl<T: Scalar> LinePad<T> {
             unsafe { correlate_avx2_fma(g, shift, &self.buf, out) };
             return;
         }
+        if let (Some(g), Some(pad), Some(out)) = (as_f64(g), as_f64(&self.buf), as_f64_mut(out)) {
+            correlate_f64_fused(g, shift, pad, out);
+            return;
+        }
         correlate_blocks(g, shift, &self.buf, out);
+    }
+}
+
+/// The f64 kernel without AVX2: the fused sums of [`correlate_f64_avx2_fma`] with
+/// `f64::mul_add`, so that the rounding does not depend on the processor.
+fn correlate_f64_fused(g: &[f64], shift: usize, pad: &[f64], out: &mut [f64]) {
+    let nh = g.len();
+    for (i, o) in out.iter_mut().enumerate() {
+        let mut acc = 0.0f64;
+        for (k, &gk) in g.iter().enumerate() {
+            acc = gk.mul_add(pad[nh + i + shift - k], acc);
+        }
+        *o = acc;
     }
 }
 
