@@ -3,7 +3,9 @@
 //! vectors, block offsets and the layouts gathered from per-rank sizes). Operators
 //! check spaces before calling these, so a wrong kind of vector here is a bug, not a user error.
 
-use distlops_core::{Communicator, DistVector, Engine, Layout, Result, Scalar, VectorRef};
+use distlops_core::{
+    Communicator, DistVector, Engine, HasComplex, Layout, Result, Scalar, VectorRef,
+};
 
 /// Concatenation offsets of a list of sizes (length n + 1).
 pub(crate) fn offsets(sizes: impl Iterator<Item = usize>) -> Vec<usize> {
@@ -57,4 +59,63 @@ pub(crate) fn parts_mut<T: Scalar, E: Engine>(v: &mut DistVector<T, E>) -> &mut 
         DistVector::Stacked(s) => s.parts_mut(),
         DistVector::Array(_) => unreachable!("the space check admits stacked vectors only"),
     }
+}
+
+/// `a` as a `B` when `A` and `B` are the same type (checked at run time; `None` otherwise).
+fn same_type<A: Copy, B>(a: A, same: bool) -> Option<B> {
+    if !same {
+        return None;
+    }
+    assert_eq!(std::mem::size_of::<A>(), std::mem::size_of::<B>());
+    // SAFETY: the caller passes `same` only when `A` and `B` are one type (their element types'
+    // `TypeId`s are equal and the rest of the two types is spelled identically), so this is a
+    // copy of `a` as its own type; `A: Copy`, so nothing is dropped twice.
+    Some(unsafe { std::mem::transmute_copy::<A, B>(&a) })
+}
+
+/// An engine slice of scalars seen as its real components (`re, im` interleaved for complex
+/// types, the slice itself for real types), on any engine: the engine-side
+/// [`real`](distlops_core::reals::real).
+pub(crate) fn engine_reals<'a, T: Scalar, E: Engine>(x: E::Slice<'a, T>) -> E::Slice<'a, T::Real>
+where
+    T::Real: HasComplex,
+{
+    use std::any::TypeId;
+    type C<T> = <<T as Scalar>::Real as HasComplex>::Complex;
+    if let Some(r) = same_type(x, TypeId::of::<T>() == TypeId::of::<T::Real>()) {
+        return r;
+    }
+    let c: E::Slice<'a, C<T>> = same_type(x, TypeId::of::<T>() == TypeId::of::<C<T>>())
+        .expect("a scalar type is real or the complex type of its real type");
+    E::as_reals::<T::Real>(c)
+}
+
+/// [`engine_reals`] for a mutable slice.
+pub(crate) fn engine_reals_mut<'a, T: Scalar, E: Engine>(
+    x: E::SliceMut<'a, T>,
+) -> E::SliceMut<'a, T::Real>
+where
+    T::Real: HasComplex,
+{
+    use std::any::TypeId;
+    use std::mem::ManuallyDrop;
+    type C<T> = <<T as Scalar>::Real as HasComplex>::Complex;
+    let x = ManuallyDrop::new(x);
+    if TypeId::of::<T>() == TypeId::of::<T::Real>() {
+        assert_eq!(
+            std::mem::size_of::<E::SliceMut<'a, T>>(),
+            std::mem::size_of::<E::SliceMut<'a, T::Real>>()
+        );
+        // SAFETY: `T` is `T::Real` (equal `TypeId`s), so both are the type
+        // `E::SliceMut<'a, T>`; the original stays in a `ManuallyDrop` and is never used again,
+        // so the mutable borrow moves into the copy.
+        return unsafe { std::mem::transmute_copy::<_, E::SliceMut<'a, T::Real>>(&*x) };
+    }
+    assert!(
+        TypeId::of::<T>() == TypeId::of::<C<T>>(),
+        "a scalar type is real or the complex type of its real type"
+    );
+    // SAFETY: as above, `T` is the complex type of `T::Real` (equal `TypeId`s).
+    let c = unsafe { std::mem::transmute_copy::<_, E::SliceMut<'a, C<T>>>(&*x) };
+    E::as_reals_mut::<T::Real>(c)
 }

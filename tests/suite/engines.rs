@@ -972,6 +972,14 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::engine_operators::stacking_with_collectives,
     ),
     (
+        "gpu_mdc::fredholm1_engine[cuda]",
+        super::gpu_mdc::fredholm1_engine::<distlops::core::Cuda>,
+    ),
+    (
+        "gpu_mdc::mdc_engine[cuda]",
+        super::gpu_mdc::mdc_engine::<distlops::core::Cuda>,
+    ),
+    (
         "engines::every_kernel_was_launched[cuda]",
         every_kernel_was_launched,
     ),
