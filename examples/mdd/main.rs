@@ -501,9 +501,7 @@ fn array_of<E: distlops::core::Engine>(v: &DistVector<f64, E>) -> &DistributedAr
 /// This rank's device for `--gpu`.
 #[cfg(any(feature = "cuda", feature = "emulator"))]
 fn on_device(comm: &Communicator) -> Res<distlops::core::Cuda> {
-    distlops::core::Cuda::for_rank(comm).map_err(|e| {
-        format!("--gpu: {e}").into()
-    })
+    distlops::core::Cuda::for_rank(comm).map_err(|e| format!("--gpu: {e}").into())
 }
 
 /// Without a device engine `--gpu` is an error.

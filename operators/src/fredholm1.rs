@@ -146,7 +146,6 @@ impl<T: Scalar> Fredholm1<T> {
             comm: comm.clone(),
         })
     }
-
 }
 
 impl<T: Scalar, E: Engine> Fredholm1<T, E> {

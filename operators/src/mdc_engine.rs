@@ -19,9 +19,7 @@
 use crate::fft::moves::{Move, Place};
 use crate::fft::FftReal;
 use crate::seam::{engine_reals, engine_reals_mut};
-use distlops_core::{
-    Communicator, Engine, HasComplex, Layout, MatOp, Result, Scalar, StridedCopy,
-};
+use distlops_core::{Communicator, Engine, HasComplex, Layout, MatOp, Result, Scalar, StridedCopy};
 use ndarray::Array1;
 use num_complex::Complex;
 use num_traits::Zero;
@@ -417,4 +415,3 @@ impl<E: Engine, R: FftReal> EngineMdc<E, R> {
         Ok(())
     }
 }
-

@@ -89,7 +89,10 @@ fn compare<T: TestScalar, E: Engine, H: LinearOperator<T>, D: LinearOperator<T, 
     // themselves may be small by cancellation).
     let t = dottest(dev, &xd, &dd).unwrap();
     let (f, b) = if real_linear {
-        (T::from_f64(t.forward.re().to_f64()), T::from_f64(t.adjoint.re().to_f64()))
+        (
+            T::from_f64(t.forward.re().to_f64()),
+            T::from_f64(t.adjoint.re().to_f64()),
+        )
     } else {
         (t.forward, t.adjoint)
     };
@@ -121,15 +124,7 @@ fn fredholm_dtype<T: TestScalar, E: TestEngine>(comm: &Communicator) {
                     let dev = host.to_engine(&engine).unwrap();
                     let x = global::<T>(&[nsl, ny, nz], 10 + c as u64);
                     let d = global::<T>(&[nsl, nx, nz], 20 + c as u64);
-                    compare(
-                        &what,
-                        comm,
-                        &engine,
-                        (&host, &dev),
-                        (&x, &d),
-                        T::TOL,
-                        false,
-                    );
+                    compare(&what, comm, &engine, (&host, &dev), (&x, &d), T::TOL, false);
                 }
             }
         }
