@@ -132,7 +132,8 @@ where
 }
 
 /// How the products run: the host pipeline (operators made by [`Mdc::new`]), or the engine path
-/// (made by [`Mdc::to_engine`]).
+/// (made by [`Mdc::to_engine`]). One per operator, so the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
 enum State<R: FftReal, E: Engine> {
     Host(Pipeline<R>),
     Engine(EngineMdc<E, R>),

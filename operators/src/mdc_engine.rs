@@ -234,7 +234,7 @@ impl<E: Engine, R: FftReal> EngineMdc<E, R> {
             recv,
         } = &mut *guard;
         let [m0, m1] = m;
-        self.to_lines(&self.model, engine_reals::<T, E>(x), m0, send, recv)?;
+        self.vector_to_lines(&self.model, engine_reals::<T, E>(x), m0, send, recv)?;
         let m0: &mut E::Storage<C<R>> = match &self.shift {
             Some([a, b]) => {
                 E::strided_copy(a, E::slice(m0), E::slice_mut(m1));
@@ -261,7 +261,7 @@ impl<E: Engine, R: FftReal> EngineMdc<E, R> {
         }
         let [d0, d1] = d;
         self.traces(&self.data, yf, d0, d1, send, recv)?;
-        self.from_lines::<T>(&self.data, d0, y, send, recv)
+        self.lines_to_vector::<T>(&self.data, d0, y, send, recv)
     }
 
     /// The adjoint product of this rank's data block `y` into its model block `x`.
@@ -284,7 +284,7 @@ impl<E: Engine, R: FftReal> EngineMdc<E, R> {
             recv,
         } = &mut *guard;
         let [d0, d1] = d;
-        self.to_lines(&self.data, engine_reals::<T, E>(y), d0, send, recv)?;
+        self.vector_to_lines(&self.data, engine_reals::<T, E>(y), d0, send, recv)?;
         self.spectra(&self.data, d0, d1, send, recv, yf)?;
         let (nf, ns, nr, nv) = self.dims;
         {
@@ -314,12 +314,12 @@ impl<E: Engine, R: FftReal> EngineMdc<E, R> {
             }
             None => m0,
         };
-        self.from_lines::<T>(&self.model, m0, x, send, recv)
+        self.lines_to_vector::<T>(&self.model, m0, x, send, recv)
     }
 
     /// The real parts of a vector block (`reals`, as reals) into complex lines `lines` with a
     /// zero imaginary part.
-    fn to_lines(
+    fn vector_to_lines(
         &self,
         side: &Side<E, R>,
         reals: E::Slice<'_, R>,
@@ -340,7 +340,7 @@ impl<E: Engine, R: FftReal> EngineMdc<E, R> {
 
     /// The real parts of the lines into a vector block (a zero imaginary part for complex
     /// types).
-    fn from_lines<T: Scalar<Real = R>>(
+    fn lines_to_vector<T: Scalar<Real = R>>(
         &self,
         side: &Side<E, R>,
         lines: &E::Storage<C<R>>,

@@ -13,7 +13,7 @@ use super::util::{global, rel_err, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
 use distlops::core::{
     balanced_counts, Communicator, Complex32, Complex64, DistVector, DistributedArray, Engine,
-    Error, Layout, RealScalar, Scalar,
+    Error, Layout, RealScalar,
 };
 use distlops::operators::{FftReal, Fredholm1, Fredholm1Params, Mdc, MdcParams};
 use ndarray::{s, Array3, ArrayD};
