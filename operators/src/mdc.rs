@@ -371,37 +371,13 @@ where
     fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         match &self.state {
             State::Engine(e) => e.forward::<T>(plain(x), plain_mut(y)),
-            State::Host(pipeline) => {
-                let (x, y) = host_blocks::<T, E>(plain(x), plain_mut(y));
-                let (xs, ys) = (real(x), real_mut(y));
-                if T::IS_COMPLEX {
-                    pipeline.forward(
-                        Src::Complex(as_complex(xs)),
-                        Dst::Complex(as_complex_mut(ys)),
-                    );
-                } else {
-                    pipeline.forward(Src::Real(xs), Dst::Real(ys));
-                }
-                Ok(())
-            }
+            State::Host(pipeline) => host_product::<T, E>(pipeline, false, plain(x), plain_mut(y)),
         }
     }
     fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         match &self.state {
             State::Engine(e) => e.adjoint::<T>(plain(y), plain_mut(x)),
-            State::Host(pipeline) => {
-                let (y, x) = host_blocks::<T, E>(plain(y), plain_mut(x));
-                let (ys, xs) = (real(y), real_mut(x));
-                if T::IS_COMPLEX {
-                    pipeline.adjoint(
-                        Src::Complex(as_complex(ys)),
-                        Dst::Complex(as_complex_mut(xs)),
-                    );
-                } else {
-                    pipeline.adjoint(Src::Real(ys), Dst::Real(xs));
-                }
-                Ok(())
-            }
+            State::Host(pipeline) => host_product::<T, E>(pipeline, true, plain(y), plain_mut(x)),
         }
     }
     fn name(&self) -> String {
@@ -415,11 +391,34 @@ where
     }
 }
 
-/// The blocks of an operator made by [`Mdc::new`], whose engine is the host.
-fn host_blocks<'a, T: Scalar, E: Engine>(
-    x: E::Slice<'a, T>,
-    y: E::SliceMut<'a, T>,
-) -> (&'a [T], &'a mut [T]) {
+/// A product of the host pipeline (operators made by [`Mdc::new`], whose engine is the host):
+/// real inputs and outputs as reals, complex ones as complex numbers.
+fn host_product<T: Scalar, E: Engine>(
+    pipeline: &Pipeline<T::Real>,
+    adjoint: bool,
+    x: E::Slice<'_, T>,
+    y: E::SliceMut<'_, T>,
+) -> Result<()>
+where
+    T::Real: FftReal,
+{
     let host = "the host pipeline runs on host vectors (Mdc::new makes Mdc<T, Host>)";
-    (E::on_host(x).expect(host), E::on_host_mut(y).expect(host))
+    let (xs, ys) = (
+        real(E::on_host(x).expect(host)),
+        real_mut(E::on_host_mut(y).expect(host)),
+    );
+    let (src, dst) = if T::IS_COMPLEX {
+        (
+            Src::Complex(as_complex(xs)),
+            Dst::Complex(as_complex_mut(ys)),
+        )
+    } else {
+        (Src::Real(xs), Dst::Real(ys))
+    };
+    if adjoint {
+        pipeline.adjoint(src, dst);
+    } else {
+        pipeline.forward(src, dst);
+    }
+    Ok(())
 }

@@ -79,8 +79,8 @@ pub(crate) struct EngineMdc<E: Engine, R: FftReal> {
     kt: Option<E::Storage<C<R>>>,
     /// The real transform's weights of the `nt` bins (zero past `nf`).
     weights: E::Storage<C<R>>,
-    /// The ifftshift of the model lines (`twosided`): two strided copies.
-    shift: Option<[StridedCopy; 2]>,
+    /// The ifftshift of the model lines (`twosided`) and its inverse: two strided copies each.
+    shift: Option<([StridedCopy; 2], [StridedCopy; 2])>,
     model: Side<E, R>,
     data: Side<E, R>,
     width: usize,
@@ -171,7 +171,8 @@ impl<E: Engine, R: FftReal> EngineMdc<E, R> {
             let copy = |n: usize, from: usize, to: usize| {
                 StridedCopy::new(&[lines_m, n], (from, &[nt, 1], len), (to, &[nt, 1], len))
             };
-            Some([copy(nt - h, h, 0)?, copy(h, 0, nt - h)?])
+            let (a, b) = (copy(nt - h, h, 0)?, copy(h, 0, nt - h)?);
+            Some(([a.clone(), b.clone()], [a.reversed(), b.reversed()]))
         } else {
             None
         };
@@ -224,44 +225,7 @@ impl<E: Engine, R: FftReal> EngineMdc<E, R> {
         x: E::Slice<'_, T>,
         y: E::SliceMut<'_, T>,
     ) -> Result<()> {
-        let mut guard = self.work.lock().unwrap_or_else(|e| e.into_inner());
-        let Work {
-            m,
-            d,
-            xf,
-            yf,
-            send,
-            recv,
-        } = &mut *guard;
-        let [m0, m1] = m;
-        self.vector_to_lines(&self.model, engine_reals::<T, E>(x), m0, send, recv)?;
-        let m0: &mut E::Storage<C<R>> = match &self.shift {
-            Some([a, b]) => {
-                E::strided_copy(a, E::slice(m0), E::slice_mut(m1));
-                E::strided_copy(b, E::slice(m0), E::slice_mut(m1));
-                std::mem::swap(m0, m1);
-                m0
-            }
-            None => m0,
-        };
-        self.spectra(&self.model, m0, m1, send, recv, xf)?;
-        let (nf, ns, nr, nv) = self.dims;
-        let k = E::slice(&self.k);
-        {
-            let (xs, mut ys) = (E::slice(xf), E::slice_mut(yf));
-            for f in 0..nf {
-                E::matmul_slices(
-                    MatOp::N,
-                    (ns, nr, nv),
-                    E::sub(k, f * ns * nr..(f + 1) * ns * nr),
-                    E::sub(xs, f * nr * nv..(f + 1) * nr * nv),
-                    E::sub_mut(&mut ys, f * ns * nv..(f + 1) * ns * nv),
-                )?;
-            }
-        }
-        let [d0, d1] = d;
-        self.traces(&self.data, yf, d0, d1, send, recv)?;
-        self.lines_to_vector::<T>(&self.data, d0, y, send, recv)
+        self.product(false, x, y)
     }
 
     /// The adjoint product of this rank's data block `y` into its model block `x`.
@@ -274,6 +238,17 @@ impl<E: Engine, R: FftReal> EngineMdc<E, R> {
         y: E::Slice<'_, T>,
         x: E::SliceMut<'_, T>,
     ) -> Result<()> {
+        self.product(true, y, x)
+    }
+
+    /// The forward product (model side to data side) or the adjoint (the same steps backwards:
+    /// data side to model side, `K^H`, the model's ifftshift undone last).
+    fn product<T: Scalar<Real = R>>(
+        &self,
+        adjoint: bool,
+        input: E::Slice<'_, T>,
+        output: E::SliceMut<'_, T>,
+    ) -> Result<()> {
         let mut guard = self.work.lock().unwrap_or_else(|e| e.into_inner());
         let Work {
             m,
@@ -283,38 +258,55 @@ impl<E: Engine, R: FftReal> EngineMdc<E, R> {
             send,
             recv,
         } = &mut *guard;
-        let [d0, d1] = d;
-        self.vector_to_lines(&self.data, engine_reals::<T, E>(y), d0, send, recv)?;
-        self.spectra(&self.data, d0, d1, send, recv, yf)?;
-        let (nf, ns, nr, nv) = self.dims;
-        {
-            let (ys, mut xs) = (E::slice(yf), E::slice_mut(xf));
-            let kernel = E::slice(self.kt.as_ref().unwrap_or(&self.k));
-            let (op, dims) = match self.kt {
-                Some(_) => (MatOp::N, (nr, ns, nv)),
-                None => (MatOp::H, (ns, nr, nv)),
-            };
-            for f in 0..nf {
-                E::matmul_slices(
-                    op,
-                    dims,
-                    E::sub(kernel, f * ns * nr..(f + 1) * ns * nr),
-                    E::sub(ys, f * ns * nv..(f + 1) * ns * nv),
-                    E::sub_mut(&mut xs, f * nr * nv..(f + 1) * nr * nv),
-                )?;
-            }
-        }
-        let [m0, m1] = m;
-        self.traces(&self.model, xf, m0, m1, send, recv)?;
-        let m0: &mut E::Storage<C<R>> = match &self.shift {
-            Some([a, b]) => {
-                E::strided_copy(&a.reversed(), E::slice(m0), E::slice_mut(m1));
-                E::strided_copy(&b.reversed(), E::slice(m0), E::slice_mut(m1));
-                m1
-            }
-            None => m0,
+        let (first, second, [a0, a1], [b0, b1], fin, fout) = if adjoint {
+            (&self.data, &self.model, d, m, yf, xf)
+        } else {
+            (&self.model, &self.data, m, d, xf, yf)
         };
-        self.lines_to_vector::<T>(&self.model, m0, x, send, recv)
+        self.vector_to_lines(first, engine_reals::<T, E>(input), a0, send, recv)?;
+        if let (false, Some((shift, _))) = (adjoint, &self.shift) {
+            for c in shift {
+                E::strided_copy(c, E::slice(a0), E::slice_mut(a1));
+            }
+            std::mem::swap(a0, a1);
+        }
+        self.spectra(first, a0, a1, send, recv, fin)?;
+        self.frequencies(adjoint, fin, fout)?;
+        self.traces(second, fout, b0, b1, send, recv)?;
+        if let (true, Some((_, unshift))) = (adjoint, &self.shift) {
+            for c in unshift {
+                E::strided_copy(c, E::slice(b0), E::slice_mut(b1));
+            }
+            std::mem::swap(b0, b1);
+        }
+        self.lines_to_vector::<T>(second, b0, output, send, recv)
+    }
+
+    /// The products of this rank's frequencies: `K(f) X(f)` forward, `K(f)^H Y(f)` in the
+    /// adjoint (with the saved `K^H` when there is one), one gemm each.
+    fn frequencies(
+        &self,
+        adjoint: bool,
+        input: &E::Storage<C<R>>,
+        output: &mut E::Storage<C<R>>,
+    ) -> Result<()> {
+        let (nf, ns, nr, nv) = self.dims;
+        let (op, dims, nin, nout, kernel) = match (adjoint, &self.kt) {
+            (false, _) => (MatOp::N, (ns, nr, nv), nr, ns, &self.k),
+            (true, Some(kt)) => (MatOp::N, (nr, ns, nv), ns, nr, kt),
+            (true, None) => (MatOp::H, (ns, nr, nv), ns, nr, &self.k),
+        };
+        let (x, mut y, k) = (E::slice(input), E::slice_mut(output), E::slice(kernel));
+        for f in 0..nf {
+            E::matmul_slices(
+                op,
+                dims,
+                E::sub(k, f * ns * nr..(f + 1) * ns * nr),
+                E::sub(x, f * nin * nv..(f + 1) * nin * nv),
+                E::sub_mut(&mut y, f * nout * nv..(f + 1) * nout * nv),
+            )?;
+        }
+        Ok(())
     }
 
     /// The real parts of a vector block (`reals`, as reals) into complex lines `lines` with a

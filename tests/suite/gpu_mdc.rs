@@ -9,6 +9,7 @@
 
 use super::check::{expect_err, random_counts};
 use super::engines::TestEngine;
+use super::mdc::case_params;
 use super::util::{global, rel_err, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
 use distlops::core::{
@@ -103,31 +104,30 @@ fn compare<T: TestScalar, E: Engine, H: LinearOperator<T>, D: LinearOperator<T, 
 fn fredholm_dtype<T: TestScalar, E: TestEngine>(comm: &Communicator) {
     let engine = E::for_rank(comm);
     let p = comm.size();
-    for (nsl, nx, ny) in [(11, 4, 6), (7, 5, 3), (1, 1, 1)] {
+    // Each shape with a balanced and an uneven split, nz 1 and 3, with and without G^H.
+    let cases = [(11, 4, 6), (7, 5, 3), (1, 1, 1)]
+        .into_iter()
+        .flat_map(|shape| (0..8).map(move |k| (shape, k % 2 == 1, [1, 3][k / 2 % 2], k >= 4)));
+    for ((nsl, nx, ny), uneven, nz, save_gt) in cases {
+        let counts = if uneven {
+            random_counts(nsl, p, 5)
+        } else {
+            balanced_counts(nsl, p)
+        };
         let gg: Array3<T> = global::<T>(&[nsl, nx, ny], 9 + nsl as u64)
             .into_dimensionality()
             .unwrap();
-        for (c, counts) in [balanced_counts(nsl, p), random_counts(nsl, p, 5)]
-            .into_iter()
-            .enumerate()
-        {
-            let off: usize = counts[..comm.rank()].iter().sum();
-            let mine = gg.slice(s![off..off + counts[comm.rank()], .., ..]);
-            for nz in [1, 3] {
-                for save_gt in [false, true] {
-                    let what = format!(
-                        "Fredholm1<{}> ({nsl}, {nx}, {ny}) counts {counts:?} nz {nz} save_gt \
-                         {save_gt}",
-                        T::SUFFIX
-                    );
-                    let host = Fredholm1::new(comm, mine, Fredholm1Params { nz, save_gt }).unwrap();
-                    let dev = host.to_engine(&engine).unwrap();
-                    let x = global::<T>(&[nsl, ny, nz], 10 + c as u64);
-                    let d = global::<T>(&[nsl, nx, nz], 20 + c as u64);
-                    compare(&what, comm, &engine, (&host, &dev), (&x, &d), T::TOL, false);
-                }
-            }
-        }
+        let off: usize = counts[..comm.rank()].iter().sum();
+        let mine = gg.slice(s![off..off + counts[comm.rank()], .., ..]);
+        let what = format!(
+            "Fredholm1<{}> ({nsl}, {nx}, {ny}) counts {counts:?} nz {nz} save_gt {save_gt}",
+            T::SUFFIX
+        );
+        let host = Fredholm1::new(comm, mine, Fredholm1Params { nz, save_gt }).unwrap();
+        let dev = host.to_engine(&engine).unwrap();
+        let x = global::<T>(&[nsl, ny, nz], 10 + nz as u64);
+        let d = global::<T>(&[nsl, nx, nz], 20 + nz as u64);
+        compare(&what, comm, &engine, (&host, &dev), (&x, &d), T::TOL, false);
     }
 }
 
@@ -157,17 +157,7 @@ where
                 let off: usize = counts[..comm.rank()].iter().sum();
                 let mine = gg.slice(s![off..off + counts[comm.rank()], .., ..]);
                 for nv in [1, 2, 3] {
-                    let params = MdcParams {
-                        nfreq: None,
-                        dt: 0.004,
-                        dr: 2.0,
-                        twosided,
-                        save_gt: i % 3 != 1,
-                        conj: i % 4 == 2,
-                        prescaled: i % 5 == 3,
-                        model_axis: [0, 1, 2][i % 3],
-                        data_axis: [0, 2, 1, 0][i % 4],
-                    };
+                    let params = case_params(i, nf, twosided);
                     i += 1;
                     let what = format!(
                         "MDC<{}> nt {nt} nf {nf} nv {nv} counts {counts:?} {params:?}",
