@@ -6,6 +6,8 @@
 use distlops_core::{
     Communicator, DistVector, Engine, HasComplex, Layout, Result, Scalar, VectorRef,
 };
+use std::any::TypeId;
+use std::mem::ManuallyDrop;
 
 /// Concatenation offsets of a list of sizes (length n + 1).
 pub(crate) fn offsets(sizes: impl Iterator<Item = usize>) -> Vec<usize> {
@@ -61,17 +63,32 @@ pub(crate) fn parts_mut<T: Scalar, E: Engine>(v: &mut DistVector<T, E>) -> &mut 
     }
 }
 
-/// `a` as a `B` when `A` and `B` are the same type (checked at run time; `None` otherwise).
-fn same_type<A: Copy, B>(a: A, same: bool) -> Option<B> {
-    if !same {
+/// `x` as a slice of `B` when `A` and `B` are one type (`None` otherwise).
+fn cast_slice<'a, E: Engine, A: Scalar, B: Scalar>(x: E::Slice<'a, A>) -> Option<E::Slice<'a, B>> {
+    if TypeId::of::<A>() != TypeId::of::<B>() {
         return None;
     }
-    assert_eq!(std::mem::size_of::<A>(), std::mem::size_of::<B>());
-    // SAFETY: the caller passes `same` only when `A` and `B` are one type (their element types'
-    // `TypeId`s are equal and the rest of the two types is spelled identically), so this is a
-    // copy of `a` as its own type; `A: Copy`, so nothing is dropped twice.
-    Some(unsafe { std::mem::transmute_copy::<A, B>(&a) })
+    // SAFETY: `A` and `B` are one type (equal `TypeId`s of `'static` types), so
+    // `E::Slice<'a, A>` and `E::Slice<'a, B>` are one type too: this is a copy of `x` as its own
+    // type, and slices are `Copy`.
+    Some(unsafe { std::mem::transmute_copy::<E::Slice<'a, A>, E::Slice<'a, B>>(&x) })
 }
+
+/// `x` as a mutable slice of `B` when `A` and `B` are one type (`x` back otherwise).
+fn cast_slice_mut<'a, E: Engine, A: Scalar, B: Scalar>(
+    x: E::SliceMut<'a, A>,
+) -> std::result::Result<E::SliceMut<'a, B>, E::SliceMut<'a, A>> {
+    if TypeId::of::<A>() != TypeId::of::<B>() {
+        return Err(x);
+    }
+    let x = ManuallyDrop::new(x);
+    // SAFETY: as in `cast_slice`, the two types are one; the original stays in a `ManuallyDrop`
+    // and is never used again, so the mutable borrow moves into the copy.
+    Ok(unsafe { std::mem::transmute_copy::<E::SliceMut<'a, A>, E::SliceMut<'a, B>>(&*x) })
+}
+
+/// The complex type of a scalar type's real type.
+type C<T> = <<T as Scalar>::Real as HasComplex>::Complex;
 
 /// An engine slice of scalars seen as its real components (`re, im` interleaved for complex
 /// types, the slice itself for real types), on any engine: the engine-side
@@ -80,14 +97,10 @@ pub(crate) fn engine_reals<'a, T: Scalar, E: Engine>(x: E::Slice<'a, T>) -> E::S
 where
     T::Real: HasComplex,
 {
-    use std::any::TypeId;
-    type C<T> = <<T as Scalar>::Real as HasComplex>::Complex;
-    if let Some(r) = same_type(x, TypeId::of::<T>() == TypeId::of::<T::Real>()) {
-        return r;
+    match cast_slice::<E, T, T::Real>(x) {
+        Some(r) => r,
+        None => E::as_reals::<T::Real>(cast_slice::<E, T, C<T>>(x).expect(NEITHER)),
     }
-    let c: E::Slice<'a, C<T>> = same_type(x, TypeId::of::<T>() == TypeId::of::<C<T>>())
-        .expect("a scalar type is real or the complex type of its real type");
-    E::as_reals::<T::Real>(c)
 }
 
 /// [`engine_reals`] for a mutable slice.
@@ -97,25 +110,14 @@ pub(crate) fn engine_reals_mut<'a, T: Scalar, E: Engine>(
 where
     T::Real: HasComplex,
 {
-    use std::any::TypeId;
-    use std::mem::ManuallyDrop;
-    type C<T> = <<T as Scalar>::Real as HasComplex>::Complex;
-    let x = ManuallyDrop::new(x);
-    if TypeId::of::<T>() == TypeId::of::<T::Real>() {
-        assert_eq!(
-            std::mem::size_of::<E::SliceMut<'a, T>>(),
-            std::mem::size_of::<E::SliceMut<'a, T::Real>>()
-        );
-        // SAFETY: `T` is `T::Real` (equal `TypeId`s), so both are the type
-        // `E::SliceMut<'a, T>`; the original stays in a `ManuallyDrop` and is never used again,
-        // so the mutable borrow moves into the copy.
-        return unsafe { std::mem::transmute_copy::<_, E::SliceMut<'a, T::Real>>(&*x) };
+    match cast_slice_mut::<E, T, T::Real>(x) {
+        Ok(r) => r,
+        Err(x) => match cast_slice_mut::<E, T, C<T>>(x) {
+            Ok(c) => E::as_reals_mut::<T::Real>(c),
+            Err(_) => panic!("{NEITHER}"),
+        },
     }
-    assert!(
-        TypeId::of::<T>() == TypeId::of::<C<T>>(),
-        "a scalar type is real or the complex type of its real type"
-    );
-    // SAFETY: as above, `T` is the complex type of `T::Real` (equal `TypeId`s).
-    let c = unsafe { std::mem::transmute_copy::<_, E::SliceMut<'a, C<T>>>(&*x) };
-    E::as_reals_mut::<T::Real>(c)
 }
+
+/// Every scalar type is its real type or that type's complex type.
+const NEITHER: &str = "a scalar type is real or the complex type of its real type";
