@@ -78,9 +78,10 @@ pub(crate) fn kernel_split(
 /// * Reproducibility: each value is one rank's dot product over `y` (or `x`), the same for any
 ///   split of the slices: results are the same bits on any number of ranks.
 /// * Engines: the kernel lives on the engine `E` ([`to_engine`](Self::to_engine) uploads it, and
-///   `G^H` with `save_gt`, once), and each slice's product is one [`Engine::matmul_slices`]
-///   (`MatOp::N` forward, `MatOp::H` adjoint, or `MatOp::N` with the saved `G^H`): one cuBLAS
-///   gemm per slice on a CUDA device, no host copy and no communication per product. The
+///   `G^H` with `save_gt`, once), and the slices' products are one [`Engine::matmul_batched`]
+///   (`MatOp::N` forward, `MatOp::H` adjoint, or `MatOp::N` with the saved `G^H`): one
+///   strided-batched cuBLAS gemm on a CUDA device, no host copy and no communication per
+///   product. The
 ///   operator of [`new`](Self::new) runs the host's products (the same bits as before engines);
 ///   on another engine the results agree with it to rounding (the engine's gemm sums in its own
 ///   order), not bitwise.
@@ -188,41 +189,36 @@ impl<T: Scalar, E: Engine> Fredholm1<T, E> {
 impl<T: Scalar, E: Engine> LinearOperator<T, E> for Fredholm1<T, E> {
     stored_spaces!();
     fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
-        let (x, mut y) = (plain(x), plain_mut(y));
-        let (nx, ny, nz) = (self.nx, self.ny, self.nz);
-        let g = E::slice(&self.g);
-        for k in 0..self.nsl {
-            E::matmul_slices(
-                MatOp::N,
-                (nx, ny, nz),
-                E::sub(g, k * nx * ny..(k + 1) * nx * ny),
-                E::sub(x, k * ny * nz..(k + 1) * ny * nz),
-                E::sub_mut(&mut y, k * nx * nz..(k + 1) * nx * nz),
-            )?;
-        }
-        Ok(())
+        let dims = (self.nx, self.ny, self.nz);
+        E::matmul_batched(
+            MatOp::N,
+            dims,
+            self.nsl,
+            E::slice(&self.g),
+            plain(x),
+            plain_mut(y),
+        )
     }
     fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
-        let (y, mut x) = (plain(y), plain_mut(x));
-        let (nx, ny, nz) = (self.nx, self.ny, self.nz);
-        for k in 0..self.nsl {
-            let (yk, xk) = (
-                E::sub(y, k * nx * nz..(k + 1) * nx * nz),
-                E::sub_mut(&mut x, k * ny * nz..(k + 1) * ny * nz),
-            );
-            let range = k * nx * ny..(k + 1) * nx * ny;
-            match &self.gt {
-                Some(gt) => {
-                    let a = E::sub(E::slice(gt), range);
-                    E::matmul_slices(MatOp::N, (ny, nx, nz), a, yk, xk)?;
-                }
-                None => {
-                    let a = E::sub(E::slice(&self.g), range);
-                    E::matmul_slices(MatOp::H, (nx, ny, nz), a, yk, xk)?;
-                }
-            }
+        let (nx, ny, nz, nsl) = (self.nx, self.ny, self.nz, self.nsl);
+        match &self.gt {
+            Some(gt) => E::matmul_batched(
+                MatOp::N,
+                (ny, nx, nz),
+                nsl,
+                E::slice(gt),
+                plain(y),
+                plain_mut(x),
+            ),
+            None => E::matmul_batched(
+                MatOp::H,
+                (nx, ny, nz),
+                nsl,
+                E::slice(&self.g),
+                plain(y),
+                plain_mut(x),
+            ),
         }
-        Ok(())
     }
     fn name(&self) -> String {
         format!("Fredholm1({} x {}, nz {})", self.nx, self.ny, self.nz)

@@ -99,8 +99,8 @@ impl Default for MdcParams {
 ///   time traces by strided copies and one grouped exchange (none when the model is split along
 ///   `r` or `v`), the ifftshift by two strided copies, the time transforms as one batched FFT per
 ///   side (cuFFT), the real transform's weights by `diag_mul`, one exchange to the kernel's
-///   frequency split, one gemm per frequency (`MatOp::N`, or `MatOp::H` without the saved
-///   `K^H`), one exchange back to whole traces, the inverse FFT and one last exchange to the
+///   frequency split, the per-frequency products as one batched gemm
+///   ([`Engine::matmul_batched`]: `MatOp::N`, or `MatOp::H` without the saved `K^H`), one exchange back to whole traces, the inverse FFT and one last exchange to the
 ///   data layout (none when it is split along `s` or `v`): the same spaces and the same
 ///   communication as the host operator, every buffer allocated in `to_engine`. Results agree
 ///   with the host operator to rounding, not bitwise (another FFT and another gemm order; the

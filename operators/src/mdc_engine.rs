@@ -10,8 +10,8 @@
 //! 2. one batched FFT of every line, and the weights of PyLops' real transform (`1 / sqrt(nt)`,
 //!    `sqrt(2)` on the bins that stand for two, zero past the kernel's `nf`) by `diag_mul`;
 //! 3. the first `nf` bins of every line move to the kernel's frequency split (one exchange);
-//! 4. `Y(f) = K(f) X(f)` for this rank's frequencies, one gemm each (`K` holds `conj` and the
-//!    scaling);
+//! 4. `Y(f) = K(f) X(f)` for this rank's frequencies, one batched gemm (`K` holds `conj` and
+//!    the scaling);
 //! 5. the spectra move to whole lines split along `s` (or `v`), zero-padded to `nt`, weighted,
 //!    and inverse-transformed by one batched FFT;
 //! 6. the real parts move to the data layout (one exchange unless it is split along `s` or `v`).
@@ -283,7 +283,7 @@ impl<E: Engine, R: FftReal> EngineMdc<E, R> {
     }
 
     /// The products of this rank's frequencies: `K(f) X(f)` forward, `K(f)^H Y(f)` in the
-    /// adjoint (with the saved `K^H` when there is one), one gemm each.
+    /// adjoint (with the saved `K^H` when there is one), one batched gemm.
     fn frequencies(
         &self,
         adjoint: bool,
@@ -291,22 +291,19 @@ impl<E: Engine, R: FftReal> EngineMdc<E, R> {
         output: &mut E::Storage<C<R>>,
     ) -> Result<()> {
         let (nf, ns, nr, nv) = self.dims;
-        let (op, dims, nin, nout, kernel) = match (adjoint, &self.kt) {
-            (false, _) => (MatOp::N, (ns, nr, nv), nr, ns, &self.k),
-            (true, Some(kt)) => (MatOp::N, (nr, ns, nv), ns, nr, kt),
-            (true, None) => (MatOp::H, (ns, nr, nv), ns, nr, &self.k),
+        let (op, dims, kernel) = match (adjoint, &self.kt) {
+            (false, _) => (MatOp::N, (ns, nr, nv), &self.k),
+            (true, Some(kt)) => (MatOp::N, (nr, ns, nv), kt),
+            (true, None) => (MatOp::H, (ns, nr, nv), &self.k),
         };
-        let (x, mut y, k) = (E::slice(input), E::slice_mut(output), E::slice(kernel));
-        for f in 0..nf {
-            E::matmul_slices(
-                op,
-                dims,
-                E::sub(k, f * ns * nr..(f + 1) * ns * nr),
-                E::sub(x, f * nin * nv..(f + 1) * nin * nv),
-                E::sub_mut(&mut y, f * nout * nv..(f + 1) * nout * nv),
-            )?;
-        }
-        Ok(())
+        E::matmul_batched(
+            op,
+            dims,
+            nf,
+            E::slice(kernel),
+            E::slice(input),
+            E::slice_mut(output),
+        )
     }
 
     /// The real parts of a vector block (`reals`, as reals) into complex lines `lines` with a
