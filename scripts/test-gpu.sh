@@ -4,8 +4,13 @@
 #   scripts/test-gpu.sh --emulated   no GPU needed (what CI runs, from scripts/test.sh):
 #     1. every kernel under AddressSanitizer and ThreadSanitizer (scripts/test-kernels.sh);
 #     2. the emulated device's own tests, and the Cuda instantiation of the suite on the emulated
+<<<<<<< HEAD
 #        device, on the Threads communicator at 1-4 ranks and under mpirun -n 1..4; the post-stack
 #        example with --gpu against its host run (scripts/poststack-gpu.sh, about 25 s once built);
+=======
+#        device, on the Threads communicator at 1-4 ranks and under mpirun -n 1..4, and the MDD
+#        example with --gpu against its host run (scripts/mdd-gpu.sh);
+>>>>>>> gmdc
 #     3. against the real NVIDIA libraries from pinned PyPI wheels (scripts/gpu-libs.sh): NVRTC
 #        compiles every kernel file for sm_80 and sm_90, and every NCCL and NVSHMEM entry point
 #        the bindings use resolves.
@@ -48,6 +53,8 @@ if [ "$emulated" = 1 ]; then
   run "emulated device" cargo test -p distlops-core --features emulator --no-fail-fast "$@"
   run "Cuda suite on the emulated device (Threads, mpirun)" \
     cargo test --features emulator,mpi --test gpu_threads --test gpu_mpi --no-fail-fast "$@"
+  run "MDD example with --gpu against the host run (emulated device, mpirun -n 1 and 2)" \
+    scripts/mdd-gpu.sh
   DISTLOPS_CUDA_AWARE_MPI=1 run "Cuda suite under mpirun, device payloads by address through MPI (the CUDA-aware MPI path)" \
     cargo test --features emulator,mpi --test gpu_mpi --no-fail-fast "$@"
   run "post-stack example: --gpu on the emulated device gives the host run's volumes (1 and 2 ranks)" \

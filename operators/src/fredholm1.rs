@@ -7,7 +7,7 @@ use distlops_core::VectorRef;
 use distlops_core::{
     Communicator, DistVector, Engine, Error, Fingerprint, Host, Layout, MatOp, Result, Scalar,
 };
-use ndarray::ArrayView3;
+use ndarray::{Array1, ArrayView3};
 
 /// The keyword arguments of [`Fredholm1`], with PyLops-MPI's defaults.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,12 +77,22 @@ pub(crate) fn kernel_split(
 ///   the result of every product); one all-gather of the kernel shapes at construction.
 /// * Reproducibility: each value is one rank's dot product over `y` (or `x`), the same for any
 ///   split of the slices: results are the same bits on any number of ranks.
+/// * Engines: the kernel lives on the engine `E` ([`to_engine`](Self::to_engine) uploads it, and
+///   `G^H` with `save_gt`, once), and the slices' products are one [`Engine::matmul_batched`]
+///   (`MatOp::N` forward, `MatOp::H` adjoint, or `MatOp::N` with the saved `G^H`): one
+///   strided-batched cuBLAS gemm on a CUDA device, no host copy and no communication per
+///   product. The
+///   operator of [`new`](Self::new) runs the host's products (the same bits as before engines);
+///   on another engine the results agree with it to rounding (the engine's gemm sums in its own
+///   order), not bitwise.
 /// * PyLops-MPI: `MPIFredholm1(G, nz, saveGt, usematmul)`; `usematmul` is only a choice of NumPy
 ///   call and has no counterpart, and ranks with a single slice are allowed here (PyLops-MPI
 ///   refuses them).
-pub struct Fredholm1<T: Scalar> {
-    g: Vec<T>,
-    gt: Option<Vec<T>>,
+pub struct Fredholm1<T: Scalar, E: Engine = Host> {
+    /// This rank's slices, `nsl x nx x ny` flattened.
+    g: E::Storage<T>,
+    /// `G^H` slice by slice (`nsl x ny x nx`), with `save_gt`.
+    gt: Option<E::Storage<T>>,
     nsl: usize,
     nx: usize,
     ny: usize,
@@ -124,9 +134,10 @@ impl<T: Scalar> Fredholm1<T> {
             }
             gt
         });
+        let flat = |v: Vec<T>| Host.upload(Array1::from(v).into_dyn().view());
         Ok(Fredholm1 {
-            g,
-            gt,
+            g: flat(g)?,
+            gt: gt.map(flat).transpose()?,
             nsl,
             nx,
             ny,
@@ -134,6 +145,28 @@ impl<T: Scalar> Fredholm1<T> {
             domain,
             range,
             comm: comm.clone(),
+        })
+    }
+}
+
+impl<T: Scalar, E: Engine> Fredholm1<T, E> {
+    /// The same operator with its kernel (and `G^H` with `save_gt`) on `engine`, uploaded once.
+    /// No communication.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] if the engine has no room for the kernel.
+    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Fredholm1<T, F>> {
+        let up = |a: &E::Storage<T>| engine.upload(E::download(a).view());
+        Ok(Fredholm1 {
+            g: up(&self.g)?,
+            gt: self.gt.as_ref().map(up).transpose()?,
+            nsl: self.nsl,
+            nx: self.nx,
+            ny: self.ny,
+            nz: self.nz,
+            domain: self.domain.clone(),
+            range: self.range.clone(),
+            comm: self.comm.clone(),
         })
     }
 
@@ -153,48 +186,39 @@ impl<T: Scalar> Fredholm1<T> {
     }
 }
 
-impl<T: Scalar> LinearOperator<T> for Fredholm1<T> {
+impl<T: Scalar, E: Engine> LinearOperator<T, E> for Fredholm1<T, E> {
     stored_spaces!();
-    fn matvec_unchecked(&self, x: VectorRef<'_, T>, y: &mut DistVector<T>) -> Result<()> {
-        let (x, y) = (plain(x), plain_mut(y));
-        let (nx, ny, nz) = (self.nx, self.ny, self.nz);
-        for k in 0..self.nsl {
-            Host::matmul_slices(
-                MatOp::N,
-                (nx, ny, nz),
-                &self.g[k * nx * ny..(k + 1) * nx * ny],
-                &x[k * ny * nz..(k + 1) * ny * nz],
-                &mut y[k * nx * nz..(k + 1) * nx * nz],
-            )?;
-        }
-        Ok(())
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+        let dims = (self.nx, self.ny, self.nz);
+        E::matmul_batched(
+            MatOp::N,
+            dims,
+            self.nsl,
+            E::slice(&self.g),
+            plain(x),
+            plain_mut(y),
+        )
     }
-    fn rmatvec_unchecked(&self, y: VectorRef<'_, T>, x: &mut DistVector<T>) -> Result<()> {
-        let (y, x) = (plain(y), plain_mut(x));
-        let (nx, ny, nz) = (self.nx, self.ny, self.nz);
-        for k in 0..self.nsl {
-            let (yk, xk) = (
-                &y[k * nx * nz..(k + 1) * nx * nz],
-                &mut x[k * ny * nz..(k + 1) * ny * nz],
-            );
-            match &self.gt {
-                Some(gt) => Host::matmul_slices(
-                    MatOp::N,
-                    (ny, nx, nz),
-                    &gt[k * nx * ny..(k + 1) * nx * ny],
-                    yk,
-                    xk,
-                )?,
-                None => Host::matmul_slices(
-                    MatOp::H,
-                    (nx, ny, nz),
-                    &self.g[k * nx * ny..(k + 1) * nx * ny],
-                    yk,
-                    xk,
-                )?,
-            }
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+        let (nx, ny, nz, nsl) = (self.nx, self.ny, self.nz, self.nsl);
+        match &self.gt {
+            Some(gt) => E::matmul_batched(
+                MatOp::N,
+                (ny, nx, nz),
+                nsl,
+                E::slice(gt),
+                plain(y),
+                plain_mut(x),
+            ),
+            None => E::matmul_batched(
+                MatOp::H,
+                (nx, ny, nz),
+                nsl,
+                E::slice(&self.g),
+                plain(y),
+                plain_mut(x),
+            ),
         }
-        Ok(())
     }
     fn name(&self) -> String {
         format!("Fredholm1({} x {}, nz {})", self.nx, self.ny, self.nz)

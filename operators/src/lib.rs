@@ -68,6 +68,7 @@ mod hstack;
 mod laplacian;
 mod matrix_mult_block;
 mod mdc;
+mod mdc_engine;
 mod seam;
 mod second_derivative;
 mod stacked_block_diag;

@@ -7,12 +7,14 @@ use crate::fft::line::{AxisSpec, Dst, Src};
 use crate::fft::pipeline::{Builder, Pipeline};
 use crate::fft::{as_complex, as_complex_mut, FftReal};
 use crate::fredholm1::kernel_split;
+use crate::mdc_engine::{EngineMdc, MdcShape};
 use crate::seam::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::reals::{real, real_mut};
 use distlops_core::VectorRef;
 use distlops_core::{
-    resolve_axis, Communicator, DistVector, Error, Fingerprint, Layout, Result, Scalar,
+    resolve_axis, Communicator, DistVector, Engine, Error, Fingerprint, Host, Layout, Result,
+    Scalar,
 };
 use ndarray::ArrayView3;
 use num_complex::Complex;
@@ -90,15 +92,34 @@ impl Default for MdcParams {
 ///   and all-gathers the result of every product.
 /// * Reproducibility: every value comes from whole-trace transforms and per-frequency sums in a
 ///   fixed order: the same bits on any number of ranks (for given `model_axis` and `data_axis`).
+/// * Engines: [`new`](Self::new) makes the host operator (the pipeline above, rustfft and an
+///   explicit SIMD gemv). [`to_engine`](Self::to_engine) makes the same operator on any engine,
+///   written once over the engine primitives, so on a CUDA device every step runs there: the
+///   kernel (and `K^H` with `save_gt`) uploaded once, the real parts of the model moved to whole
+///   time traces by strided copies and one grouped exchange (none when the model is split along
+///   `r` or `v`), the ifftshift by two strided copies, the time transforms as one batched FFT per
+///   side (cuFFT), the real transform's weights by `diag_mul`, one exchange to the kernel's
+///   frequency split, the per-frequency products as one batched gemm
+///   ([`Engine::matmul_batched`]: `MatOp::N`, or `MatOp::H` without the saved `K^H`), one exchange back to whole traces, the inverse FFT and one last exchange to the
+///   data layout (none when it is split along `s` or `v`): the same spaces and the same
+///   communication as the host operator, every buffer allocated in `to_engine`. Results agree
+///   with the host operator to rounding, not bitwise (another FFT and another gemm order; the
+///   tests require 1e-11 relative in double precision).
 /// * PyLops-MPI: `MPIMDC(G, nt, nv, nfreq, dt, dr, twosided, fftengine, saveGt, conj,
 ///   usematmul, prescaled)`; `fftengine` and `usematmul` choose Python libraries and have no
 ///   counterpart. A kernel with more frequencies than `nt / 2 + 1` is an error here (PyLops-MPI
 ///   clips `nfreq` with a warning and then fails on the shapes).
-pub struct Mdc<T: Scalar>
+pub struct Mdc<T: Scalar, E: Engine = Host>
 where
     T::Real: FftReal,
 {
-    pipeline: Pipeline<T::Real>,
+    state: State<T::Real, E>,
+    /// This rank's kernel with `conj` and the scaling applied, `nf_local x ns x nr`.
+    kernel: Arc<Vec<Complex<T::Real>>>,
+    /// The kernel's frequencies on every rank.
+    counts: Vec<usize>,
+    twosided: bool,
+    save_gt: bool,
     domain: Space,
     range: Space,
     comm: Communicator,
@@ -108,6 +129,14 @@ where
     ns: usize,
     nr: usize,
     fingerprint: Fingerprint,
+}
+
+/// How the products run: the host pipeline (operators made by [`Mdc::new`]), or the engine path
+/// (made by [`Mdc::to_engine`]). One per operator, so the variants' sizes do not matter.
+#[allow(clippy::large_enum_variant)]
+enum State<R: FftReal, E: Engine> {
+    Host(Pipeline<R>),
+    Engine(EngineMdc<E, R>),
 }
 
 impl<T: Scalar> Mdc<T>
@@ -176,6 +205,7 @@ where
             .map(|&v| if params.conj { v.conj() * c } else { v * c })
             .collect();
         let k = Arc::new(k);
+        let kernel = Arc::clone(&k);
         let kt = if params.save_gt {
             let mut kt = vec![Complex::zero(); k.len()];
             for f in 0..nf_local {
@@ -240,7 +270,11 @@ where
             .words(&counts)
             .word(pipeline.fingerprint().value());
         Ok(Mdc {
-            pipeline,
+            state: State::Host(pipeline),
+            kernel,
+            counts,
+            twosided: params.twosided,
+            save_gt: params.save_gt,
             domain: Space::array(model),
             range: Space::array(data),
             comm: comm.clone(),
@@ -250,6 +284,56 @@ where
             ns,
             nr,
             fingerprint,
+        })
+    }
+}
+
+impl<T: Scalar, E: Engine> Mdc<T, E>
+where
+    T::Real: FftReal,
+{
+    /// The same operator running on `engine`: the kernel (and `K^H` with `save_gt`) uploaded
+    /// once, the FFTs planned once and every work buffer allocated here, not per product.
+    /// `to_engine(&Host)` runs the engine path on the host. The spaces are this operator's, so
+    /// the products take and return the same blocks. No communication.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] if the engine has no room; what the engine's FFT plans report.
+    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Mdc<T, F>> {
+        let layout = |s: &Space| s.layout().cloned().expect("MDC's spaces are plain");
+        let (model, data) = (layout(&self.domain), layout(&self.range));
+        let state = EngineMdc::new(
+            engine,
+            &self.comm,
+            &MdcShape {
+                kernel: &self.kernel,
+                counts: &self.counts,
+                nt: self.nt,
+                nv: self.nv,
+                ns: self.ns,
+                nr: self.nr,
+                twosided: self.twosided,
+                save_gt: self.save_gt,
+                model: &model,
+                data: &data,
+                width: distlops_core::reals::width::<T>(),
+            },
+        )?;
+        Ok(Mdc {
+            state: State::Engine(state),
+            kernel: Arc::clone(&self.kernel),
+            counts: self.counts.clone(),
+            twosided: self.twosided,
+            save_gt: self.save_gt,
+            domain: self.domain.clone(),
+            range: self.range.clone(),
+            comm: self.comm.clone(),
+            nt: self.nt,
+            nv: self.nv,
+            nf: self.nf,
+            ns: self.ns,
+            nr: self.nr,
+            fingerprint: self.fingerprint,
         })
     }
 
@@ -279,34 +363,22 @@ where
     }
 }
 
-impl<T: Scalar> LinearOperator<T> for Mdc<T>
+impl<T: Scalar, E: Engine> LinearOperator<T, E> for Mdc<T, E>
 where
     T::Real: FftReal,
 {
     stored_spaces!();
-    fn matvec_unchecked(&self, x: VectorRef<'_, T>, y: &mut DistVector<T>) -> Result<()> {
-        let (xs, ys) = (real(plain(x)), real_mut(plain_mut(y)));
-        if T::IS_COMPLEX {
-            self.pipeline.forward(
-                Src::Complex(as_complex(xs)),
-                Dst::Complex(as_complex_mut(ys)),
-            );
-        } else {
-            self.pipeline.forward(Src::Real(xs), Dst::Real(ys));
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+        match &self.state {
+            State::Engine(e) => e.forward::<T>(plain(x), plain_mut(y)),
+            State::Host(pipeline) => host_product::<T, E>(pipeline, false, plain(x), plain_mut(y)),
         }
-        Ok(())
     }
-    fn rmatvec_unchecked(&self, y: VectorRef<'_, T>, x: &mut DistVector<T>) -> Result<()> {
-        let (ys, xs) = (real(plain(y)), real_mut(plain_mut(x)));
-        if T::IS_COMPLEX {
-            self.pipeline.adjoint(
-                Src::Complex(as_complex(ys)),
-                Dst::Complex(as_complex_mut(xs)),
-            );
-        } else {
-            self.pipeline.adjoint(Src::Real(ys), Dst::Real(xs));
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+        match &self.state {
+            State::Engine(e) => e.adjoint::<T>(plain(y), plain_mut(x)),
+            State::Host(pipeline) => host_product::<T, E>(pipeline, true, plain(y), plain_mut(x)),
         }
-        Ok(())
     }
     fn name(&self) -> String {
         format!(
@@ -317,4 +389,36 @@ where
     fn fingerprint(&self) -> Fingerprint {
         self.fingerprint
     }
+}
+
+/// A product of the host pipeline (operators made by [`Mdc::new`], whose engine is the host):
+/// real inputs and outputs as reals, complex ones as complex numbers.
+fn host_product<T: Scalar, E: Engine>(
+    pipeline: &Pipeline<T::Real>,
+    adjoint: bool,
+    x: E::Slice<'_, T>,
+    y: E::SliceMut<'_, T>,
+) -> Result<()>
+where
+    T::Real: FftReal,
+{
+    let host = "the host pipeline runs on host vectors (Mdc::new makes Mdc<T, Host>)";
+    let (xs, ys) = (
+        real(E::on_host(x).expect(host)),
+        real_mut(E::on_host_mut(y).expect(host)),
+    );
+    let (src, dst) = if T::IS_COMPLEX {
+        (
+            Src::Complex(as_complex(xs)),
+            Dst::Complex(as_complex_mut(ys)),
+        )
+    } else {
+        (Src::Real(xs), Dst::Real(ys))
+    };
+    if adjoint {
+        pipeline.adjoint(src, dst);
+    } else {
+        pipeline.forward(src, dst);
+    }
+    Ok(())
 }

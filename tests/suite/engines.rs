@@ -976,6 +976,14 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::gpu_conv::conv_all_dtypes::<distlops::core::Cuda>,
     ),
     (
+        "gpu_mdc::fredholm1_engine[cuda]",
+        super::gpu_mdc::fredholm1_engine::<distlops::core::Cuda>,
+    ),
+    (
+        "gpu_mdc::mdc_engine[cuda]",
+        super::gpu_mdc::mdc_engine::<distlops::core::Cuda>,
+    ),
+    (
         "engines::every_kernel_was_launched[cuda]",
         every_kernel_was_launched,
     ),

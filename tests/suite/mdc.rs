@@ -137,6 +137,22 @@ fn to_c<T: Scalar>(a: &ArrayD<T>) -> Array3<C> {
         .unwrap()
 }
 
+/// The parameters of case `i` of the MDC suites: over consecutive cases every flag and every
+/// model and data axis (negative ones too) comes up.
+pub fn case_params(i: usize, nf: usize, twosided: bool) -> MdcParams {
+    MdcParams {
+        nfreq: if i % 2 == 0 { Some(nf) } else { None },
+        dt: 0.004,
+        dr: 2.0,
+        twosided,
+        save_gt: i % 3 != 1,
+        conj: i % 4 == 2,
+        prescaled: i % 5 == 3,
+        model_axis: [0, 1, -1][i % 3],
+        data_axis: [0, 2, 1, -2][i % 4],
+    }
+}
+
 fn check<T: TestScalar>(comm: &Communicator)
 where
     T::Real: FftReal,
@@ -156,17 +172,7 @@ where
                 let off: usize = counts[..comm.rank()].iter().sum();
                 let mine = gg.slice(s![off..off + counts[comm.rank()], .., ..]);
                 for nv in [1, 2] {
-                    let params = MdcParams {
-                        nfreq: if i % 2 == 0 { Some(nf) } else { None },
-                        dt: 0.004,
-                        dr: 2.0,
-                        twosided,
-                        save_gt: i % 3 != 1,
-                        conj: i % 4 == 2,
-                        prescaled: i % 5 == 3,
-                        model_axis: [0, 1, -1][i % 3],
-                        data_axis: [0, 2, 1, -2][i % 4],
-                    };
+                    let params = case_params(i, nf, twosided);
                     i += 1;
                     let what = format!(
                         "MDC<{}> nt {nt} nf {nf} nv {nv} counts {counts:?} {params:?}",

@@ -20,6 +20,7 @@ pub mod fft;
 pub mod fredholm;
 pub mod ghost;
 pub mod gpu_conv;
+pub mod gpu_mdc;
 pub mod halo;
 pub mod mask;
 pub mod matmul;
@@ -344,6 +345,14 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "engines::payload_collectives[host]",
         engines::payload_collectives_host,
+    ),
+    (
+        "gpu_mdc::fredholm1_engine[host]",
+        gpu_mdc::fredholm1_engine::<distlops::core::Host>,
+    ),
+    (
+        "gpu_mdc::mdc_engine[host]",
+        gpu_mdc::mdc_engine::<distlops::core::Host>,
     ),
     (
         "engines::node_rank_on_one_machine",

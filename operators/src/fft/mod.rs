@@ -26,6 +26,7 @@
 pub(crate) mod chirp;
 pub(crate) mod kernel;
 pub(crate) mod line;
+pub(crate) mod moves;
 pub(crate) mod permute;
 pub(crate) mod pipeline;
 pub(crate) mod transpose;
@@ -35,10 +36,11 @@ use num_complex::Complex;
 
 /// The real types the FFT operators compute in: `f32` and `f64` (every [`Scalar`]'s
 /// [`Real`](distlops_core::Scalar::Real) is one of them, so the bound `T::Real: FftReal` holds for
-/// the four scalar types).
+/// the four scalar types). They are also the engines' [`FftReal`](distlops_core::FftReal), so
+/// the operators reach the engines' FFTs and complex views with the same bound.
 ///
 /// [`Scalar`]: distlops_core::Scalar
-pub trait FftReal: RealScalar + rustfft::FftNum {}
+pub trait FftReal: RealScalar + rustfft::FftNum + distlops_core::FftReal {}
 
 impl FftReal for f32 {}
 impl FftReal for f64 {}

@@ -7,7 +7,7 @@ use distlops_core::{Communicator, Engine, Host, Layout, StridedCopy};
 use std::ops::Range;
 
 /// The global box that rank `p` holds in `src` and rank `q` holds in `dst`.
-fn shared_box(src: &Layout, p: usize, dst: &Layout, q: usize) -> Vec<Range<usize>> {
+pub(crate) fn shared_box(src: &Layout, p: usize, dst: &Layout, q: usize) -> Vec<Range<usize>> {
     let mut b: Vec<Range<usize>> = src.global_shape().iter().map(|&n| 0..n).collect();
     for (layout, r) in [(src, p), (dst, q)] {
         let a = layout.axis();
