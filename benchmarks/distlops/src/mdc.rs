@@ -13,6 +13,7 @@
 //! model `x` and the data `y` are the same arrays as PyLops-MPI's (which holds both whole on
 //! every rank), so the checksums compare directly.
 
+use crate::device::{time_on, upload, BenchEngine};
 use crate::inputs::{block, scatter_array, sym};
 use crate::measure::{time_op, vector_checks, Record};
 use crate::Res;
@@ -64,9 +65,12 @@ fn model(comm: &Communicator, inputs: Option<&Path>, layout: &Layout) -> Res<Dis
     Ok(x.into())
 }
 
-/// W8: `d = Op m` and `a = Op^H d` with `Op = MDC(G, nt = 799, nv = 1, dt = 0.004, dr = 1,
-/// twosided)`.
-pub fn w8(comm: &Communicator, reps: usize, inputs: Option<&Path>) -> Res<Vec<Record>> {
+/// W8's operator (`MDC(G, nt = 799, nv = 1, dt = 0.004, dr = 1, twosided)`), model and the
+/// records' common fields.
+fn w8_setup(
+    comm: &Communicator,
+    inputs: Option<&Path>,
+) -> Res<(Mdc<f64>, DistVector<f64>, Record)> {
     let g = kernel(comm, inputs)?;
     let op = Mdc::<f64>::new(
         comm,
@@ -84,33 +88,57 @@ pub fn w8(comm: &Communicator, reps: usize, inputs: Option<&Path>) -> Res<Vec<Re
     drop(g);
     let layout = Layout::scatter(&[NT, NR, NV], 0, comm.size())?;
     let m = model(comm, inputs, &layout)?;
-    let (rows, cols) = (NT * NS * NV, NT * NR * NV);
     let base = Record {
         workload: "W8",
         name: "mdc",
         dtype: "float64",
-        shape: [rows, cols],
+        shape: [NT * NS * NV, NT * NR * NV],
         ..Record::default()
     };
-    let (times, d) = time_op(comm, reps, || op.apply(&m))?;
-    let (check, check_w) = vector_checks(&d);
-    let fwd = Record {
-        op: "matvec",
-        global_size: cols,
+    Ok((op, m, base))
+}
+
+/// W8's two records from the times and checks of the forward and adjoint products.
+fn w8_records(
+    base: Record,
+    fwd: (Vec<f64>, (f64, f64)),
+    adj: (Vec<f64>, (f64, f64)),
+) -> Vec<Record> {
+    let [rows, cols] = base.shape;
+    let record = |op, global_size, (times, (check, check_w)): (Vec<f64>, (f64, f64))| Record {
+        op,
+        global_size,
         times,
         check,
         check_w: Some(check_w),
         ..base.clone()
     };
+    vec![record("matvec", cols, fwd), record("rmatvec", rows, adj)]
+}
+
+/// W8: `d = Op m` and `a = Op^H d`.
+pub fn w8(comm: &Communicator, reps: usize, inputs: Option<&Path>) -> Res<Vec<Record>> {
+    let (op, m, base) = w8_setup(comm, inputs)?;
+    let (times, d) = time_op(comm, reps, || op.apply(&m))?;
+    let fwd = (times, vector_checks(&d));
     let (times, a) = time_op(comm, reps, || op.apply_adjoint(&d))?;
-    let (check, check_w) = vector_checks(&a);
-    let adj = Record {
-        op: "rmatvec",
-        global_size: rows,
-        times,
-        check,
-        check_w: Some(check_w),
-        ..base
-    };
-    Ok(vec![fwd, adj])
+    let adj = (times, vector_checks(&a));
+    Ok(w8_records(base, fwd, adj))
+}
+
+/// W8 on engine `E` (`Mdc::to_engine`): the adjoint is timed on the forward's output, as on the
+/// host.
+pub fn w8_on<E: BenchEngine>(
+    comm: &Communicator,
+    reps: usize,
+    inputs: Option<&Path>,
+) -> Res<Vec<Record>> {
+    let engine = E::for_rank(comm)?;
+    let (op, m, base) = w8_setup(comm, inputs)?;
+    let op = op.to_engine(&engine)?;
+    let m = upload(&m, &engine)?;
+    let fwd = time_on(comm, &engine, reps, &op, &m, false)?;
+    let d = op.apply(&m)?;
+    let adj = time_on(comm, &engine, reps, &op, &d, true)?;
+    Ok(w8_records(base, fwd, adj))
 }

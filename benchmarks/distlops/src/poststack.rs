@@ -1,10 +1,13 @@
 //! W1 `poststack_matvec`, W2 `poststack_cgls` and W5 `stacked_reg_cgls`: PyLops-MPI's post-stack
 //! tutorial operator on a `(20, 267, 550)` model split along `y`.
 
+use crate::device::{time_on, upload, BenchEngine};
 use crate::measure::{time_op, vector_checks, Record};
 use crate::Res;
 use distlops::core::operator::{LinearOperatorExt, Op};
-use distlops::core::{Communicator, DistVector, DistributedArray, Layout, StackedDistributedArray};
+use distlops::core::{
+    Communicator, DistVector, DistributedArray, Engine, Host, Layout, StackedDistributedArray,
+};
 use distlops::ndarray::ArrayD;
 use distlops::operators::local::{LocalOperator, PoststackLinearModelling};
 use distlops::operators::wavelets::ricker;
@@ -16,14 +19,15 @@ use distlops::solvers::{cgls, CglsParams};
 const DIMS: [usize; 3] = [20, 267, 550];
 
 /// The operator `BDiag`, its layout and the model `m[y,x,z] = ln(2000 + 2z + 150 floor(z/50) +
-/// 0.5x + 2y)` (this rank's slab only).
-struct Setup {
-    g: Op<f64>,
+/// 0.5x + 2y)` (this rank's slab only), on engine `E`.
+struct Setup<E: Engine = Host> {
+    g: Op<f64, E>,
     layout: Layout,
-    m: DistVector<f64>,
+    m: DistVector<f64, E>,
 }
 
-fn setup(comm: &Communicator) -> Res<Setup> {
+/// The layout, this rank's model slab and its post-stack block, on the host.
+fn parts(comm: &Communicator) -> Res<(Layout, DistVector<f64>, PoststackLinearModelling<f64>)> {
     let layout = Layout::scatter(&DIMS, 0, comm.size())?;
     let (y0, ny) = (layout.offset(comm.rank()), layout.count(comm.rank()));
     let [_, nx, nz] = DIMS;
@@ -34,10 +38,36 @@ fn setup(comm: &Communicator) -> Res<Setup> {
     let m = DistributedArray::from_local_with_layout(comm, &layout, m)?.into();
     let t: Vec<f64> = (0..21).map(|k| k as f64 * 0.004).collect();
     let (wav, _) = ricker(&t, 15.0);
-    let block: Box<dyn LocalOperator<f64>> =
-        Box::new(PoststackLinearModelling::new(&[ny, nx, nz], wav, 2)?);
-    let g = Op::new(BlockDiag::new(comm, vec![block])?.with_spaces(&layout, &layout)?);
+    let block = PoststackLinearModelling::new(&[ny, nx, nz], wav, 2)?;
+    Ok((layout, m, block))
+}
+
+/// `BDiag` of one block per rank over `layout`.
+fn bdiag<E: Engine>(
+    comm: &Communicator,
+    layout: &Layout,
+    block: Box<dyn LocalOperator<f64, E>>,
+) -> Res<Op<f64, E>> {
+    Ok(Op::new(
+        BlockDiag::new(comm, vec![block])?.with_spaces(layout, layout)?,
+    ))
+}
+
+fn setup(comm: &Communicator) -> Res<Setup> {
+    let (layout, m, block) = parts(comm)?;
+    let g = bdiag(comm, &layout, Box::new(block))?;
     Ok(Setup { g, layout, m })
+}
+
+/// [`setup`] on engine `E`: the block moved with `to_engine`, the model uploaded.
+fn setup_on<E: BenchEngine>(comm: &Communicator, engine: &E) -> Res<Setup<E>> {
+    let (layout, m, block) = parts(comm)?;
+    let g = bdiag(comm, &layout, Box::new(block.to_engine(engine)?))?;
+    Ok(Setup {
+        g,
+        layout,
+        m: upload(&m, engine)?,
+    })
 }
 
 fn base(op: &'static str) -> Record {
@@ -75,11 +105,13 @@ pub fn w1(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
     Ok(vec![fwd, adj])
 }
 
-/// CGLS from `x0 = 0` with `tol = 0` (every iteration runs), timed as one call.
-fn cgls_record(
+/// CGLS from `x0 = 0` with `tol = 0` (every iteration runs), timed as one call (to the end of
+/// the engine's work).
+fn cgls_record<E: BenchEngine>(
     comm: &Communicator,
-    op: &Op<f64>,
-    data: &DistVector<f64>,
+    engine: &E,
+    op: &Op<f64, E>,
+    data: &DistVector<f64, E>,
     niter: usize,
     reps: usize,
     record: Record,
@@ -89,8 +121,12 @@ fn cgls_record(
         tol: 0.0,
         ..CglsParams::default()
     };
-    let (times, sol) = time_op(comm, reps, || cgls(op, data, None, params.clone(), None))?;
-    let (check, check_w) = vector_checks(&sol.x);
+    let (times, sol) = time_op(comm, reps, || -> Res<_> {
+        let sol = cgls(op, data, None, params.clone(), None)?;
+        engine.sync()?;
+        Ok(sol)
+    })?;
+    let (check, check_w) = vector_checks(&sol.x.to_engine(&Host)?);
     Ok(Record {
         times,
         check,
@@ -101,16 +137,60 @@ fn cgls_record(
     })
 }
 
+/// W1 on engine `E` (the blocks moved with `PoststackLinearModelling::to_engine`).
+pub fn w1_on<E: BenchEngine>(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
+    let engine = E::for_rank(comm)?;
+    let s = setup_on(comm, &engine)?;
+    let record = |op, (times, (check, check_w)): (Vec<f64>, (f64, f64))| Record {
+        times,
+        check,
+        check_w: Some(check_w),
+        ..base(op)
+    };
+    let fwd = time_on(comm, &engine, reps, &s.g, &s.m, false)?;
+    let d = s.g.apply(&s.m)?;
+    let adj = time_on(comm, &engine, reps, &s.g, &d, true)?;
+    Ok(vec![record("matvec", fwd), record("rmatvec", adj)])
+}
+
+/// W2 on engine `E`.
+pub fn w2_on<E: BenchEngine>(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
+    let engine = E::for_rank(comm)?;
+    let s = setup_on(comm, &engine)?;
+    let d = s.g.apply(&s.m)?;
+    Ok(vec![cgls_record(
+        comm,
+        &engine,
+        &s.g,
+        &d,
+        30,
+        reps,
+        w2_base(),
+    )?])
+}
+
+/// The common fields of W2's record.
+fn w2_base() -> Record {
+    Record {
+        workload: "W2",
+        name: "poststack_cgls",
+        ..base("cgls")
+    }
+}
+
 /// W2: 30 iterations of CGLS on `G x = G m`.
 pub fn w2(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
     let s = setup(comm)?;
     let d = s.g.apply(&s.m)?;
-    let record = Record {
-        workload: "W2",
-        name: "poststack_cgls",
-        ..base("cgls")
-    };
-    Ok(vec![cgls_record(comm, &s.g, &d, 30, reps, record)?])
+    Ok(vec![cgls_record(
+        comm,
+        &Host,
+        &s.g,
+        &d,
+        30,
+        reps,
+        w2_base(),
+    )?])
 }
 
 /// W5: 20 iterations of CGLS on `[G; 10 L] x = [G m; 0]` with the 3-D Laplacian.
@@ -137,5 +217,7 @@ pub fn w5(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
         shape: [2 * n, n],
         ..base("cgls")
     };
-    Ok(vec![cgls_record(comm, &stack, &data, 20, reps, record)?])
+    Ok(vec![cgls_record(
+        comm, &Host, &stack, &data, 20, reps, record,
+    )?])
 }
