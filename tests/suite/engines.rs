@@ -968,6 +968,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::engine_operators::stacking_with_collectives,
     ),
     (
+        "gpu_fft::fft_all_dtypes[cuda]",
+        super::gpu_fft::fft_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
         "engines::every_kernel_was_launched[cuda]",
         every_kernel_was_launched,
     ),

@@ -19,6 +19,7 @@ pub mod errors;
 pub mod fft;
 pub mod fredholm;
 pub mod ghost;
+pub mod gpu_fft;
 pub mod halo;
 pub mod mask;
 pub mod matmul;
@@ -334,6 +335,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "engines::payload_collectives[host]",
         engines::payload_collectives_host,
+    ),
+    (
+        "gpu_fft::fft_all_dtypes[host]",
+        gpu_fft::fft_all_dtypes::<distlops::core::Host>,
     ),
     (
         "engines::node_rank_on_one_machine",

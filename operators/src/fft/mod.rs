@@ -24,6 +24,7 @@
 //! every number of ranks.
 
 pub(crate) mod chirp;
+pub(crate) mod engine;
 pub(crate) mod kernel;
 pub(crate) mod line;
 pub(crate) mod permute;
@@ -35,10 +36,11 @@ use num_complex::Complex;
 
 /// The real types the FFT operators compute in: `f32` and `f64` (every [`Scalar`]'s
 /// [`Real`](distlops_core::Scalar::Real) is one of them, so the bound `T::Real: FftReal` holds for
-/// the four scalar types).
+/// the four scalar types). They are also the engines' FFT types ([`distlops_core::FftReal`]),
+/// for the engine path of [`to_engine`](crate::FftNd::to_engine).
 ///
 /// [`Scalar`]: distlops_core::Scalar
-pub trait FftReal: RealScalar + rustfft::FftNum {}
+pub trait FftReal: RealScalar + rustfft::FftNum + distlops_core::FftReal {}
 
 impl FftReal for f32 {}
 impl FftReal for f64 {}
