@@ -12,8 +12,8 @@ use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::reals::{real, real_mut};
 use distlops_core::VectorRef;
 use distlops_core::{
-    resolve_axes, resolve_axis, Communicator, DistVector, Engine, Error, Fingerprint, Host,
-    Layout, Result, Scalar,
+    resolve_axes, resolve_axis, Communicator, DistVector, Engine, Error, Fingerprint, Host, Layout,
+    Result, Scalar,
 };
 
 /// The keyword arguments of [`FftNd`], with the defaults of PyLops-MPI's `MPIFFTND`.
@@ -135,6 +135,30 @@ impl Default for FftNdParams {
 /// split, and transposes only move values: results are the same bits on any number of ranks for
 /// a given domain axis (the order of the axes depends only on `d`; 1-D transforms use the
 /// four-step algorithm on one rank too).
+///
+/// # Engines
+///
+/// The constructors build the host operator (`E = Host`: the steps above, with rustfft).
+/// [`to_engine`](Self::to_engine) builds the same operator on any engine (`Cuda`, or `Host`,
+/// which runs the very same code on the host): the steps written once over the engine's
+/// primitives, all on the device. A line transform brings its axis last with strided copies
+/// (the input's ifftshift is a rotation, two copies; zero padding a fill; truncation a shorter
+/// copy), runs one batched FFT of every line of the rank's block (cuFFT on a device), applies
+/// the per-bin weights (the normalisation and the real transform's `sqrt(2)`) as a diagonal
+/// product on the real view, and copies the kept bins back (the output's fftshift, two
+/// copies). Real input is widened to complex, and the adjoint narrowed to real parts, by
+/// strided copies on the real view. A transpose packs its boxes with strided copies and moves
+/// them with one grouped exchange of engine buffers ([`Engine::exchange`]). Communication per
+/// product is the host operator's (one all-to-all if `d` is transformed, one more for
+/// `out_axis`); nothing goes through host memory. The FFT plans, weights and work buffers are
+/// made once, in `to_engine`. Results agree with the host operator to rounding, not bitwise
+/// (tested to a relative `1e-12` in double and `1e-4` in single precision against the output's
+/// norm); nor are engine results promised to be the same bits at every rank count. Two
+/// differences from the host path: there is no pruned chirp-z transform (the engine's FFT
+/// library plans every length), and a 1-D array is not transformed by the four-step algorithm:
+/// its padded signal is gathered on rank 0 by one all-to-all, transformed there and the kept
+/// bins spread back by another (the route of a prime `nfft` above), so rank 0 holds the whole
+/// signal.
 ///
 /// # PyLops-MPI
 ///
@@ -353,25 +377,16 @@ where
             fingerprint,
         })
     }
-
 }
 
 impl<T: Scalar, E: Engine> FftNd<T, E>
 where
     T::Real: FftReal,
 {
-    /// The same operator with its products on `engine`: the steps written once over the
-    /// engine's primitives (strided copies, batched FFTs, real-view diagonal products,
-    /// exchanges), weights uploaded, FFTs planned and work buffers allocated here, once.
-    /// `to_engine(&Host)` runs the engine path on the host.
-    ///
-    /// The steps are the host operator's (same axis order, same transposes, the same range
-    /// layout), except for a 1-D array with a composite `nfft`: the engine path does not use
-    /// the four-step algorithm but the route of a prime `nfft` (the signal gathered on rank 0 by
-    /// one all-to-all, transformed there, spread back by another), so rank 0 holds the whole
-    /// signal. Results equal the host operator's to rounding, not bitwise (the engines' FFT
-    /// libraries differ, and the host applies some weights at other points of its lines).
-    /// No communication.
+    /// The same operator with its products on `engine` (see [Engines](Self#engines)): the
+    /// steps planned again over the engine's primitives, the FFTs planned, the weights uploaded
+    /// and the work buffers allocated here, once. `to_engine(&Host)` runs the engine path on
+    /// the host. No communication.
     ///
     /// # Errors
     /// [`Error::Allocation`] or [`Error::Device`] if the engine has no room for the buffers or
@@ -616,7 +631,8 @@ where
         };
         let ys = real(E::on_host(plain(y)).expect("host pipelines run on host vectors"));
         let src = Src::Complex(as_complex(ys));
-        let xs = real_mut(E::on_host_mut(plain_mut(x)).expect("host pipelines run on host vectors"));
+        let xs =
+            real_mut(E::on_host_mut(plain_mut(x)).expect("host pipelines run on host vectors"));
         let dst = if T::IS_COMPLEX {
             Dst::Complex(as_complex_mut(xs))
         } else {
@@ -783,7 +799,6 @@ where
             inner: FftNd::with_layout(comm, layout, nd)?,
         })
     }
-
 }
 
 impl<T: Scalar, E: Engine> Fft<T, E>
@@ -887,7 +902,6 @@ where
             inner: FftNd::with_layout(comm, layout, nd)?,
         })
     }
-
 }
 
 impl<T: Scalar, E: Engine> Fft2d<T, E>

@@ -16,7 +16,9 @@ use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
 use distlops::core::{
     Communicator, Complex32, Complex64, DistVector, DistributedArray, Layout, RealScalar, Scalar,
 };
-use distlops::operators::{Fft, Fft2d, Fft2dParams, FftNd, FftNdParams, FftNorm, FftParams, FftReal};
+use distlops::operators::{
+    Fft, Fft2d, Fft2dParams, FftNd, FftNdParams, FftNorm, FftParams, FftReal,
+};
 use ndarray::ArrayD;
 
 /// The tolerance of the engine path against the host operator.

@@ -259,10 +259,7 @@ impl EngineBuilder {
             w.as_ref()
                 .map(|w| {
                     // Each weight twice: it scales the real and the imaginary part.
-                    let reals: Vec<R> = w
-                        .iter()
-                        .flat_map(|&v| [R::real_from_f64(v); 2])
-                        .collect();
+                    let reals: Vec<R> = w.iter().flat_map(|&v| [R::real_from_f64(v); 2]).collect();
                     engine.upload(ndarray::ArrayView1::from(&reals[..]).into_dyn())
                 })
                 .transpose()
@@ -305,7 +302,10 @@ impl EngineBuilder {
         Ok(EnginePipeline {
             engine: engine.clone(),
             comm: comm.clone(),
-            lens: (self.lens[0], *self.lens.last().expect("lens start with the input")),
+            lens: (
+                self.lens[0],
+                *self.lens.last().expect("lens start with the input"),
+            ),
             real_input,
             forward,
             adjoint,
@@ -398,7 +398,10 @@ pub(crate) struct EnginePipeline<R: FftReal, E: Engine> {
 
 /// `x` as a slice of `U`. Panics unless `U` is `T`.
 fn retype<'a, E: Engine, T: Scalar, U: Scalar>(x: E::Slice<'a, T>) -> E::Slice<'a, U> {
-    assert!(TypeId::of::<T>() == TypeId::of::<U>(), "retype to another type");
+    assert!(
+        TypeId::of::<T>() == TypeId::of::<U>(),
+        "retype to another type"
+    );
     // SAFETY: `T` and `U` are the same type (equal `TypeId`s), so `E::Slice<'a, T>` and
     // `E::Slice<'a, U>` are one type, of one size and layout: the copy is the value itself. It is
     // `Copy`, so the copy duplicates nothing that is dropped.
@@ -407,7 +410,10 @@ fn retype<'a, E: Engine, T: Scalar, U: Scalar>(x: E::Slice<'a, T>) -> E::Slice<'
 
 /// `y` as a mutable slice of `U`. Panics unless `U` is `T`.
 fn retype_mut<'a, E: Engine, T: Scalar, U: Scalar>(y: E::SliceMut<'a, T>) -> E::SliceMut<'a, U> {
-    assert!(TypeId::of::<T>() == TypeId::of::<U>(), "retype to another type");
+    assert!(
+        TypeId::of::<T>() == TypeId::of::<U>(),
+        "retype to another type"
+    );
     let y = std::mem::ManuallyDrop::new(y);
     // SAFETY: `T` and `U` are the same type (equal `TypeId`s), so the two slice types are one
     // type; `y` is never used or dropped again (`ManuallyDrop`), so the value is moved, not
@@ -590,7 +596,12 @@ impl<R: FftReal, E: Engine> EngineLine<R, E> {
         let mut in_p = true;
         if let Some(w) = &self.pre {
             stage::<R, E>(&mut p, &mut q, in_p, n, |from, to| {
-                E::diag_mul(E::slice(w), 1, E::as_reals::<R>(from), E::as_reals_mut::<R>(to));
+                E::diag_mul(
+                    E::slice(w),
+                    1,
+                    E::as_reals::<R>(from),
+                    E::as_reals_mut::<R>(to),
+                );
                 Ok(())
             })?;
             in_p = !in_p;
@@ -601,7 +612,12 @@ impl<R: FftReal, E: Engine> EngineLine<R, E> {
         in_p = !in_p;
         if let Some(w) = &self.post {
             stage::<R, E>(&mut p, &mut q, in_p, n, |from, to| {
-                E::diag_mul(E::slice(w), 1, E::as_reals::<R>(from), E::as_reals_mut::<R>(to));
+                E::diag_mul(
+                    E::slice(w),
+                    1,
+                    E::as_reals::<R>(from),
+                    E::as_reals_mut::<R>(to),
+                );
                 Ok(())
             })?;
             in_p = !in_p;
