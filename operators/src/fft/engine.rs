@@ -125,73 +125,50 @@ fn bin_weights(spec: &AxisSpec) -> Option<Vec<f64>> {
     Some(w)
 }
 
-impl LineDesc {
-    /// The forward transform of `spec` on a block of local shape `shape`.
-    fn forward(spec: &AxisSpec, shape: &[usize]) -> Self {
-        let (n, nfft, keep) = (spec.n, spec.nfft, spec.keep);
-        let outer: usize = shape[..spec.axis].iter().product();
-        let inner: usize = shape[spec.axis + 1..].iter().product();
-        let dims = (outer, inner, nfft);
-        // s[i] = x[(i + h) % n] for i < min(n, nfft).
-        let h = if spec.ifftshift { n / 2 } else { 0 };
-        let gather = rotation(n, h, nfft)
-            .into_iter()
-            .map(|(i, c, s)| line_copy(dims, (n, s), i, c, true))
-            .collect();
-        // y[j] = X[(j + keep - keep / 2) % keep] with fftshift.
-        let shift = if spec.fftshift { keep - keep / 2 } else { 0 };
-        let scatter = rotation(keep, shift, keep)
-            .into_iter()
-            .map(|(j, c, b)| line_copy(dims, (keep, j), b, c, false))
-            .collect();
-        LineDesc {
-            outer,
-            inner,
-            n_src: n,
-            n_dst: keep,
-            nfft,
-            gather,
-            gather_fill: n < nfft,
-            pre: None,
-            post: bin_weights(spec),
-            inverse: false,
-            scatter,
-            scatter_fill: false,
-        }
-    }
+/// The copies between a block whose lines have `len` samples and the line buffer: line sample
+/// `i` is block sample `(i + shift) % len`, for `i < min(len, limit)` (two runs of a rotation).
+fn link(
+    dims: (usize, usize, usize),
+    (len, shift, limit): (usize, usize, usize),
+    to_lines: bool,
+) -> Vec<StridedCopy> {
+    rotation(len, shift, limit)
+        .into_iter()
+        .map(|(i, c, s)| line_copy(dims, (len, s), i, c, to_lines))
+        .collect()
+}
 
-    /// The adjoint of [`forward`](Self::forward), on a block of local shape `shape`
-    /// (`shape[spec.axis] == spec.keep`).
-    fn adjoint(spec: &AxisSpec, shape: &[usize]) -> Self {
+impl LineDesc {
+    /// The forward transform of `spec` (or its adjoint) on a block of local shape `shape`
+    /// (`shape[spec.axis]` is `spec.n`, or `spec.keep` for the adjoint).
+    ///
+    /// Forward: `s[i] = x[(i + h) % n]` for `i < min(n, nfft)`, zero up to `nfft`; the FFT; the
+    /// weights; `y[j] = X[(j + keep - keep / 2) % keep]` with fftshift, that is bin `b` goes to
+    /// `(b + keep / 2) % keep`. The adjoint runs the same two links the other way round.
+    fn new(spec: &AxisSpec, shape: &[usize], adjoint: bool) -> Self {
         let (n, nfft, keep) = (spec.n, spec.nfft, spec.keep);
         let outer: usize = shape[..spec.axis].iter().product();
         let inner: usize = shape[spec.axis + 1..].iter().product();
         let dims = (outer, inner, nfft);
-        // X[b] = y[(b + keep / 2) % keep] with fftshift, for b < keep.
-        let shift = if spec.fftshift { keep / 2 } else { 0 };
-        let gather = rotation(keep, shift, keep)
-            .into_iter()
-            .map(|(b, c, j)| line_copy(dims, (keep, j), b, c, true))
-            .collect();
-        // x[t] = s[(t + n - h) % n] where that is below nfft, that is x[(s + h) % n] = s[s].
         let h = if spec.ifftshift { n / 2 } else { 0 };
-        let scatter = rotation(n, h, nfft)
-            .into_iter()
-            .map(|(s, c, t)| line_copy(dims, (n, t), s, c, false))
-            .collect();
+        let samples = (n, h, nfft);
+        let bins = (keep, if spec.fftshift { keep / 2 } else { 0 }, keep);
+        let weights = bin_weights(spec);
+        let (n_src, n_dst) = if adjoint { (keep, n) } else { (n, keep) };
         LineDesc {
             outer,
             inner,
-            n_src: keep,
-            n_dst: n,
+            n_src,
+            n_dst,
             nfft,
-            gather,
-            gather_fill: keep < nfft,
-            pre: bin_weights(spec),
-            post: None,
-            inverse: true,
-            scatter,
-            scatter_fill: nfft < n,
+            gather: link(dims, if adjoint { bins } else { samples }, true),
+            gather_fill: n_src < nfft,
+            scatter: link(dims, if adjoint { samples } else { bins }, false),
+            // Samples past a truncated nfft (only in the adjoint: keep <= nfft).
+            scatter_fill: nfft < n_dst,
+            pre: if adjoint { weights.clone() } else { None },
+            post: if adjoint { None } else { weights },
+            inverse: adjoint,
         }
     }
 
@@ -326,9 +303,9 @@ impl Steps for EngineBuilder {
         let next = Layout::with_counts(&global, self.layout.axis(), self.layout.counts())?;
         let shape_out = next.local_shape(self.rank);
         self.forward
-            .push(Desc::Line(LineDesc::forward(spec, &shape_in)));
+            .push(Desc::Line(LineDesc::new(spec, &shape_in, false)));
         self.adjoint
-            .push(Desc::Line(LineDesc::adjoint(spec, &shape_out)));
+            .push(Desc::Line(LineDesc::new(spec, &shape_out, true)));
         self.lens.push(next.local_len(self.rank));
         self.layout = next;
         Ok(())
@@ -592,34 +569,24 @@ impl<R: FftReal, E: Engine> EngineLine<R, E> {
         for c in &d.gather {
             E::strided_copy(c, x, E::sub_mut(&mut p, 0..n));
         }
-        // The current lines are in `p` when `in_p`; each stage writes the other buffer.
+        // The stages: the adjoint's weights, the FFT (`None`), the forward's weights. The
+        // current lines are in `p` when `in_p`; each stage writes the other buffer.
+        let stages = [
+            self.pre.as_ref().map(Some),
+            Some(None),
+            self.post.as_ref().map(Some),
+        ];
         let mut in_p = true;
-        if let Some(w) = &self.pre {
-            stage::<R, E>(&mut p, &mut q, in_p, n, |from, to| {
-                E::diag_mul(
-                    E::slice(w),
-                    1,
-                    E::as_reals::<R>(from),
-                    E::as_reals_mut::<R>(to),
-                );
-                Ok(())
-            })?;
-            in_p = !in_p;
-        }
-        stage::<R, E>(&mut p, &mut q, in_p, n, |from, to| {
-            E::fft(plan, from, to, d.inverse)
-        })?;
-        in_p = !in_p;
-        if let Some(w) = &self.post {
-            stage::<R, E>(&mut p, &mut q, in_p, n, |from, to| {
-                E::diag_mul(
-                    E::slice(w),
-                    1,
-                    E::as_reals::<R>(from),
-                    E::as_reals_mut::<R>(to),
-                );
-                Ok(())
-            })?;
+        for weights in stages.into_iter().flatten() {
+            let (from, to) = if in_p { (&p, &mut q) } else { (&q, &mut p) };
+            let (from, to) = (E::sub(E::freeze(from), 0..n), E::sub_mut(to, 0..n));
+            match weights {
+                Some(w) => {
+                    let (from, to) = (E::as_reals::<R>(from), E::as_reals_mut::<R>(to));
+                    E::diag_mul(E::slice(w), 1, from, to);
+                }
+                None => E::fft(plan, from, to, d.inverse)?,
+            }
             in_p = !in_p;
         }
         let lines = E::sub(E::freeze(if in_p { &p } else { &q }), 0..n);
@@ -631,16 +598,4 @@ impl<R: FftReal, E: Engine> EngineLine<R, E> {
         }
         Ok(())
     }
-}
-
-/// Runs `f` on the first `n` values, from `p` to `q` (`in_p`) or from `q` to `p`.
-fn stage<'s, R: FftReal, E: Engine>(
-    p: &mut E::SliceMut<'s, Cx<R>>,
-    q: &mut E::SliceMut<'s, Cx<R>>,
-    in_p: bool,
-    n: usize,
-    f: impl FnOnce(E::Slice<'_, Cx<R>>, E::SliceMut<'_, Cx<R>>) -> Result<()>,
-) -> Result<()> {
-    let (from, to) = if in_p { (p, q) } else { (q, p) };
-    f(E::sub(E::freeze(from), 0..n), E::sub_mut(to, 0..n))
 }
