@@ -22,7 +22,7 @@ use distlops_core::{
 };
 use num_traits::Zero;
 use std::any::TypeId;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 /// The complex type of the real type `R`.
 type Cx<R> = <R as HasComplex>::Complex;
@@ -241,17 +241,23 @@ impl EngineBuilder {
                 })
                 .transpose()
         };
-        let build = |descs: Vec<Desc>| -> Result<Vec<EngineStep<R, E>>> {
+        // One plan per (length, batch): a forward step and its adjoint twin share theirs.
+        let mut plans: Vec<((usize, usize), Arc<E::FftPlan<R>>)> = Vec::new();
+        let mut build = |descs: Vec<Desc>| -> Result<Vec<EngineStep<R, E>>> {
             descs
                 .into_iter()
                 .map(|d| {
                     Ok(match d {
                         Desc::Line(l) => {
-                            let batch = l.outer * l.inner;
-                            let plan = if batch > 0 {
-                                Some(engine.fft_plan::<R>(l.nfft, batch)?)
-                            } else {
-                                None
+                            let key = (l.nfft, l.outer * l.inner);
+                            let plan = match plans.iter().find(|(k, _)| *k == key) {
+                                _ if key.1 == 0 => None,
+                                Some((_, p)) => Some(Arc::clone(p)),
+                                None => {
+                                    let p = Arc::new(engine.fft_plan::<R>(key.0, key.1)?);
+                                    plans.push((key, Arc::clone(&p)));
+                                    Some(p)
+                                }
                             };
                             EngineStep::Line(EngineLine {
                                 pre: upload(&l.pre)?,
@@ -341,8 +347,8 @@ struct EngineLine<R: FftReal, E: Engine> {
     /// The weights as reals (each twice), in the engine's memory.
     pre: Option<E::Storage<R>>,
     post: Option<E::Storage<R>>,
-    /// `None` on a rank without lines.
-    plan: Option<E::FftPlan<R>>,
+    /// `None` on a rank without lines; shared with the steps of the same length and batch.
+    plan: Option<Arc<E::FftPlan<R>>>,
 }
 
 /// A step on an engine.
