@@ -27,6 +27,9 @@ use std::sync::{Arc, Mutex};
 /// The complex type of the real type `R`.
 type Cx<R> = <R as HasComplex>::Complex;
 
+/// An FFT plan's `(length, batch)`.
+type Shape = (usize, usize);
+
 /// What plans a product, step by step from the domain's layout: the host [`Builder`] and the
 /// engine's [`EngineBuilder`] follow the same plan.
 pub(crate) trait Steps {
@@ -242,7 +245,7 @@ impl EngineBuilder {
                 .transpose()
         };
         // One plan per (length, batch): a forward step and its adjoint twin share theirs.
-        let mut plans: Vec<((usize, usize), Arc<E::FftPlan<R>>)> = Vec::new();
+        let mut plans: Vec<(Shape, Arc<E::FftPlan<R>>)> = Vec::new();
         let mut build = |descs: Vec<Desc>| -> Result<Vec<EngineStep<R, E>>> {
             descs
                 .into_iter()
