@@ -984,6 +984,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::gpu_mdc::mdc_engine::<distlops::core::Cuda>,
     ),
     (
+        "gpu_fft::fft_all_dtypes[cuda]",
+        super::gpu_fft::fft_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
         "engines::every_kernel_was_launched[cuda]",
         every_kernel_was_launched,
     ),

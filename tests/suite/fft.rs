@@ -22,7 +22,7 @@ type C = Complex64;
 
 /// What the oracle needs to know, resolved.
 #[derive(Clone, Debug)]
-struct Cfg {
+pub struct Cfg {
     dims: Vec<usize>,
     axes: Vec<usize>,
     nffts: Vec<usize>,
@@ -324,7 +324,7 @@ fn check_case<T: TestScalar>(
 }
 
 /// Every non-empty subset of `0..ndim`, in increasing order.
-fn subsets(ndim: usize) -> Vec<Vec<usize>> {
+pub fn subsets(ndim: usize) -> Vec<Vec<usize>> {
     (1..1usize << ndim)
         .map(|m| (0..ndim).filter(|a| m & (1 << a) != 0).collect())
         .collect()
@@ -332,7 +332,7 @@ fn subsets(ndim: usize) -> Vec<Vec<usize>> {
 
 /// The layouts of `dims` at `p` ranks: balanced along the first and the last axis, and uneven
 /// counts (empty ranks allowed) along a middle axis.
-fn layouts(dims: &[usize], p: usize) -> Vec<Layout> {
+pub fn layouts(dims: &[usize], p: usize) -> Vec<Layout> {
     let nd = dims.len();
     let mut out = vec![Layout::scatter(dims, 0, p).unwrap()];
     if nd > 1 {
@@ -348,7 +348,7 @@ fn layouts(dims: &[usize], p: usize) -> Vec<Layout> {
 
 /// The parameters of case `i` for `axes` of `dims`: norms, real input, padding and truncation,
 /// shifts, negative axes, the output axis and the order of the axes vary with `i`.
-fn case(dims: &[usize], axes: &[usize], i: usize, complex: bool) -> (FftNdParams, Cfg) {
+pub fn case(dims: &[usize], axes: &[usize], i: usize, complex: bool) -> (FftNdParams, Cfg) {
     let nd = dims.len();
     let mut axes = axes.to_vec();
     if i % 4 == 3 {

@@ -20,6 +20,7 @@ pub mod fft;
 pub mod fredholm;
 pub mod ghost;
 pub mod gpu_conv;
+pub mod gpu_fft;
 pub mod gpu_mdc;
 pub mod halo;
 pub mod mask;
@@ -353,6 +354,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "gpu_mdc::mdc_engine[host]",
         gpu_mdc::mdc_engine::<distlops::core::Host>,
+    ),
+    (
+        "gpu_fft::fft_all_dtypes[host]",
+        gpu_fft::fft_all_dtypes::<distlops::core::Host>,
     ),
     (
         "engines::node_rank_on_one_machine",

@@ -24,6 +24,7 @@
 //! every number of ranks.
 
 pub(crate) mod chirp;
+pub(crate) mod engine;
 pub(crate) mod kernel;
 pub(crate) mod line;
 pub(crate) mod moves;

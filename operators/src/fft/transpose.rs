@@ -3,7 +3,7 @@
 //! once. Data are complex numbers moved as interleaved reals.
 
 use super::FftReal;
-use distlops_core::{Communicator, Engine, Host, Layout, StridedCopy};
+use distlops_core::{Communicator, Engine, Host, Layout, Result, Scalar, SliceLen, StridedCopy};
 use std::ops::Range;
 
 /// The global box that rank `p` holds in `src` and rank `q` holds in `dst`.
@@ -204,47 +204,80 @@ impl TransposePlan {
         send: &mut [R],
         recv: &mut [R],
     ) {
-        debug_assert_eq!((src.len(), dst.len()), (self.src_len, self.dst_len));
-        let (send, recv) = (&mut send[..self.send_len], &mut recv[..self.recv_len]);
+        let mut send = send;
+        self.run_on::<Host, R>(&Host, comm, src, dst, &mut send, recv)
+            .expect("host exchanges do not fail");
+    }
+
+    /// [`run`](Self::run) on any engine: the packing by the engine's strided copies, the
+    /// messages by its [`exchange`](Engine::exchange). Collective.
+    ///
+    /// # Errors
+    /// What the engine's exchange reports (a device failure, ranks that disagree).
+    pub(crate) fn run_on<'a, E: Engine, R: Scalar>(
+        &self,
+        engine: &E,
+        comm: &Communicator,
+        src: E::Slice<'a, R>,
+        mut dst: E::SliceMut<'_, R>,
+        send: &'a mut E::SliceMut<'_, R>,
+        mut recv: E::SliceMut<'_, R>,
+    ) -> Result<()> {
+        assert!(
+            src.len() == self.src_len
+                && dst.len() == self.dst_len
+                && send.len() >= self.send_len
+                && recv.len() >= self.recv_len,
+            "a transpose planned for {} -> {} reals run on {} -> {}, or with short buffers",
+            self.src_len,
+            self.dst_len,
+            src.len(),
+            dst.len()
+        );
         if let Some(c) = &self.own {
-            Host::strided_copy(c, src, &mut *dst);
+            E::strided_copy(c, src, E::sub_mut(&mut dst, 0..self.dst_len));
         }
         for m in &self.sends {
             if let Place::Packed(_, c) = &m.place {
-                Host::strided_copy(c, src, &mut *send);
+                E::strided_copy(c, src, E::sub_mut(send, 0..self.send_len));
             }
         }
         {
-            let send: &[R] = send;
-            let outgoing: Vec<(usize, &[R])> = self
+            let send: &'a E::SliceMut<'_, R> = send;
+            let packed = E::sub(E::freeze(send), 0..self.send_len);
+            let outgoing: Vec<(usize, E::Slice<'a, R>)> = self
                 .sends
                 .iter()
                 .map(|m| {
                     let part = match m.place {
-                        Place::InPlace(s) => &src[s..s + m.len],
-                        Place::Packed(s, _) => &send[s..s + m.len],
+                        Place::InPlace(s) => E::sub(src, s..s + m.len),
+                        Place::Packed(s, _) => E::sub(packed, s..s + m.len),
                     };
                     (m.peer, part)
                 })
                 .collect();
-            let mut incoming = carve(&self.recvs, &mut *dst, &mut *recv);
-            comm.exchange(&outgoing, &mut incoming);
+            let block = E::sub_mut(&mut dst, 0..self.dst_len);
+            let buffer = E::sub_mut(&mut recv, 0..self.recv_len);
+            let mut incoming = carve::<E, R>(&self.recvs, block, buffer);
+            engine.exchange(comm, &outgoing, &mut incoming)?;
         }
+        let received = E::sub(E::freeze(&recv), 0..self.recv_len);
         for m in &self.recvs {
             if let Place::Packed(_, c) = &m.place {
-                Host::strided_copy(c, recv, &mut *dst);
+                E::strided_copy(c, received, E::sub_mut(&mut dst, 0..self.dst_len));
             }
         }
+        Ok(())
     }
 }
 
 /// The receive slices of `messages`: runs of `block` or parts of `buffer`, in the messages'
 /// order.
-fn carve<'a, R>(
+fn carve<'a, E: Engine, R: Scalar>(
     messages: &[Message],
-    block: &'a mut [R],
-    buffer: &'a mut [R],
-) -> Vec<(usize, &'a mut [R])> {
+    block: E::SliceMut<'a, R>,
+    buffer: E::SliceMut<'a, R>,
+) -> Vec<(usize, E::SliceMut<'a, R>)> {
     let mut parts: Vec<(usize, bool, usize, usize)> = messages
         .iter()
         .enumerate()
@@ -254,8 +287,8 @@ fn carve<'a, R>(
         })
         .collect();
     parts.sort_unstable_by_key(|&(_, in_place, s, _)| (in_place, s));
-    let mut out: Vec<(usize, usize, &'a mut [R])> = Vec::with_capacity(parts.len());
-    let (mut rest_block, mut rest_buffer) = (block, buffer);
+    let mut out: Vec<(usize, usize, E::SliceMut<'a, R>)> = Vec::with_capacity(parts.len());
+    let (mut rest_block, mut rest_buffer) = (Some(block), Some(buffer));
     let (mut at_block, mut at_buffer) = (0, 0);
     for (k, in_place, s, n) in parts {
         let (rest, at) = if in_place {
@@ -263,10 +296,10 @@ fn carve<'a, R>(
         } else {
             (&mut rest_buffer, &mut at_buffer)
         };
-        let taken = std::mem::take(rest);
-        let (_, tail) = taken.split_at_mut(s - *at);
-        let (part, tail) = tail.split_at_mut(n);
-        *rest = tail;
+        let taken = rest.take().expect("every rest is put back");
+        let (_, tail) = E::split_at_mut(taken, s - *at);
+        let (part, tail) = E::split_at_mut(tail, n);
+        *rest = Some(tail);
         *at = s + n;
         out.push((k, messages[k].peer, part));
     }
