@@ -111,6 +111,7 @@ pub fn run<E: BenchEngine>(
         ("W1", false) => crate::poststack::w1_on::<E>(comm, reps),
         ("W2", false) => crate::poststack::w2_on::<E>(comm, reps),
         ("W8", false) => crate::mdc::w8_on::<E>(comm, reps, inputs),
+        ("W9", true) => crate::ffts::w9_on::<E>(comm, reps),
         ("W7", false) => crate::matmul::w7_on::<f64, E>(comm, reps),
         ("W7", true) => crate::matmul::w7_on::<distlops::core::Complex64, E>(comm, reps),
         (w, _) => Err(format!("no device workload {w} in this dtype").into()),

@@ -3,8 +3,9 @@
 //! split along axis 0 (PyLops-MPI's `MPIFFT2D` / `MPIFFTND` layout), timed forward and adjoint
 //! on the same input.
 
+use crate::device::BenchEngine;
 use crate::measure::Record;
-use crate::stencils::forward_and_adjoint;
+use crate::stencils::{forward_and_adjoint, forward_and_adjoint_on};
 use crate::Res;
 use distlops::core::{Communicator, Complex64};
 use distlops::operators::{FftNd, FftNdParams, FftNorm};
@@ -40,6 +41,19 @@ fn fft_workload(
         ..Record::default()
     };
     forward_and_adjoint::<Complex64>(comm, reps, dims, &op, base, false)
+}
+
+/// W9 on engine `E` (`FftNd::to_engine`).
+pub fn w9_on<E: BenchEngine>(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
+    let engine = E::for_rank(comm)?;
+    let dims = [1024, 1024];
+    let op = all_axes(comm, &dims)?.to_engine(&engine)?;
+    let base = Record {
+        workload: "W9",
+        name: "fft2d",
+        ..Record::default()
+    };
+    forward_and_adjoint_on::<Complex64, E>(comm, &engine, reps, &dims, &op, base, false)
 }
 
 /// W9: `MPIFFT2D(dims=(1024, 1024))` in complex128.

@@ -2,6 +2,7 @@
 //! derivative along axis 0 of `(4000, 2000)`): memory-bound stencils, timed forward and adjoint on
 //! the same input.
 
+use crate::device::{time_on, upload, BenchEngine};
 use crate::inputs::{scatter_array, sym, BenchScalar};
 use crate::measure::{time_op, vector_checks, Record};
 use crate::Res;
@@ -9,6 +10,41 @@ use distlops::core::operator::{LinearOperator, LinearOperatorExt};
 use distlops::core::{Communicator, DistVector, Layout};
 use distlops::operators::{FirstDerivative, Laplacian};
 use distlops::operators::{FirstDerivativeParams, LaplacianParams};
+
+/// The input `x = sym(N)` of shape `dims` (split along axis 0), its length, and with
+/// `memory_bound` the bytes of one read of `x` and one write of `y` (for the bandwidth table).
+fn input<T: BenchScalar>(
+    comm: &Communicator,
+    dims: &[usize],
+    memory_bound: bool,
+) -> Res<(DistVector<T>, usize, Option<f64>)> {
+    let layout = Layout::scatter(dims, 0, comm.size())?;
+    let x: DistVector<T> = scatter_array::<T>(comm, &layout, 0, sym)?.0.into();
+    let n = layout.global_len();
+    let bytes = memory_bound.then_some((2 * n * std::mem::size_of::<T>()) as f64);
+    Ok((x, n, bytes))
+}
+
+/// The record of one direction of a square operator.
+fn record<T: BenchScalar>(
+    base: &Record,
+    adjoint: bool,
+    n: usize,
+    bytes: Option<f64>,
+    (times, (check, check_w)): (Vec<f64>, (f64, f64)),
+) -> Record {
+    Record {
+        op: if adjoint { "rmatvec" } else { "matvec" },
+        dtype: T::DTYPE,
+        global_size: n,
+        shape: [n, n],
+        times,
+        check,
+        check_w: Some(check_w),
+        bytes,
+        ..base.clone()
+    }
+}
 
 /// Times `op x` and `op^H x` on `x = sym(N)` of shape `dims` (split along axis 0), for square
 /// operators whose range has the domain's layout. With `memory_bound`, the records carry the
@@ -21,11 +57,7 @@ pub(crate) fn forward_and_adjoint<T: BenchScalar>(
     base: Record,
     memory_bound: bool,
 ) -> Res<Vec<Record>> {
-    let layout = Layout::scatter(dims, 0, comm.size())?;
-    let x: DistVector<T> = scatter_array::<T>(comm, &layout, 0, sym)?.0.into();
-    let n = layout.global_len();
-    // One read of x and one write of y.
-    let bytes = memory_bound.then_some((2 * n * std::mem::size_of::<T>()) as f64);
+    let (x, n, bytes) = input::<T>(comm, dims, memory_bound)?;
     let mut records = Vec::new();
     for adjoint in [false, true] {
         let (times, y) = time_op(comm, reps, || {
@@ -35,20 +67,37 @@ pub(crate) fn forward_and_adjoint<T: BenchScalar>(
                 op.apply(&x)
             }
         })?;
-        let (check, check_w) = vector_checks(&y);
-        records.push(Record {
-            op: if adjoint { "rmatvec" } else { "matvec" },
-            dtype: T::DTYPE,
-            global_size: n,
-            shape: [n, n],
-            times,
-            check,
-            check_w: Some(check_w),
+        records.push(record::<T>(
+            &base,
+            adjoint,
+            n,
             bytes,
-            ..base.clone()
-        });
+            (times, vector_checks(&y)),
+        ));
     }
     Ok(records)
+}
+
+/// [`forward_and_adjoint`] on engine `E`: `x` uploaded once, each product timed to the end of
+/// the engine's work.
+pub(crate) fn forward_and_adjoint_on<T: BenchScalar, E: BenchEngine>(
+    comm: &Communicator,
+    engine: &E,
+    reps: usize,
+    dims: &[usize],
+    op: &dyn LinearOperator<T, E>,
+    base: Record,
+    memory_bound: bool,
+) -> Res<Vec<Record>> {
+    let (x, n, bytes) = input::<T>(comm, dims, memory_bound)?;
+    let x = upload(&x, engine)?;
+    [false, true]
+        .into_iter()
+        .map(|adjoint| {
+            let timed = time_on(comm, engine, reps, op, &x, adjoint)?;
+            Ok(record::<T>(&base, adjoint, n, bytes, timed))
+        })
+        .collect()
 }
 
 /// W3: `L = D2_0 + D2_1 + D2_2` on `160^3` (centred, `edge = false`).
