@@ -22,14 +22,14 @@ use distlops::operators::{
 };
 use ndarray::{ArrayD, IxDyn};
 
-const KINDS: [DerivativeKind; 3] = [
+pub const KINDS: [DerivativeKind; 3] = [
     DerivativeKind::Forward,
     DerivativeKind::Backward,
     DerivativeKind::Centered,
 ];
 
 /// Counts with thin and empty ranks: 1, 0, 1, ... and the rest on the last rank (or reversed).
-fn thin_counts(n: usize, p: usize, reversed: bool) -> Vec<usize> {
+pub fn thin_counts(n: usize, p: usize, reversed: bool) -> Vec<usize> {
     if p == 1 {
         return vec![n];
     }
@@ -44,7 +44,7 @@ fn thin_counts(n: usize, p: usize, reversed: bool) -> Vec<usize> {
 }
 
 /// The layouts every operator is tested on for `dims` at `p` ranks.
-fn layouts(dims: &[usize], p: usize) -> Vec<Layout> {
+pub fn layouts(dims: &[usize], p: usize) -> Vec<Layout> {
     let last = dims.len() - 1;
     let mut out = vec![Layout::scatter(dims, 0, p).unwrap()];
     out.push(Layout::with_counts(dims, 0, &thin_counts(dims[0], p, false)).unwrap());
@@ -72,7 +72,7 @@ fn local_apply<T: TestScalar>(
 }
 
 /// A vector of `space` (plain, or a stack of plain parts) holding the global arrays `parts`.
-fn vector<T: TestScalar>(comm: &Communicator, space: &Space, parts: &[ArrayD<T>]) -> DistVector<T> {
+pub fn vector<T: TestScalar>(comm: &Communicator, space: &Space, parts: &[ArrayD<T>]) -> DistVector<T> {
     match space {
         Space::Array { layout, .. } => {
             DistVector::Array(DistributedArray::to_dist(comm, parts[0].view(), layout).unwrap())
@@ -176,7 +176,7 @@ fn check_ops<T: TestScalar>(
 }
 
 /// A label for a layout.
-fn describe(l: &Layout) -> String {
+pub fn describe(l: &Layout) -> String {
     format!("axis {} counts {:?}", l.axis(), l.counts())
 }
 

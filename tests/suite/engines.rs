@@ -968,6 +968,26 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::engine_operators::stacking_with_collectives,
     ),
     (
+        "gpu_stencil::first_derivative_all_dtypes[cuda]",
+        super::gpu_stencil::first_derivative_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
+        "gpu_stencil::second_derivative_all_dtypes[cuda]",
+        super::gpu_stencil::second_derivative_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
+        "gpu_stencil::laplacian_all_dtypes[cuda]",
+        super::gpu_stencil::laplacian_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
+        "gpu_stencil::gradient_all_dtypes[cuda]",
+        super::gpu_stencil::gradient_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
+        "gpu_stencil::thin_ranks_all_dtypes[cuda]",
+        super::gpu_stencil::thin_ranks_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
         "engines::every_kernel_was_launched[cuda]",
         every_kernel_was_launched,
     ),

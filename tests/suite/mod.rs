@@ -19,6 +19,7 @@ pub mod errors;
 pub mod fft;
 pub mod fredholm;
 pub mod ghost;
+pub mod gpu_stencil;
 pub mod halo;
 pub mod mask;
 pub mod matmul;
@@ -330,6 +331,26 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "engine_operators::operators_all_dtypes[host]",
         engine_operators::operators_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_stencil::first_derivative_all_dtypes[host]",
+        gpu_stencil::first_derivative_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_stencil::second_derivative_all_dtypes[host]",
+        gpu_stencil::second_derivative_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_stencil::laplacian_all_dtypes[host]",
+        gpu_stencil::laplacian_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_stencil::gradient_all_dtypes[host]",
+        gpu_stencil::gradient_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_stencil::thin_ranks_all_dtypes[host]",
+        gpu_stencil::thin_ranks_all_dtypes::<distlops::core::Host>,
     ),
     (
         "engines::payload_collectives[host]",
