@@ -988,6 +988,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::gpu_stencil::thin_ranks_all_dtypes::<distlops::core::Cuda>,
     ),
     (
+        "gpu_stencil::halo_all_dtypes[cuda]",
+        super::gpu_stencil::halo_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
         "engines::every_kernel_was_launched[cuda]",
         every_kernel_was_launched,
     ),

@@ -353,6 +353,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         gpu_stencil::thin_ranks_all_dtypes::<distlops::core::Host>,
     ),
     (
+        "gpu_stencil::halo_all_dtypes[host]",
+        gpu_stencil::halo_all_dtypes::<distlops::core::Host>,
+    ),
+    (
         "engines::payload_collectives[host]",
         engines::payload_collectives_host,
     ),
