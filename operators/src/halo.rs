@@ -687,7 +687,6 @@ impl<T: Scalar> Halo<T> {
             comm: comm.clone(),
         })
     }
-
 }
 
 impl<T: Scalar, E: Engine> Halo<T, E> {
@@ -789,7 +788,6 @@ impl<T: Scalar, E: Engine> Halo<T, E> {
             .map(|(&o, &(b, _))| o as isize - b as isize)
             .collect()
     }
-
 }
 
 impl<T: Scalar> Halo<T> {

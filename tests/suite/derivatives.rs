@@ -72,7 +72,11 @@ fn local_apply<T: TestScalar>(
 }
 
 /// A vector of `space` (plain, or a stack of plain parts) holding the global arrays `parts`.
-pub fn vector<T: TestScalar>(comm: &Communicator, space: &Space, parts: &[ArrayD<T>]) -> DistVector<T> {
+pub fn vector<T: TestScalar>(
+    comm: &Communicator,
+    space: &Space,
+    parts: &[ArrayD<T>],
+) -> DistVector<T> {
     match space {
         Space::Array { layout, .. } => {
             DistVector::Array(DistributedArray::to_dist(comm, parts[0].view(), layout).unwrap())

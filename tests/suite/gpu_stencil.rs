@@ -15,8 +15,8 @@ use super::halo::{grids, width_cases};
 use super::util::{global, rel_err, TestScalar, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
 use distlops::core::{
-    signed_axis, Communicator, Complex32, Complex64, DistVector, Engine, Host, Layout,
-    RealScalar, StackedDistributedArray, Vector,
+    signed_axis, Communicator, Complex32, Complex64, DistVector, Engine, Host, Layout, RealScalar,
+    StackedDistributedArray, Vector,
 };
 use distlops::operators::local::DerivativeKind;
 use distlops::operators::{
@@ -88,7 +88,10 @@ fn compare<T: TestScalar, E: Engine>(
             "{what}: {dir} left an element unwritten"
         );
         let err = rel_err(&got, &want);
-        assert!(err <= T::TOL, "{what}: {dir} differs from the host by {err:e}");
+        assert!(
+            err <= T::TOL,
+            "{what}: {dir} differs from the host by {err:e}"
+        );
     }
     let d = dottest(dev, &xd, &yd).unwrap();
     assert!(d.passes(T::TOL), "{what}: dot test {d:?}");
@@ -115,7 +118,8 @@ fn first_derivative_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
                             edge,
                             order,
                         };
-                        let host = FirstDerivative::<T>::with_layout(comm, &layout, params).unwrap();
+                        let host =
+                            FirstDerivative::<T>::with_layout(comm, &layout, params).unwrap();
                         let dev = host.to_engine(&engine).unwrap();
                         let what = format!(
                             "FirstDerivative {dims:?} along {axis}, {kind:?} order {order} edge \
@@ -260,9 +264,23 @@ fn thin_ranks_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
         }
         // Moved on: from the engine back to the host's engine execution, and to the engine again.
         let back = dev.to_engine(&Host).unwrap();
-        compare(comm, &Host, &host, &back, (&dims, 1), "FirstDerivative moved to the host");
+        compare(
+            comm,
+            &Host,
+            &host,
+            &back,
+            (&dims, 1),
+            "FirstDerivative moved to the host",
+        );
         let again = back.to_engine(&engine).unwrap();
-        compare(comm, &engine, &host, &again, (&dims, 1), "FirstDerivative moved back");
+        compare(
+            comm,
+            &engine,
+            &host,
+            &again,
+            (&dims, 1),
+            "FirstDerivative moved back",
+        );
     }
     for edge in [false, true] {
         let params = LaplacianParams {
@@ -282,7 +300,14 @@ fn thin_ranks_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
         };
         let host = Gradient::<T>::with_layout(comm, &layout, params).unwrap();
         let dev = host.to_engine(&engine).unwrap();
-        compare(comm, &engine, &host, &dev, (&dims, 3), &format!("Gradient, {what}"));
+        compare(
+            comm,
+            &engine,
+            &host,
+            &dev,
+            (&dims, 3),
+            &format!("Gradient, {what}"),
+        );
     }
     // Ranks thin along the first axis too: 1, 0, 1, ... rows.
     let layout = Layout::with_counts(&dims, 0, &thin_counts(dims[0], p, true)).unwrap();
@@ -297,8 +322,15 @@ fn thin_ranks_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
     compare(comm, &engine, &host, &dev, (&dims, 1), &what);
     // A vector of another layout is an error on every rank, also on the engine.
     let other = Layout::scatter(&dims, 2, p).unwrap();
-    let x = vector(comm, &distlops::core::Space::array(other), &[global::<T>(&dims, 3)]);
-    assert!(dev.apply(&on(&x, &engine)).is_err(), "{what}: a wrong input");
+    let x = vector(
+        comm,
+        &distlops::core::Space::array(other),
+        &[global::<T>(&dims, 3)],
+    );
+    assert!(
+        dev.apply(&on(&x, &engine)).is_err(),
+        "{what}: a wrong input"
+    );
 }
 
 /// `Halo` on engine `E` against the host operator, forward and adjoint bit for bit (pure data
