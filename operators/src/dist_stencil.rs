@@ -123,8 +123,8 @@ impl<R: RealScalar> Direction<R> {
 enum Exec<T: Scalar, E: Engine> {
     /// The host plans with their buffers (reached through [`Engine::on_host`]: only on `Host`).
     Host {
-        forward: Direction<T::Real>,
-        adjoint: Direction<T::Real>,
+        forward: Box<Direction<T::Real>>,
+        adjoint: Box<Direction<T::Real>>,
     },
     /// The engine execution of both directions.
     Engine {
@@ -194,7 +194,10 @@ impl<T: Scalar> DistStencil<T> {
             adjoint_terms,
         )?;
         Ok(DistStencil {
-            exec: Exec::Host { forward, adjoint },
+            exec: Exec::Host {
+                forward: Box::new(forward),
+                adjoint: Box::new(adjoint),
+            },
             comm: comm.clone(),
             ninputs,
             noutputs,
@@ -311,7 +314,7 @@ impl<T: Scalar, E: Engine> DistStencil<T, E> {
                 forward,
                 adjoint: backward,
             } => {
-                let Direction { plan, host } = if adjoint { backward } else { forward };
+                let Direction { plan, host } = if adjoint { &**backward } else { &**forward };
                 let inputs: Vec<&[T::Real]> = inputs
                     .iter()
                     .map(|&x| real(E::on_host(x).expect(HOST_ONLY)))

@@ -379,7 +379,7 @@ struct Message {
 /// the engine execution on any engine (what [`Halo::to_engine`] builds, also for the host).
 enum Exec<T: Scalar, E: Engine> {
     Host(Mutex<Buffers<T>>),
-    Engine(HaloEngine<T, E>),
+    Engine(Box<HaloEngine<T, E>>),
 }
 
 /// Options for [`Halo`]: the process grid and the boundary rule. Made by [`Halo::builder`].
@@ -538,7 +538,7 @@ impl<T: Scalar, E: Engine> Clone for Halo<T, E> {
     fn clone(&self) -> Self {
         let exec = match &self.exec {
             Exec::Host(_) => Exec::Host(host_buffers(&self.sends, &self.recvs)),
-            Exec::Engine(e) => Exec::Engine(e.again().expect("Halo: engine buffers")),
+            Exec::Engine(e) => Exec::Engine(Box::new(e.again().expect("Halo: engine buffers"))),
         };
         Halo {
             geometry: self.geometry.clone(),
@@ -711,13 +711,13 @@ impl<T: Scalar, E: Engine> Halo<T, E> {
             core_in_ext: self.core_in_ext.clone(),
             core_start_in_ext: self.core_start_in_ext.clone(),
             zero_fill: self.zero_fill,
-            exec: Exec::Engine(HaloEngine::new(
+            exec: Exec::Engine(Box::new(HaloEngine::new(
                 engine,
                 (&self.core_shape, &self.extended_shape),
                 (&self.sends, &self.recvs),
                 &self.core_start_in_ext,
                 self.zero_fill,
-            )?),
+            )?)),
             domain: self.domain.clone(),
             range: self.range.clone(),
             comm: self.comm.clone(),
