@@ -372,6 +372,31 @@ macro_rules! single_stencil_operator {
 }
 pub(crate) use single_stencil_operator;
 
+/// Implements `to_engine` for an operator `$ty<T, E>` with fields `stencil` (a [`DistStencil`]),
+/// `domain`, `range`, `comm` and the listed ones (cloned).
+macro_rules! stencil_to_engine {
+    ($ty:ident { $($field:ident),* $(,)? }) => {
+        /// The same operator running on `engine` (see the [engines](Self#engines) section): its
+        /// band tables uploaded and its work buffers allocated there, once. No communication.
+        ///
+        /// # Errors
+        /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room.
+        pub fn to_engine<F: distlops_core::Engine>(
+            &self,
+            engine: &F,
+        ) -> distlops_core::Result<$ty<T, F>> {
+            Ok($ty {
+                stencil: self.stencil.to_engine(engine)?,
+                domain: self.domain.clone(),
+                range: self.range.clone(),
+                comm: self.comm.clone(),
+                $($field: self.$field.clone(),)*
+            })
+        }
+    };
+}
+pub(crate) use stencil_to_engine;
+
 /// Implements `with_stream_min_bytes` for an operator with a field `stencil` (a [`DistStencil`]).
 macro_rules! stream_min_bytes_option {
     () => {

@@ -1,7 +1,9 @@
 //! [`Gradient`]: the first derivatives along every axis of a distributed N-D array, stacked, in
 //! one fused pass (PyLops-MPI's `MPIGradient`).
 
-use crate::dist_stencil::{band_along, check_layout, stream_min_bytes_option, DistStencil, Term};
+use crate::dist_stencil::{
+    band_along, check_layout, stencil_to_engine, stream_min_bytes_option, DistStencil, Term,
+};
 use crate::laplacian::per_axis;
 use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::DerivativeKind;
@@ -167,22 +169,11 @@ impl<T: Scalar> Gradient<T> {
 }
 
 impl<T: Scalar, E: Engine> Gradient<T, E> {
-    /// The same operator running on `engine` (see the [engines](Self#engines) section): its band
-    /// tables uploaded and its work buffers allocated there, once. No communication.
-    ///
-    /// # Errors
-    /// [`Error::Allocation`] if the engine has no room.
-    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Gradient<T, F>> {
-        Ok(Gradient {
-            stencil: self.stencil.to_engine(engine)?,
-            domain: self.domain.clone(),
-            range: self.range.clone(),
-            comm: self.comm.clone(),
-            sampling: self.sampling.clone(),
-            kind: self.kind,
-            edge: self.edge,
-        })
-    }
+    stencil_to_engine!(Gradient {
+        sampling,
+        kind,
+        edge
+    });
 
     derivative_accessors!(axes);
 }

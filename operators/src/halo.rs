@@ -540,23 +540,7 @@ impl<T: Scalar, E: Engine> Clone for Halo<T, E> {
             Exec::Host(_) => Exec::Host(host_buffers(&self.sends, &self.recvs)),
             Exec::Engine(e) => Exec::Engine(Box::new(e.again().expect("Halo: engine buffers"))),
         };
-        Halo {
-            geometry: self.geometry.clone(),
-            coords: self.coords.clone(),
-            core_offsets: self.core_offsets.clone(),
-            core_shape: self.core_shape.clone(),
-            halo_widths: self.halo_widths.clone(),
-            extended_shape: self.extended_shape.clone(),
-            sends: self.sends.clone(),
-            recvs: self.recvs.clone(),
-            core_in_ext: self.core_in_ext.clone(),
-            core_start_in_ext: self.core_start_in_ext.clone(),
-            zero_fill: self.zero_fill,
-            exec,
-            domain: self.domain.clone(),
-            range: self.range.clone(),
-            comm: self.comm.clone(),
-        }
+        self.with_exec(exec)
     }
 }
 
@@ -699,7 +683,19 @@ impl<T: Scalar, E: Engine> Halo<T, E> {
     /// # Errors
     /// [`Error::Allocation`] if the engine has no room for the buffers.
     pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Halo<T, F>> {
-        Ok(Halo {
+        let exec = HaloEngine::new(
+            engine,
+            (&self.core_shape, &self.extended_shape),
+            (&self.sends, &self.recvs),
+            &self.core_start_in_ext,
+            self.zero_fill,
+        )?;
+        Ok(self.with_exec(Exec::Engine(Box::new(exec))))
+    }
+
+    /// The same operator with another execution.
+    fn with_exec<F: Engine>(&self, exec: Exec<T, F>) -> Halo<T, F> {
+        Halo {
             geometry: self.geometry.clone(),
             coords: self.coords.clone(),
             core_offsets: self.core_offsets.clone(),
@@ -711,17 +707,11 @@ impl<T: Scalar, E: Engine> Halo<T, E> {
             core_in_ext: self.core_in_ext.clone(),
             core_start_in_ext: self.core_start_in_ext.clone(),
             zero_fill: self.zero_fill,
-            exec: Exec::Engine(Box::new(HaloEngine::new(
-                engine,
-                (&self.core_shape, &self.extended_shape),
-                (&self.sends, &self.recvs),
-                &self.core_start_in_ext,
-                self.zero_fill,
-            )?)),
+            exec,
             domain: self.domain.clone(),
             range: self.range.clone(),
             comm: self.comm.clone(),
-        })
+        }
     }
 
     /// The global shape.

@@ -2,7 +2,8 @@
 //! array, fused into one pass (PyLops-MPI's `MPILaplacian`).
 
 use crate::dist_stencil::{
-    band_along, check_layout, single_stencil_operator, stream_min_bytes_option, DistStencil, Term,
+    band_along, check_layout, single_stencil_operator, stencil_to_engine, stream_min_bytes_option,
+    DistStencil, Term,
 };
 use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::DerivativeKind;
@@ -215,24 +216,13 @@ impl<T: Scalar> Laplacian<T> {
 }
 
 impl<T: Scalar, E: Engine> Laplacian<T, E> {
-    /// The same operator running on `engine` (see the [engines](Self#engines) section): its band
-    /// tables uploaded and its work buffers allocated there, once. No communication.
-    ///
-    /// # Errors
-    /// [`Error::Allocation`] if the engine has no room.
-    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Laplacian<T, F>> {
-        Ok(Laplacian {
-            stencil: self.stencil.to_engine(engine)?,
-            domain: self.domain.clone(),
-            range: self.range.clone(),
-            comm: self.comm.clone(),
-            axes: self.axes.clone(),
-            weights: self.weights.clone(),
-            sampling: self.sampling.clone(),
-            kind: self.kind,
-            edge: self.edge,
-        })
-    }
+    stencil_to_engine!(Laplacian {
+        axes,
+        weights,
+        sampling,
+        kind,
+        edge
+    });
 
     /// The axes of the second derivatives.
     pub fn axes(&self) -> &[usize] {

@@ -1,7 +1,9 @@
 //! [`SecondDerivative`]: second-order finite differences along any axis of a distributed N-D
 //! array (PyLops-MPI's `MPISecondDerivative`).
 
-use crate::dist_stencil::{single_stencil_operator, stream_min_bytes_option, DistStencil};
+use crate::dist_stencil::{
+    single_stencil_operator, stencil_to_engine, stream_min_bytes_option, DistStencil,
+};
 use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::{DerivativeKind, SecondDerivativeParams};
 use distlops_core::operator::Space;
@@ -148,23 +150,12 @@ impl<T: Scalar> SecondDerivative<T> {
 }
 
 impl<T: Scalar, E: Engine> SecondDerivative<T, E> {
-    /// The same operator running on `engine` (see the [engines](Self#engines) section): its band
-    /// tables uploaded and its work buffers allocated there, once. No communication.
-    ///
-    /// # Errors
-    /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room.
-    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<SecondDerivative<T, F>> {
-        Ok(SecondDerivative {
-            stencil: self.stencil.to_engine(engine)?,
-            domain: self.domain.clone(),
-            range: self.range.clone(),
-            comm: self.comm.clone(),
-            axis: self.axis,
-            sampling: self.sampling,
-            kind: self.kind,
-            edge: self.edge,
-        })
-    }
+    stencil_to_engine!(SecondDerivative {
+        axis,
+        sampling,
+        kind,
+        edge
+    });
 
     derivative_accessors!(axis);
 }

@@ -9,13 +9,16 @@
 //! bit against the host operator. The Host instantiation runs the engine execution on the host;
 //! the `Cuda` one on the (emulated) device.
 
-use super::derivatives::{describe, layouts, thin_counts, vector, KINDS};
+use super::derivatives::{
+    describe, first_derivative_cases, gradient_cases, laplacian_cases, second_derivative_cases,
+    thin_counts, thin_middle_layout, vector, Case,
+};
 use super::engines::{same_bits, TestEngine};
 use super::halo::{grids, width_cases};
 use super::util::{global, rel_err, TestScalar, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
 use distlops::core::{
-    signed_axis, Communicator, Complex32, Complex64, DistVector, Engine, Host, Layout, RealScalar,
+    Communicator, Complex32, Complex64, DistVector, Engine, Host, Layout, RealScalar,
     StackedDistributedArray, Vector,
 };
 use distlops::operators::local::DerivativeKind;
@@ -97,138 +100,67 @@ fn compare<T: TestScalar, E: Engine>(
     assert!(d.passes(T::TOL), "{what}: dot test {d:?}");
 }
 
-fn first_derivative_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
+/// Every case of `cases`, built on the host by `build` and moved to engine `E`, against the host
+/// operator (range: `nout(dims)` arrays).
+fn each_case<
+    P: Clone,
+    T: TestScalar,
+    E: TestEngine,
+    O: LinearOperator<T>,
+    D: LinearOperator<T, E>,
+>(
+    comm: &Communicator,
+    cases: Vec<Case<P>>,
+    build: impl Fn(&Layout, P) -> O,
+    to_engine: impl Fn(&O, &E) -> D,
+    nout: impl Fn(&[usize]) -> usize,
+) {
     let engine = E::for_rank(comm);
-    let p = comm.size();
-    let schemes = [
-        (DerivativeKind::Forward, 3),
-        (DerivativeKind::Backward, 3),
-        (DerivativeKind::Centered, 3),
-        (DerivativeKind::Centered, 5),
-    ];
-    for dims in [UNEVEN_1D, UNEVEN_2D, UNEVEN_3D] {
-        for layout in layouts(dims, p) {
-            for axis in 0..dims.len() {
-                for (kind, order) in schemes {
-                    for edge in [false, true] {
-                        let params = FirstDerivativeParams {
-                            axis: signed_axis(axis),
-                            sampling: 0.5 + axis as f64,
-                            kind,
-                            edge,
-                            order,
-                        };
-                        let host =
-                            FirstDerivative::<T>::with_layout(comm, &layout, params).unwrap();
-                        let dev = host.to_engine(&engine).unwrap();
-                        let what = format!(
-                            "FirstDerivative {dims:?} along {axis}, {kind:?} order {order} edge \
-                             {edge}, {}",
-                            describe(&layout)
-                        );
-                        compare(comm, &engine, &host, &dev, (dims, 1), &what);
-                    }
-                }
-            }
-        }
+    for (dims, layout, params, what) in cases {
+        let host = build(&layout, params);
+        let dev = to_engine(&host, &engine);
+        compare(comm, &engine, &host, &dev, (dims, nout(dims)), &what);
     }
+}
+
+fn first_derivative_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
+    each_case::<_, T, E, _, _>(
+        comm,
+        first_derivative_cases(comm.size()),
+        |l, p| FirstDerivative::<T>::with_layout(comm, l, p).unwrap(),
+        |op, e| op.to_engine(e).unwrap(),
+        |_| 1,
+    );
 }
 
 fn second_derivative_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
-    let engine = E::for_rank(comm);
-    let p = comm.size();
-    for dims in [UNEVEN_1D, UNEVEN_2D, UNEVEN_3D] {
-        for layout in layouts(dims, p) {
-            for axis in 0..dims.len() {
-                for kind in KINDS {
-                    for edge in [false, true] {
-                        let params = SecondDerivativeParams {
-                            axis: signed_axis(axis),
-                            sampling: 2.0 - 0.5 * axis as f64,
-                            kind,
-                            edge,
-                        };
-                        let host =
-                            SecondDerivative::<T>::with_layout(comm, &layout, params).unwrap();
-                        let dev = host.to_engine(&engine).unwrap();
-                        let what = format!(
-                            "SecondDerivative {dims:?} along {axis}, {kind:?} edge {edge}, {}",
-                            describe(&layout)
-                        );
-                        compare(comm, &engine, &host, &dev, (dims, 1), &what);
-                    }
-                }
-            }
-        }
-    }
+    each_case::<_, T, E, _, _>(
+        comm,
+        second_derivative_cases(comm.size()),
+        |l, p| SecondDerivative::<T>::with_layout(comm, l, p).unwrap(),
+        |op, e| op.to_engine(e).unwrap(),
+        |_| 1,
+    );
 }
 
-/// A Laplacian test case: dims, axes, weights, sampling.
-type LaplacianCase = (
-    &'static [usize],
-    &'static [usize],
-    &'static [f64],
-    &'static [f64],
-);
-
 fn laplacian_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
-    let engine = E::for_rank(comm);
-    let p = comm.size();
-    let cases: [LaplacianCase; 5] = [
-        (UNEVEN_1D, &[0], &[2.0], &[0.5]),
-        (UNEVEN_2D, &[0, 1], &[1.0, 1.0], &[1.0, 1.0]),
-        (UNEVEN_2D, &[1, 0], &[3.0, 1.0], &[0.5, 2.0]),
-        (UNEVEN_3D, &[0, 1, 2], &[1.0, 2.0, 0.5], &[1.0, 0.5, 2.0]),
-        (UNEVEN_3D, &[2, 0, 2], &[1.0, -1.0, 0.25], &[2.0, 1.0, 1.0]),
-    ];
-    for (dims, axes, weights, sampling) in cases {
-        for layout in layouts(dims, p) {
-            for kind in KINDS {
-                for edge in [false, true] {
-                    let params = LaplacianParams {
-                        axes: axes.iter().map(|&a| signed_axis(a)).collect(),
-                        weights: weights.to_vec(),
-                        sampling: sampling.to_vec(),
-                        kind,
-                        edge,
-                    };
-                    let host = Laplacian::<T>::with_layout(comm, &layout, params).unwrap();
-                    let dev = host.to_engine(&engine).unwrap();
-                    let what = format!(
-                        "Laplacian {dims:?} axes {axes:?}, {kind:?} edge {edge}, {}",
-                        describe(&layout)
-                    );
-                    compare(comm, &engine, &host, &dev, (dims, 1), &what);
-                }
-            }
-        }
-    }
+    each_case::<_, T, E, _, _>(
+        comm,
+        laplacian_cases(comm.size()),
+        |l, p| Laplacian::<T>::with_layout(comm, l, p).unwrap(),
+        |op, e| op.to_engine(e).unwrap(),
+        |_| 1,
+    );
 }
 
 fn gradient_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
-    let engine = E::for_rank(comm);
-    let p = comm.size();
-    for dims in [UNEVEN_1D, UNEVEN_2D, UNEVEN_3D] {
-        let per_axis: Vec<f64> = (0..dims.len()).map(|k| 1.0 + 0.5 * k as f64).collect();
-        for layout in layouts(dims, p) {
-            for kind in KINDS {
-                for edge in [false, true] {
-                    let params = GradientParams {
-                        sampling: per_axis.clone(),
-                        kind,
-                        edge,
-                    };
-                    let host = Gradient::<T>::with_layout(comm, &layout, params).unwrap();
-                    let dev = host.to_engine(&engine).unwrap();
-                    let what = format!(
-                        "Gradient {dims:?}, {kind:?} edge {edge}, {}",
-                        describe(&layout)
-                    );
-                    compare(comm, &engine, &host, &dev, (dims, dims.len()), &what);
-                }
-            }
-        }
-    }
+    each_case::<_, T, E, _, _>(
+        comm,
+        gradient_cases(comm.size()),
+        |l, p| Gradient::<T>::with_layout(comm, l, p).unwrap(),
+        |op, e| op.to_engine(e).unwrap(),
+        <[usize]>::len,
+    );
 }
 
 /// Ranks thinner than the stencil along a middle axis (most of them empty, ghost slabs of
@@ -238,15 +170,7 @@ fn gradient_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
 fn thin_ranks_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
     let engine = E::for_rank(comm);
     let p = comm.size();
-    let dims = [3, 6, 4];
-    let counts: &[usize] = match p {
-        1 => &[6],
-        2 => &[5, 1],
-        3 => &[1, 0, 5],
-        _ => &[0, 1, 0, 5],
-    };
-    let counts = [counts, &vec![0; p.saturating_sub(4)][..]].concat();
-    let layout = Layout::with_counts(&dims, 1, &counts).unwrap();
+    let (dims, layout) = thin_middle_layout(p);
     let what = format!("thin ranks {}", describe(&layout));
     for (kind, order) in [(DerivativeKind::Centered, 5), (DerivativeKind::Forward, 3)] {
         let params = FirstDerivativeParams {
