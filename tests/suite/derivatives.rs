@@ -225,8 +225,8 @@ pub fn first_derivative_cases(p: usize) -> Vec<Case<FirstDerivativeParams>> {
 fn first_derivative<T: TestScalar>(comm: &Communicator) {
     let p = comm.size();
     for (dims, layout, params, what) in first_derivative_cases(p) {
-        let build = || FirstDerivative::<T>::with_layout(comm, &layout, params.clone()).unwrap();
-        let serial = local::LocalFirstDerivative::new(dims, params.clone()).unwrap();
+        let build = || FirstDerivative::<T>::with_layout(comm, &layout, params).unwrap();
+        let serial = local::LocalFirstDerivative::new(dims, params).unwrap();
         check(
             comm,
             build,
@@ -285,8 +285,8 @@ pub fn second_derivative_cases(p: usize) -> Vec<Case<SecondDerivativeParams>> {
 
 fn second_derivative<T: TestScalar>(comm: &Communicator) {
     for (dims, layout, params, what) in second_derivative_cases(comm.size()) {
-        let build = || SecondDerivative::<T>::with_layout(comm, &layout, params.clone()).unwrap();
-        let serial = local::LocalSecondDerivative::new(dims, params.clone()).unwrap();
+        let build = || SecondDerivative::<T>::with_layout(comm, &layout, params).unwrap();
+        let serial = local::LocalSecondDerivative::new(dims, params).unwrap();
         check(
             comm,
             build,
