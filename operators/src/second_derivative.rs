@@ -44,11 +44,11 @@ use distlops_core::{resolve_axis, Communicator, Engine, Host, Layout, Result, Sc
 /// primitives, all on the engine (nothing goes through host memory on a device):
 ///
 /// * per product, the ghost slabs along the distributed axis are packed with strided copies
-///   (when not contiguous) and move in one `Engine::exchange` (every rank takes part, also a
-///   rank without messages), and each input read along the distributed axis is extended with
-///   its ghost rows by strided copies;
+///   and move in one `Engine::exchange` (every rank takes part, also a rank without messages),
+///   and each input read along the distributed axis is extended with its ghost rows by strided
+///   copies (the exchange is not overlapped with computation, as it is on the host);
 /// * the derivative is one `Engine::band` (interior taps plus explicit boundary rows, in this
-///   rank's rows), its adjoint the band of the transposed matrix.
+///   rank's rows), its adjoint the band of the transposed matrix;
 /// * band tables and work buffers are allocated once, in `to_engine`; the stream threshold has no
 ///   effect there.
 ///
