@@ -167,7 +167,7 @@ fn host_row<T: crate::Scalar>(table: &[f64], i: usize, x: &[T], inner: usize, k:
             let count = table[rows + 3 * mid + 2] as usize;
             for e in first..first + count {
                 let col = table[entries + 2 * e] as usize;
-                acc += scaled(x[col * inner + k], table[entries + 2 * e + 1]);
+                acc = acc + scaled(x[col * inner + k], table[entries + 2 * e + 1]);
             }
             return acc;
         }
@@ -181,7 +181,7 @@ fn host_row<T: crate::Scalar>(table: &[f64], i: usize, x: &[T], inner: usize, k:
     for t in 0..ntaps {
         let j = i as isize + shift + table[HEAD + 2 * t] as isize;
         if j >= v0 && j < v1 {
-            acc += scaled(x[j as usize * inner + k], table[HEAD + 2 * t + 1]);
+            acc = acc + scaled(x[j as usize * inner + k], table[HEAD + 2 * t + 1]);
         }
     }
     acc
