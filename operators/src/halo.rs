@@ -462,9 +462,9 @@ impl<T: Scalar> HaloBuilder<T> {
 ///   the engine's primitives: the message boxes are packed and placed with strided copies and
 ///   move in one `Engine::exchange` (every rank takes part), the adjoint adds each received box
 ///   into its owner's samples with an `axpy` on a scratch buffer, in the host's order, so the
-///   results are the host operator's bits. Buffers are allocated once, in `to_engine`. The
-///   global-array helpers ([`scatter_global`](Self::scatter_global), ...) and
-///   [`crop`](Self::crop) are host-only.
+///   results are the host operator's bits. Buffers are allocated once, in `to_engine`.
+///   [`crop`](Self::crop) runs on the operator's engine too; the global-array helpers
+///   ([`scatter_global`](Self::scatter_global), ...) are host-only.
 /// * Stencils: `H^H BlockDiag(D_ext) H` equals a serial operator `D` when the halo rows of
 ///   `D_ext`'s output are zero, e.g. `FirstDerivative` along one axis with widths `(0, 1)`
 ///   (forward), `(1, 0)` (backward), `1` (centred, order 3) or `2` (order 5) on that axis and `0`
@@ -693,6 +693,31 @@ impl<T: Scalar, E: Engine> Halo<T, E> {
         Ok(self.with_exec(Exec::Engine(Box::new(exec))))
     }
 
+    /// The crop `C`: range vectors (extended blocks) to domain vectors (their cores), dropping the
+    /// halos; its adjoint pads the cores with zero halos. No communication.
+    ///
+    /// `C BlockDiag(D_ext) H` is PyLops-MPI's `Halo.H @ BlockDiag(D_ext) @ Halo`: it applies a
+    /// local operator to every extended block and keeps the core rows, which equals a serial
+    /// operator `D` whenever the core rows of `D_ext` only read samples inside the extended block
+    /// (and the global boundary rows agree, as they do with [`HaloBoundary::Trim`]). Unlike
+    /// PyLops-MPI's, the product's adjoint `H^H D_ext^H C^H` is exact.
+    ///
+    /// On any engine: on the host the copies of the host path, elsewhere the engine's strided
+    /// copies (the same values).
+    pub fn crop(&self) -> Op<T, E> {
+        Op::new(crop::Crop::new(
+            self.core_in_ext.clone(),
+            (
+                &self.core_start_in_ext,
+                &self.core_shape,
+                &self.extended_shape,
+            ),
+            self.range.clone(),
+            self.domain.clone(),
+            self.comm.clone(),
+        ))
+    }
+
     /// The same operator with another execution.
     fn with_exec<F: Engine>(&self, exec: Exec<T, F>) -> Halo<T, F> {
         Halo {
@@ -852,23 +877,6 @@ impl<T: Scalar> Halo<T> {
             ArrayViewD::from_shape(IxDyn(&self.extended_shape), plain(y))
                 .expect("the range holds the extended block"),
         )
-    }
-
-    /// The crop `C`: range vectors (extended blocks) to domain vectors (their cores), dropping the
-    /// halos; its adjoint pads the cores with zero halos. No communication.
-    ///
-    /// `C BlockDiag(D_ext) H` is PyLops-MPI's `Halo.H @ BlockDiag(D_ext) @ Halo`: it applies a
-    /// local operator to every extended block and keeps the core rows, which equals a serial
-    /// operator `D` whenever the core rows of `D_ext` only read samples inside the extended block
-    /// (and the global boundary rows agree, as they do with [`HaloBoundary::Trim`]). Unlike
-    /// PyLops-MPI's, the product's adjoint `H^H D_ext^H C^H` is exact.
-    pub fn crop(&self) -> Op<T> {
-        Op::new(crop::Crop::new(
-            self.core_in_ext.clone(),
-            self.range.clone(),
-            self.domain.clone(),
-            self.comm.clone(),
-        ))
     }
 }
 

@@ -258,7 +258,8 @@ fn thin_ranks_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
 }
 
 /// `Halo` on engine `E` against the host operator, forward and adjoint bit for bit (pure data
-/// movement, and the adjoint's sums in the host's order), and a dot test on the engine: every
+/// movement, and the adjoint's sums in the host's order), and a dot test on the engine, and its
+/// crop bit for bit too: every
 /// process grid of the `halo` suite, every width form (also wider than the neighbouring
 /// blocks), both boundary rules, fewer samples than ranks (empty blocks), a clone.
 fn halo_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
@@ -298,6 +299,13 @@ fn halo_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
                     // more than the dtype's tolerance, as they would on the host.)
                     let d = dottest(op, &xd, &yd).unwrap();
                     assert!(d.passes(10.0 * T::TOL), "{what}: dot test {d:?}");
+                    // The crop: extended blocks to cores, and back padded with zeros.
+                    let (hc, dc) = (host.crop(), op.crop());
+                    for (adjoint, input, dinput) in [(false, &y, &yd), (true, &x, &xd)] {
+                        let want = product::<T, Host>(&Host, &hc, adjoint, input);
+                        let got = product(&engine, &dc, adjoint, dinput);
+                        assert!(same_bits(&got, &want), "{what}: crop, adjoint {adjoint}");
+                    }
                 }
             }
         }

@@ -9,7 +9,7 @@ use std::sync::Mutex;
 
 /// The copy of the box `start + shape` of a C-ordered array of shape `outer` to (or, with
 /// `gather == false`, from) elements `at..` of a flat buffer of `len` elements.
-fn box_copy(
+pub(super) fn box_copy(
     outer: &[usize],
     (start, shape): (&[usize], &[usize]),
     (at, len): (usize, usize),
