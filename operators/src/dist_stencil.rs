@@ -52,21 +52,28 @@
 //!   and strides, lines, the fast rows and the templates of every class of lines, the rows and
 //!   junctions computed otherwise, ghost widths, which rank sends which rows to which.
 //! * [`host`]: its execution on host slices, ghost exchange on the host communicator with buffers
-//!   allocated from the plan, and the kernels of [`crate::combine`].
+//!   allocated from the plan, and the kernels of [`crate::combine`]. What the constructors build.
+//! * [`engine`]: its execution on any engine ([`DistStencil::to_engine`], also for the host),
+//!   with the engine's exchange, strided copies and one [`Engine::band`] per term, from the same
+//!   plan (its ghost pieces, outgoing slabs and terms); results agree with the host kernels to
+//!   rounding, not bitwise.
 //! * Here: the operator-facing pieces ([`DistStencil`], [`Term`], [`band_along`],
 //!   [`check_layout`] and the macros the operators share).
 
+mod engine;
 mod host;
 mod plan;
 
 use crate::local::stencil::{Band, Scheme};
 use distlops_core::operator::Space;
-use distlops_core::reals::width;
+use distlops_core::reals::{real, real_mut, width};
 use distlops_core::{
-    Communicator, Error, Fingerprint, Layout, Partition, RealScalar, Result, Scalar,
+    Communicator, Engine, Error, Fingerprint, Host, Layout, Partition, RealScalar, Result, Scalar,
 };
+use engine::{EngineDirection, EnginePlan};
 use host::HostBuffers;
 use plan::Plan;
+use std::sync::Arc;
 
 pub(crate) use plan::Term;
 
@@ -111,11 +118,28 @@ impl<R: RealScalar> Direction<R> {
     }
 }
 
-/// The forward and adjoint plans of one operator, with their host buffers.
-pub(crate) struct DistStencil<T: Scalar> {
-    forward: Direction<T::Real>,
-    adjoint: Direction<T::Real>,
+/// How products run: the host kernels on host slices (what the constructors build), or the
+/// engine execution on any engine (what [`DistStencil::to_engine`] builds, also for the host).
+enum Exec<T: Scalar, E: Engine> {
+    /// The host plans with their buffers (reached through [`Engine::on_host`]: only on `Host`).
+    Host {
+        forward: Box<Direction<T::Real>>,
+        adjoint: Box<Direction<T::Real>>,
+    },
+    /// The engine execution of both directions.
+    Engine {
+        forward: EngineDirection<T, E>,
+        adjoint: EngineDirection<T, E>,
+    },
+}
+
+/// The forward and adjoint plans of one operator, with their buffers, on engine `E`.
+pub(crate) struct DistStencil<T: Scalar, E: Engine = Host> {
+    exec: Exec<T, E>,
     comm: Communicator,
+    /// Inputs and outputs of the forward direction.
+    ninputs: usize,
+    noutputs: usize,
     /// The global array has no elements (an axis of length 0): products have nothing to
     /// compute or exchange, on every rank alike.
     empty: bool,
@@ -124,12 +148,10 @@ pub(crate) struct DistStencil<T: Scalar> {
     fingerprint: Fingerprint,
 }
 
-impl<T: Scalar> DistStencil<T> {
-    /// The fingerprint of the stencil's terms (see the field).
-    pub(crate) fn fingerprint(&self) -> Fingerprint {
-        self.fingerprint
-    }
+/// Why a host-variant stencil always has host slices.
+const HOST_ONLY: &str = "the host plan is built only on the Host engine";
 
+impl<T: Scalar> DistStencil<T> {
     /// Plans `outputs[t.out] = sum_t band_t (along t.axis) inputs[t.inp]` on `layout` (for every
     /// input and output), and its adjoint. No communication.
     ///
@@ -161,18 +183,24 @@ impl<T: Scalar> DistStencil<T> {
             })
             .collect();
         let w = width::<T>();
+        let forward = Direction::new(what, comm.rank(), layout, w, ninputs, noutputs, terms)?;
+        let adjoint = Direction::new(
+            what,
+            comm.rank(),
+            layout,
+            w,
+            noutputs,
+            ninputs,
+            adjoint_terms,
+        )?;
         Ok(DistStencil {
-            forward: Direction::new(what, comm.rank(), layout, w, ninputs, noutputs, terms)?,
-            adjoint: Direction::new(
-                what,
-                comm.rank(),
-                layout,
-                w,
-                noutputs,
-                ninputs,
-                adjoint_terms,
-            )?,
+            exec: Exec::Host {
+                forward: Box::new(forward),
+                adjoint: Box::new(adjoint),
+            },
             comm: comm.clone(),
+            ninputs,
+            noutputs,
             empty: layout.global_len() == 0,
             fingerprint,
         })
@@ -202,61 +230,136 @@ impl<T: Scalar> DistStencil<T> {
         let stencil = Self::new(what, comm, layout, 1, 1, vec![term])?;
         Ok((stencil, Space::array(layout.clone())))
     }
+}
 
-    /// Writes the outputs of both directions with streaming stores from `bytes` per rank on (see
-    /// [`stream_min_bytes_option`]).
+impl<T: Scalar, E: Engine> DistStencil<T, E> {
+    /// The fingerprint of the stencil's terms (see the field).
+    pub(crate) fn fingerprint(&self) -> Fingerprint {
+        self.fingerprint
+    }
+
+    /// Writes the outputs of both directions of the host kernels with streaming stores from
+    /// `bytes` per rank on (see [`stream_min_bytes_option`]); nothing for the engine execution.
     pub(crate) fn with_stream_min_bytes(mut self, bytes: usize) -> Self {
-        self.forward.plan.set_stream_min_bytes(bytes);
-        self.adjoint.plan.set_stream_min_bytes(bytes);
+        if let Exec::Host { forward, adjoint } = &mut self.exec {
+            forward.plan.set_stream_min_bytes(bytes);
+            adjoint.plan.set_stream_min_bytes(bytes);
+        }
         self
     }
 
-    /// The forward product on local blocks (as real views, see [`real`](distlops_core::reals::real)).
-    pub(crate) fn forward(&self, inputs: &[&[T::Real]], outputs: &mut [&mut [T::Real]]) {
-        if self.empty {
-            return;
-        }
-        let Direction { plan, host } = &self.forward;
-        host.apply(plan, &self.comm, inputs, outputs);
+    /// The same stencil running the engine execution on `engine` (also for `engine = Host`):
+    /// band tables uploaded and work buffers allocated there, once. No communication.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] if the engine has no room for the tables or buffers.
+    pub(crate) fn to_engine<F: Engine>(&self, engine: &F) -> Result<DistStencil<T, F>> {
+        let (forward, adjoint) = match &self.exec {
+            Exec::Host { forward, adjoint } => (
+                Arc::new(EnginePlan::new(&forward.plan, self.ninputs)?),
+                Arc::new(EnginePlan::new(&adjoint.plan, self.noutputs)?),
+            ),
+            Exec::Engine { forward, adjoint } => {
+                (Arc::clone(forward.plan()), Arc::clone(adjoint.plan()))
+            }
+        };
+        Ok(DistStencil {
+            exec: Exec::Engine {
+                forward: EngineDirection::new(engine, forward)?,
+                adjoint: EngineDirection::new(engine, adjoint)?,
+            },
+            comm: self.comm.clone(),
+            ninputs: self.ninputs,
+            noutputs: self.noutputs,
+            empty: self.empty,
+            fingerprint: self.fingerprint,
+        })
     }
 
-    /// The adjoint product on local blocks (as real views, see [`real`](distlops_core::reals::real)).
-    pub(crate) fn adjoint(&self, inputs: &[&[T::Real]], outputs: &mut [&mut [T::Real]]) {
+    /// The forward product on this rank's blocks.
+    ///
+    /// # Errors
+    /// What the engine's exchange reports (never on the host).
+    pub(crate) fn forward(
+        &self,
+        inputs: &[E::Slice<'_, T>],
+        outputs: Vec<E::SliceMut<'_, T>>,
+    ) -> Result<()> {
+        self.apply(false, inputs, outputs)
+    }
+
+    /// The adjoint product on this rank's blocks.
+    ///
+    /// # Errors
+    /// As [`forward`](Self::forward).
+    pub(crate) fn adjoint(
+        &self,
+        inputs: &[E::Slice<'_, T>],
+        outputs: Vec<E::SliceMut<'_, T>>,
+    ) -> Result<()> {
+        self.apply(true, inputs, outputs)
+    }
+
+    fn apply(
+        &self,
+        adjoint: bool,
+        inputs: &[E::Slice<'_, T>],
+        outputs: Vec<E::SliceMut<'_, T>>,
+    ) -> Result<()> {
         if self.empty {
-            return;
+            return Ok(());
         }
-        let Direction { plan, host } = &self.adjoint;
-        host.apply(plan, &self.comm, inputs, outputs);
+        match &self.exec {
+            Exec::Host {
+                forward,
+                adjoint: backward,
+            } => {
+                let Direction { plan, host } = if adjoint { &**backward } else { &**forward };
+                let inputs: Vec<&[T::Real]> = inputs
+                    .iter()
+                    .map(|&x| real(E::on_host(x).expect(HOST_ONLY)))
+                    .collect();
+                let mut outputs: Vec<&mut [T::Real]> = outputs
+                    .into_iter()
+                    .map(|y| real_mut(E::on_host_mut(y).expect(HOST_ONLY)))
+                    .collect();
+                host.apply(plan, &self.comm, &inputs, &mut outputs);
+                Ok(())
+            }
+            Exec::Engine {
+                forward,
+                adjoint: backward,
+            } => {
+                let direction = if adjoint { backward } else { forward };
+                direction.apply(&self.comm, inputs, outputs)
+            }
+        }
     }
 }
 
-/// Implements `LinearOperator` for an operator with fields `stencil` (a one-input, one-output
-/// [`DistStencil`]), `domain`, `range` and `comm`, named `$name`.
+/// Implements `LinearOperator` for every engine for an operator with fields `stencil` (a
+/// one-input, one-output [`DistStencil`]), `domain`, `range` and `comm`, named `$name`.
 macro_rules! single_stencil_operator {
     ($ty:ident, $name:literal) => {
-        impl<T: distlops_core::Scalar> distlops_core::operator::LinearOperator<T> for $ty<T> {
+        impl<T: distlops_core::Scalar, E: distlops_core::Engine>
+            distlops_core::operator::LinearOperator<T, E> for $ty<T, E>
+        {
             stored_spaces!();
             fn matvec_unchecked(
                 &self,
-                x: distlops_core::VectorRef<'_, T>,
-                y: &mut distlops_core::DistVector<T>,
+                x: distlops_core::VectorRef<'_, T, E>,
+                y: &mut distlops_core::DistVector<T, E>,
             ) -> distlops_core::Result<()> {
-                use distlops_core::reals::{real, real_mut};
                 use $crate::seam::{plain, plain_mut};
-                self.stencil
-                    .forward(&[real(plain(x))], &mut [real_mut(plain_mut(y))]);
-                Ok(())
+                self.stencil.forward(&[plain(x)], vec![plain_mut(y)])
             }
             fn rmatvec_unchecked(
                 &self,
-                y: distlops_core::VectorRef<'_, T>,
-                x: &mut distlops_core::DistVector<T>,
+                y: distlops_core::VectorRef<'_, T, E>,
+                x: &mut distlops_core::DistVector<T, E>,
             ) -> distlops_core::Result<()> {
-                use distlops_core::reals::{real, real_mut};
                 use $crate::seam::{plain, plain_mut};
-                self.stencil
-                    .adjoint(&[real(plain(y))], &mut [real_mut(plain_mut(x))]);
-                Ok(())
+                self.stencil.adjoint(&[plain(y)], vec![plain_mut(x)])
             }
             fn name(&self) -> String {
                 $name.into()
@@ -268,6 +371,31 @@ macro_rules! single_stencil_operator {
     };
 }
 pub(crate) use single_stencil_operator;
+
+/// Implements `to_engine` for an operator `$ty<T, E>` with fields `stencil` (a [`DistStencil`]),
+/// `domain`, `range`, `comm` and the listed ones (cloned).
+macro_rules! stencil_to_engine {
+    ($ty:ident { $($field:ident),* $(,)? }) => {
+        /// The same operator running on `engine` (see the [engines](Self#engines) section): its
+        /// band tables uploaded and its work buffers allocated there, once. No communication.
+        ///
+        /// # Errors
+        /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room.
+        pub fn to_engine<F: distlops_core::Engine>(
+            &self,
+            engine: &F,
+        ) -> distlops_core::Result<$ty<T, F>> {
+            Ok($ty {
+                stencil: self.stencil.to_engine(engine)?,
+                domain: self.domain.clone(),
+                range: self.range.clone(),
+                comm: self.comm.clone(),
+                $($field: self.$field.clone(),)*
+            })
+        }
+    };
+}
+pub(crate) use stencil_to_engine;
 
 /// Implements `with_stream_min_bytes` for an operator with a field `stencil` (a [`DistStencil`]).
 macro_rules! stream_min_bytes_option {
@@ -332,7 +460,10 @@ mod tests {
             .unwrap()
             .0
         };
-        let streams = |s: &DistStencil<f64>| (s.forward.plan.stream(), s.adjoint.plan.stream());
+        let streams = |s: &DistStencil<f64>| match &s.exec {
+            Exec::Host { forward, adjoint } => (forward.plan.stream(), adjoint.plan.stream()),
+            Exec::Engine { .. } => unreachable!("built on the host"),
+        };
         let bytes = 8 * 4 * std::mem::size_of::<f64>();
         assert_eq!(streams(&build()), (false, false));
         assert_eq!(streams(&build().with_stream_min_bytes(0)), (true, true));

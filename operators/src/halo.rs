@@ -3,14 +3,17 @@
 
 mod boxes;
 mod crop;
+mod engine;
 
 use crate::seam::{plain, plain_mut};
 use boxes::Runs;
 use distlops_core::operator::{LinearOperator, Op, Space};
 use distlops_core::VectorRef;
 use distlops_core::{
-    balanced_counts, Communicator, DistVector, Error, Layout, ReduceOp, Result, Scalar,
+    balanced_counts, Communicator, DistVector, Engine, Error, Host, Layout, ReduceOp, Result,
+    Scalar,
 };
+use engine::HaloEngine;
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
 use std::marker::PhantomData;
 use std::ops::Range;
@@ -362,11 +365,21 @@ fn fingerprint(
 /// Message buffers: one per forward send (core side) and one per forward receive (halo side).
 type Buffers<T> = (Vec<Vec<T>>, Vec<Vec<T>>);
 
-/// One message of an exchange: the peer and the box it covers in this rank's array.
+/// One message of an exchange: the peer and the box it covers in this rank's array (as runs,
+/// and as its start and shape).
 #[derive(Debug, Clone)]
 struct Message {
     peer: usize,
     runs: Runs,
+    start: Vec<usize>,
+    shape: Vec<usize>,
+}
+
+/// How products run: host loops over runs with host buffers (what the constructors build), or
+/// the engine execution on any engine (what [`Halo::to_engine`] builds, also for the host).
+enum Exec<T: Scalar, E: Engine> {
+    Host(Mutex<Buffers<T>>),
+    Engine(Box<HaloEngine<T, E>>),
 }
 
 /// Options for [`Halo`]: the process grid and the boundary rule. Made by [`Halo::builder`].
@@ -444,6 +457,14 @@ impl<T: Scalar> HaloBuilder<T> {
 ///   [`extended_shape`](Self::extended_shape)).
 /// * Communication per product: one neighbour exchange (every message posted at once, the core
 ///   copied while they travel), into buffers allocated at construction; no collectives.
+/// * Engines: the constructors build it on the [`Host`]; [`to_engine`](Self::to_engine) makes
+///   the same operator on any engine (a `Cuda` device, or the host itself), written once with
+///   the engine's primitives: the message boxes are packed and placed with strided copies and
+///   move in one `Engine::exchange` (every rank takes part), the adjoint adds each received box
+///   into its owner's samples with an `axpy` on a scratch buffer, in the host's order, so the
+///   results are the host operator's bits. Buffers are allocated once, in `to_engine`.
+///   [`crop`](Self::crop) runs on the operator's engine too; the global-array helpers
+///   ([`scatter_global`](Self::scatter_global), ...) are host-only.
 /// * Stencils: `H^H BlockDiag(D_ext) H` equals a serial operator `D` when the halo rows of
 ///   `D_ext`'s output are zero, e.g. `FirstDerivative` along one axis with widths `(0, 1)`
 ///   (forward), `(1, 0)` (backward), `1` (centred, order 3) or `2` (order 5) on that axis and `0`
@@ -481,7 +502,7 @@ impl<T: Scalar> HaloBuilder<T> {
 /// });
 /// assert!(ok.into_iter().all(|r| r == Ok(true)));
 /// ```
-pub struct Halo<T: Scalar> {
+pub struct Halo<T: Scalar, E: Engine = Host> {
     geometry: Geometry,
     coords: Vec<usize>,
     core_offsets: Vec<usize>,
@@ -492,40 +513,38 @@ pub struct Halo<T: Scalar> {
     sends: Vec<Message>,
     /// Forward: parts of this rank's halo owned by other ranks.
     recvs: Vec<Message>,
-    /// The core inside the extended block.
+    /// The core inside the extended block (as runs, and where it starts).
     core_in_ext: Runs,
+    core_start_in_ext: Vec<usize>,
     /// Some of the extended block lies outside the global array (only with `Zeros`).
     zero_fill: bool,
-    /// One buffer per message of `sends` and of `recvs` (used the other way round by the adjoint).
-    buffers: Mutex<Buffers<T>>,
+    /// On the host, one buffer per message of `sends` and of `recvs` (used the other way round
+    /// by the adjoint); on an engine, its buffers and copies.
+    exec: Exec<T, E>,
     domain: Space,
     range: Space,
     comm: Communicator,
 }
 
-impl<T: Scalar> Clone for Halo<T> {
+/// Host buffers for the messages of `sends` and `recvs`.
+fn host_buffers<T: Scalar>(sends: &[Message], recvs: &[Message]) -> Mutex<Buffers<T>> {
+    let bufs = |m: &[Message]| m.iter().map(|m| vec![T::zero(); m.runs.len()]).collect();
+    Mutex::new((bufs(sends), bufs(recvs)))
+}
+
+/// A copy: on an engine, cloning allocates the engine buffers again and panics if that fails
+/// (as a `Vec` does when memory runs out).
+impl<T: Scalar, E: Engine> Clone for Halo<T, E> {
     fn clone(&self) -> Self {
-        let bufs = |m: &[Message]| m.iter().map(|m| vec![T::zero(); m.runs.len()]).collect();
-        Halo {
-            geometry: self.geometry.clone(),
-            coords: self.coords.clone(),
-            core_offsets: self.core_offsets.clone(),
-            core_shape: self.core_shape.clone(),
-            halo_widths: self.halo_widths.clone(),
-            extended_shape: self.extended_shape.clone(),
-            sends: self.sends.clone(),
-            recvs: self.recvs.clone(),
-            core_in_ext: self.core_in_ext.clone(),
-            zero_fill: self.zero_fill,
-            buffers: Mutex::new((bufs(&self.sends), bufs(&self.recvs))),
-            domain: self.domain.clone(),
-            range: self.range.clone(),
-            comm: self.comm.clone(),
-        }
+        let exec = match &self.exec {
+            Exec::Host(_) => Exec::Host(host_buffers(&self.sends, &self.recvs)),
+            Exec::Engine(e) => Exec::Engine(Box::new(e.again().expect("Halo: engine buffers"))),
+        };
+        self.with_exec(exec)
     }
 }
 
-impl<T: Scalar> std::fmt::Debug for Halo<T> {
+impl<T: Scalar, E: Engine> std::fmt::Debug for Halo<T, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Halo")
             .field("dims", &self.geometry.dims)
@@ -535,6 +554,7 @@ impl<T: Scalar> std::fmt::Debug for Halo<T> {
             .field("rank", &self.comm.rank())
             .field("core_shape", &self.core_shape)
             .field("extended_shape", &self.extended_shape)
+            .field("engine", &E::NAME)
             .finish()
     }
 }
@@ -604,16 +624,25 @@ impl<T: Scalar> Halo<T> {
         let mut sends = Vec::new();
         let mut recvs = Vec::new();
         for q in (0..size).filter(|&q| q != me) {
+            let message = |outer: &[usize], part: &[Range<isize>], within: &[Range<isize>]| {
+                let (start, shape) = (start_in(part, within), lens(part));
+                let runs = Runs::new(outer, &start, &shape);
+                Message {
+                    peer: q,
+                    runs,
+                    start,
+                    shape,
+                }
+            };
             if let Some(part) = intersect(core, &exts[q]) {
-                let runs = Runs::new(&core_shape, &start_in(&part, core), &lens(&part));
-                sends.push(Message { peer: q, runs });
+                sends.push(message(&core_shape, &part, core));
             }
             if let Some(part) = intersect(&cores[q], ext) {
-                let runs = Runs::new(&extended_shape, &start_in(&part, ext), &lens(&part));
-                recvs.push(Message { peer: q, runs });
+                recvs.push(message(&extended_shape, &part, ext));
             }
         }
-        let core_in_ext = Runs::new(&extended_shape, &start_in(core, ext), &core_shape);
+        let core_start_in_ext = start_in(core, ext);
+        let core_in_ext = Runs::new(&extended_shape, &core_start_in_ext, &core_shape);
         let zero_fill = ext
             .iter()
             .zip(&geometry.dims)
@@ -623,8 +652,7 @@ impl<T: Scalar> Halo<T> {
             .zip(ext)
             .map(|(c, e)| ((c.start - e.start) as usize, (e.end - c.end) as usize))
             .collect();
-        let bufs = |m: &[Message]| m.iter().map(|m| vec![T::zero(); m.runs.len()]).collect();
-        let buffers = Mutex::new((bufs(&sends), bufs(&recvs)));
+        let exec = Exec::Host(host_buffers(&sends, &recvs));
         Ok(Halo {
             coords: unravel(me, &geometry.grid),
             core_offsets: core.iter().map(|r| r.start as usize).collect(),
@@ -634,13 +662,81 @@ impl<T: Scalar> Halo<T> {
             sends,
             recvs,
             core_in_ext,
+            core_start_in_ext,
             zero_fill,
-            buffers,
+            exec,
             geometry,
             domain,
             range,
             comm: comm.clone(),
         })
+    }
+}
+
+impl<T: Scalar, E: Engine> Halo<T, E> {
+    /// The same operator running on `engine`: its box copies planned and its message buffers
+    /// allocated there, once. No communication. Products then pack and place the boxes with the
+    /// engine's strided copies and move them with one `Engine::exchange`; the adjoint's sums
+    /// into the owners' samples are an `axpy` on each received box, in the host's order, so the
+    /// results are the host operator's bits.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] if the engine has no room for the buffers.
+    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Halo<T, F>> {
+        let exec = HaloEngine::new(
+            engine,
+            (&self.core_shape, &self.extended_shape),
+            (&self.sends, &self.recvs),
+            &self.core_start_in_ext,
+            self.zero_fill,
+        )?;
+        Ok(self.with_exec(Exec::Engine(Box::new(exec))))
+    }
+
+    /// The crop `C`: range vectors (extended blocks) to domain vectors (their cores), dropping the
+    /// halos; its adjoint pads the cores with zero halos. No communication.
+    ///
+    /// `C BlockDiag(D_ext) H` is PyLops-MPI's `Halo.H @ BlockDiag(D_ext) @ Halo`: it applies a
+    /// local operator to every extended block and keeps the core rows, which equals a serial
+    /// operator `D` whenever the core rows of `D_ext` only read samples inside the extended block
+    /// (and the global boundary rows agree, as they do with [`HaloBoundary::Trim`]). Unlike
+    /// PyLops-MPI's, the product's adjoint `H^H D_ext^H C^H` is exact.
+    ///
+    /// On any engine: on the host the copies of the host path, elsewhere the engine's strided
+    /// copies (the same values).
+    pub fn crop(&self) -> Op<T, E> {
+        Op::new(crop::Crop::new(
+            self.core_in_ext.clone(),
+            (
+                &self.core_start_in_ext,
+                &self.core_shape,
+                &self.extended_shape,
+            ),
+            self.range.clone(),
+            self.domain.clone(),
+            self.comm.clone(),
+        ))
+    }
+
+    /// The same operator with another execution.
+    fn with_exec<F: Engine>(&self, exec: Exec<T, F>) -> Halo<T, F> {
+        Halo {
+            geometry: self.geometry.clone(),
+            coords: self.coords.clone(),
+            core_offsets: self.core_offsets.clone(),
+            core_shape: self.core_shape.clone(),
+            halo_widths: self.halo_widths.clone(),
+            extended_shape: self.extended_shape.clone(),
+            sends: self.sends.clone(),
+            recvs: self.recvs.clone(),
+            core_in_ext: self.core_in_ext.clone(),
+            core_start_in_ext: self.core_start_in_ext.clone(),
+            zero_fill: self.zero_fill,
+            exec,
+            domain: self.domain.clone(),
+            range: self.range.clone(),
+            comm: self.comm.clone(),
+        }
     }
 
     /// The global shape.
@@ -707,7 +803,9 @@ impl<T: Scalar> Halo<T> {
             .map(|(&o, &(b, _))| o as isize - b as isize)
             .collect()
     }
+}
 
+impl<T: Scalar> Halo<T> {
     /// The domain vector of a global array that every rank holds: each rank keeps its core block.
     /// [Collective](distlops_core#collective-calls): every rank of the operator's communicator
     /// calls it (one small all-reduce agrees on the shape check); no array data moves.
@@ -780,30 +878,21 @@ impl<T: Scalar> Halo<T> {
                 .expect("the range holds the extended block"),
         )
     }
-
-    /// The crop `C`: range vectors (extended blocks) to domain vectors (their cores), dropping the
-    /// halos; its adjoint pads the cores with zero halos. No communication.
-    ///
-    /// `C BlockDiag(D_ext) H` is PyLops-MPI's `Halo.H @ BlockDiag(D_ext) @ Halo`: it applies a
-    /// local operator to every extended block and keeps the core rows, which equals a serial
-    /// operator `D` whenever the core rows of `D_ext` only read samples inside the extended block
-    /// (and the global boundary rows agree, as they do with [`HaloBoundary::Trim`]). Unlike
-    /// PyLops-MPI's, the product's adjoint `H^H D_ext^H C^H` is exact.
-    pub fn crop(&self) -> Op<T> {
-        Op::new(crop::Crop::new(
-            self.core_in_ext.clone(),
-            self.range.clone(),
-            self.domain.clone(),
-            self.comm.clone(),
-        ))
-    }
 }
 
-impl<T: Scalar> LinearOperator<T> for Halo<T> {
+/// Why the host variant always has host slices.
+const HOST_ONLY: &str = "Halo's host buffers are built only on the Host engine";
+
+impl<T: Scalar, E: Engine> LinearOperator<T, E> for Halo<T, E> {
     stored_spaces!();
-    fn matvec_unchecked(&self, x: VectorRef<'_, T>, y: &mut DistVector<T>) -> Result<()> {
-        let (x, y) = (plain(x), plain_mut(y));
-        let mut guard = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
+        let buffers = match &self.exec {
+            Exec::Host(buffers) => buffers,
+            Exec::Engine(e) => return e.forward(&self.comm, plain(x), plain_mut(y)),
+        };
+        let x = E::on_host(plain(x)).expect(HOST_ONLY);
+        let y = E::on_host_mut(plain_mut(y)).expect(HOST_ONLY);
+        let mut guard = buffers.lock().unwrap_or_else(|e| e.into_inner());
         let (core_bufs, ext_bufs) = &mut *guard;
         for (m, buf) in self.sends.iter().zip(core_bufs.iter_mut()) {
             m.runs.pack(x, buf);
@@ -833,9 +922,14 @@ impl<T: Scalar> LinearOperator<T> for Halo<T> {
         Ok(())
     }
 
-    fn rmatvec_unchecked(&self, y: VectorRef<'_, T>, x: &mut DistVector<T>) -> Result<()> {
-        let (y, x) = (plain(y), plain_mut(x));
-        let mut guard = self.buffers.lock().unwrap_or_else(|e| e.into_inner());
+    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
+        let buffers = match &self.exec {
+            Exec::Host(buffers) => buffers,
+            Exec::Engine(e) => return e.adjoint(&self.comm, plain(y), plain_mut(x)),
+        };
+        let y = E::on_host(plain(y)).expect(HOST_ONLY);
+        let x = E::on_host_mut(plain_mut(x)).expect(HOST_ONLY);
+        let mut guard = buffers.lock().unwrap_or_else(|e| e.into_inner());
         let (core_bufs, ext_bufs) = &mut *guard;
         for (m, buf) in self.recvs.iter().zip(ext_bufs.iter_mut()) {
             m.runs.pack(y, buf);

@@ -22,14 +22,14 @@ use distlops::operators::{
 };
 use ndarray::{ArrayD, IxDyn};
 
-const KINDS: [DerivativeKind; 3] = [
+pub const KINDS: [DerivativeKind; 3] = [
     DerivativeKind::Forward,
     DerivativeKind::Backward,
     DerivativeKind::Centered,
 ];
 
 /// Counts with thin and empty ranks: 1, 0, 1, ... and the rest on the last rank (or reversed).
-fn thin_counts(n: usize, p: usize, reversed: bool) -> Vec<usize> {
+pub fn thin_counts(n: usize, p: usize, reversed: bool) -> Vec<usize> {
     if p == 1 {
         return vec![n];
     }
@@ -44,7 +44,7 @@ fn thin_counts(n: usize, p: usize, reversed: bool) -> Vec<usize> {
 }
 
 /// The layouts every operator is tested on for `dims` at `p` ranks.
-fn layouts(dims: &[usize], p: usize) -> Vec<Layout> {
+pub fn layouts(dims: &[usize], p: usize) -> Vec<Layout> {
     let last = dims.len() - 1;
     let mut out = vec![Layout::scatter(dims, 0, p).unwrap()];
     out.push(Layout::with_counts(dims, 0, &thin_counts(dims[0], p, false)).unwrap());
@@ -72,7 +72,11 @@ fn local_apply<T: TestScalar>(
 }
 
 /// A vector of `space` (plain, or a stack of plain parts) holding the global arrays `parts`.
-fn vector<T: TestScalar>(comm: &Communicator, space: &Space, parts: &[ArrayD<T>]) -> DistVector<T> {
+pub fn vector<T: TestScalar>(
+    comm: &Communicator,
+    space: &Space,
+    parts: &[ArrayD<T>],
+) -> DistVector<T> {
     match space {
         Space::Array { layout, .. } => {
             DistVector::Array(DistributedArray::to_dist(comm, parts[0].view(), layout).unwrap())
@@ -176,67 +180,62 @@ fn check_ops<T: TestScalar>(
 }
 
 /// A label for a layout.
-fn describe(l: &Layout) -> String {
+pub fn describe(l: &Layout) -> String {
     format!("axis {} counts {:?}", l.axis(), l.counts())
 }
 
-fn first_derivative<T: TestScalar>(comm: &Communicator) {
-    let p = comm.size();
+/// A test case: the global shape, the layout, the operator's parameters, and a label.
+pub type Case<P> = (&'static [usize], Layout, P, String);
+
+/// Every FirstDerivative case at `p` ranks: every shape, layout, axis, scheme and edge flag.
+pub fn first_derivative_cases(p: usize) -> Vec<Case<FirstDerivativeParams>> {
     let schemes = [
         (DerivativeKind::Forward, 3),
         (DerivativeKind::Backward, 3),
         (DerivativeKind::Centered, 3),
         (DerivativeKind::Centered, 5),
     ];
+    let mut out = Vec::new();
     for dims in [UNEVEN_1D, UNEVEN_2D, UNEVEN_3D] {
         for layout in layouts(dims, p) {
             for axis in 0..dims.len() {
                 for (kind, order) in schemes {
                     for edge in [false, true] {
-                        let dx = 0.5 + axis as f64;
                         let what = format!(
                             "FirstDerivative {dims:?} along {axis}, {kind:?} order {order} edge \
                              {edge}, {}",
                             describe(&layout)
                         );
-                        let build = || {
-                            FirstDerivative::<T>::with_layout(
-                                comm,
-                                &layout,
-                                FirstDerivativeParams {
-                                    axis: signed_axis(axis),
-                                    sampling: dx,
-                                    kind,
-                                    edge,
-                                    order,
-                                },
-                            )
-                            .unwrap()
+                        let params = FirstDerivativeParams {
+                            axis: signed_axis(axis),
+                            sampling: 0.5 + axis as f64,
+                            kind,
+                            edge,
+                            order,
                         };
-                        let serial = local::LocalFirstDerivative::new(
-                            dims,
-                            FirstDerivativeParams {
-                                axis: signed_axis(axis),
-                                sampling: dx,
-                                kind,
-                                edge,
-                                order,
-                            },
-                        )
-                        .unwrap();
-                        check(
-                            comm,
-                            build,
-                            dims,
-                            1,
-                            |x| vec![local_apply(&serial, x, false)],
-                            |y| local_apply(&serial, &y[0], true),
-                            &what,
-                        );
+                        out.push((dims, layout.clone(), params, what));
                     }
                 }
             }
         }
+    }
+    out
+}
+
+fn first_derivative<T: TestScalar>(comm: &Communicator) {
+    let p = comm.size();
+    for (dims, layout, params, what) in first_derivative_cases(p) {
+        let build = || FirstDerivative::<T>::with_layout(comm, &layout, params).unwrap();
+        let serial = local::LocalFirstDerivative::new(dims, params).unwrap();
+        check(
+            comm,
+            build,
+            dims,
+            1,
+            |x| vec![local_apply(&serial, x, false)],
+            |y| local_apply(&serial, &y[0], true),
+            &what,
+        );
     }
     // `new` distributes along axis 0 with the balanced split.
     let op = FirstDerivative::<T>::new(
@@ -257,54 +256,46 @@ fn first_derivative<T: TestScalar>(comm: &Communicator) {
     assert_eq!(op.range(), op.domain());
 }
 
-fn second_derivative<T: TestScalar>(comm: &Communicator) {
-    let p = comm.size();
+/// Every SecondDerivative case at `p` ranks: every shape, layout, axis, kind and edge flag.
+pub fn second_derivative_cases(p: usize) -> Vec<Case<SecondDerivativeParams>> {
+    let mut out = Vec::new();
     for dims in [UNEVEN_1D, UNEVEN_2D, UNEVEN_3D] {
         for layout in layouts(dims, p) {
             for axis in 0..dims.len() {
                 for kind in KINDS {
                     for edge in [false, true] {
-                        let dx = 2.0 - 0.5 * axis as f64;
                         let what = format!(
                             "SecondDerivative {dims:?} along {axis}, {kind:?} edge {edge}, {}",
                             describe(&layout)
                         );
-                        let build = || {
-                            SecondDerivative::<T>::with_layout(
-                                comm,
-                                &layout,
-                                SecondDerivativeParams {
-                                    axis: signed_axis(axis),
-                                    sampling: dx,
-                                    kind,
-                                    edge,
-                                },
-                            )
-                            .unwrap()
+                        let params = SecondDerivativeParams {
+                            axis: signed_axis(axis),
+                            sampling: 2.0 - 0.5 * axis as f64,
+                            kind,
+                            edge,
                         };
-                        let serial = local::LocalSecondDerivative::new(
-                            dims,
-                            SecondDerivativeParams {
-                                axis: signed_axis(axis),
-                                sampling: dx,
-                                kind,
-                                edge,
-                            },
-                        )
-                        .unwrap();
-                        check(
-                            comm,
-                            build,
-                            dims,
-                            1,
-                            |x| vec![local_apply(&serial, x, false)],
-                            |y| local_apply(&serial, &y[0], true),
-                            &what,
-                        );
+                        out.push((dims, layout.clone(), params, what));
                     }
                 }
             }
         }
+    }
+    out
+}
+
+fn second_derivative<T: TestScalar>(comm: &Communicator) {
+    for (dims, layout, params, what) in second_derivative_cases(comm.size()) {
+        let build = || SecondDerivative::<T>::with_layout(comm, &layout, params).unwrap();
+        let serial = local::LocalSecondDerivative::new(dims, params).unwrap();
+        check(
+            comm,
+            build,
+            dims,
+            1,
+            |x| vec![local_apply(&serial, x, false)],
+            |y| local_apply(&serial, &y[0], true),
+            &what,
+        );
     }
 }
 
@@ -316,8 +307,9 @@ type LaplacianCase = (
     &'static [f64],
 );
 
-fn laplacian<T: TestScalar>(comm: &Communicator) {
-    let p = comm.size();
+/// Every Laplacian case at `p` ranks: shapes with one to three axes (repeated too), weights and
+/// steps, every layout, kind and edge flag.
+pub fn laplacian_cases(p: usize) -> Vec<Case<LaplacianParams>> {
     let cases: [LaplacianCase; 6] = [
         (UNEVEN_1D, &[0], &[2.0], &[0.5]),
         (UNEVEN_2D, &[0, 1], &[1.0, 1.0], &[1.0, 1.0]),
@@ -326,6 +318,7 @@ fn laplacian<T: TestScalar>(comm: &Communicator) {
         (UNEVEN_3D, &[0, 1, 2], &[1.0, 2.0, 0.5], &[1.0, 0.5, 2.0]),
         (UNEVEN_3D, &[2, 0, 2], &[1.0, -1.0, 0.25], &[2.0, 1.0, 1.0]),
     ];
+    let mut out = Vec::new();
     for (dims, axes, weights, sampling) in cases {
         for layout in layouts(dims, p) {
             for kind in KINDS {
@@ -335,64 +328,62 @@ fn laplacian<T: TestScalar>(comm: &Communicator) {
                          {sampling:?}, {kind:?} edge {edge}, {}",
                         describe(&layout)
                     );
-                    let build = || {
-                        Laplacian::<T>::with_layout(
-                            comm,
-                            &layout,
-                            LaplacianParams {
-                                axes: axes.iter().map(|&a| signed_axis(a)).collect(),
-                                weights: weights.to_vec(),
-                                sampling: sampling.to_vec(),
-                                kind,
-                                edge,
-                            },
-                        )
-                        .unwrap()
+                    let params = LaplacianParams {
+                        axes: axes.iter().map(|&a| signed_axis(a)).collect(),
+                        weights: weights.to_vec(),
+                        sampling: sampling.to_vec(),
+                        kind,
+                        edge,
                     };
-                    // PyLops: the weighted sum of serial second derivatives.
-                    let terms: Vec<(f64, local::LocalSecondDerivative)> = axes
-                        .iter()
-                        .zip(weights.iter().zip(sampling))
-                        .map(|(&a, (&w, &dx))| {
-                            (
-                                w,
-                                local::LocalSecondDerivative::new(
-                                    dims,
-                                    SecondDerivativeParams {
-                                        axis: signed_axis(a),
-                                        sampling: dx,
-                                        kind,
-                                        edge,
-                                    },
-                                )
-                                .unwrap(),
-                            )
-                        })
-                        .collect();
-                    let sum = |x: &ArrayD<T>, adjoint: bool| {
-                        terms
-                            .iter()
-                            .fold(ArrayD::zeros(x.raw_dim()), |acc, (w, d)| {
-                                acc + local_apply(d, x, adjoint).mapv(|v| v * T::make(*w, 0.0))
-                            })
-                    };
-                    check(
-                        comm,
-                        build,
-                        dims,
-                        1,
-                        |x| vec![sum(x, false)],
-                        |y| sum(&y[0], true),
-                        &what,
-                    );
+                    out.push((dims, layout.clone(), params, what));
                 }
             }
         }
     }
+    out
 }
 
-fn gradient<T: TestScalar>(comm: &Communicator) {
-    let p = comm.size();
+fn laplacian<T: TestScalar>(comm: &Communicator) {
+    for (dims, layout, params, what) in laplacian_cases(comm.size()) {
+        let build = || Laplacian::<T>::with_layout(comm, &layout, params.clone()).unwrap();
+        // PyLops: the weighted sum of serial second derivatives.
+        let terms: Vec<(f64, local::LocalSecondDerivative)> = params
+            .axes
+            .iter()
+            .zip(params.weights.iter().zip(&params.sampling))
+            .map(|(&axis, (&w, &sampling))| {
+                let d2 = SecondDerivativeParams {
+                    axis,
+                    sampling,
+                    kind: params.kind,
+                    edge: params.edge,
+                };
+                (w, local::LocalSecondDerivative::new(dims, d2).unwrap())
+            })
+            .collect();
+        let sum = |x: &ArrayD<T>, adjoint: bool| {
+            terms
+                .iter()
+                .fold(ArrayD::zeros(x.raw_dim()), |acc, (w, d)| {
+                    acc + local_apply(d, x, adjoint).mapv(|v| v * T::make(*w, 0.0))
+                })
+        };
+        check(
+            comm,
+            build,
+            dims,
+            1,
+            |x| vec![sum(x, false)],
+            |y| sum(&y[0], true),
+            &what,
+        );
+    }
+}
+
+/// Every Gradient case at `p` ranks: every shape, layout, kind and edge flag, with one step for
+/// every axis and one step per axis.
+pub fn gradient_cases(p: usize) -> Vec<Case<GradientParams>> {
+    let mut out = Vec::new();
     for dims in [UNEVEN_1D, UNEVEN_2D, UNEVEN_3D] {
         let per_axis: Vec<f64> = (0..dims.len()).map(|k| 1.0 + 0.5 * k as f64).collect();
         for layout in layouts(dims, p) {
@@ -403,53 +394,55 @@ fn gradient<T: TestScalar>(comm: &Communicator) {
                             "Gradient {dims:?} sampling {sampling:?}, {kind:?} edge {edge}, {}",
                             describe(&layout)
                         );
-                        let build = || {
-                            Gradient::<T>::with_layout(
-                                comm,
-                                &layout,
-                                GradientParams {
-                                    sampling: sampling.to_vec(),
-                                    kind,
-                                    edge,
-                                },
-                            )
-                            .unwrap()
+                        let params = GradientParams {
+                            sampling: sampling.to_vec(),
+                            kind,
+                            edge,
                         };
-                        let dx = |k: usize| sampling[k.min(sampling.len() - 1)];
-                        let ds: Vec<local::LocalFirstDerivative> = (0..dims.len())
-                            .map(|k| {
-                                local::LocalFirstDerivative::new(
-                                    dims,
-                                    FirstDerivativeParams {
-                                        axis: signed_axis(k),
-                                        sampling: dx(k),
-                                        kind,
-                                        edge,
-                                        ..Default::default()
-                                    },
-                                )
-                                .unwrap()
-                            })
-                            .collect();
-                        check(
-                            comm,
-                            build,
-                            dims,
-                            dims.len(),
-                            |x| ds.iter().map(|d| local_apply(d, x, false)).collect(),
-                            |y| {
-                                ds.iter()
-                                    .zip(y)
-                                    .fold(ArrayD::zeros(IxDyn(dims)), |acc, (d, yk)| {
-                                        acc + local_apply(d, yk, true)
-                                    })
-                            },
-                            &what,
-                        );
+                        out.push((dims, layout.clone(), params, what));
                     }
                 }
             }
         }
+    }
+    out
+}
+
+fn gradient<T: TestScalar>(comm: &Communicator) {
+    for (dims, layout, params, what) in gradient_cases(comm.size()) {
+        let build = || Gradient::<T>::with_layout(comm, &layout, params.clone()).unwrap();
+        let sampling = &params.sampling;
+        let dx = |k: usize| sampling[k.min(sampling.len() - 1)];
+        let ds: Vec<local::LocalFirstDerivative> = (0..dims.len())
+            .map(|k| {
+                local::LocalFirstDerivative::new(
+                    dims,
+                    FirstDerivativeParams {
+                        axis: signed_axis(k),
+                        sampling: dx(k),
+                        kind: params.kind,
+                        edge: params.edge,
+                        ..Default::default()
+                    },
+                )
+                .unwrap()
+            })
+            .collect();
+        check(
+            comm,
+            build,
+            dims,
+            dims.len(),
+            |x| ds.iter().map(|d| local_apply(d, x, false)).collect(),
+            |y| {
+                ds.iter()
+                    .zip(y)
+                    .fold(ArrayD::zeros(IxDyn(dims)), |acc, (d, yk)| {
+                        acc + local_apply(d, yk, true)
+                    })
+            },
+            &what,
+        );
     }
 }
 
@@ -611,13 +604,10 @@ pub fn same_values_on_every_split_complex(comm: &Communicator) {
     same_values_on_every_split::<Complex64>(comm);
 }
 
-/// Very thin ranks: most ranks empty, the stencil reaching over several of them, along a middle
-/// axis; short axes whose boundary rows overlap; the same operator applied repeatedly (buffers
-/// are reused).
-pub fn thin_ranks_and_short_axes(comm: &Communicator) {
-    let p = comm.size();
+/// Arrays of shape `[3, 6, 4]` split along the middle axis at `p` ranks into very thin blocks:
+/// ghost slabs of width 2 come from two ranks past an empty one.
+pub fn thin_middle_layout(p: usize) -> ([usize; 3], Layout) {
     let dims = [3, 6, 4];
-    // Ghost slabs of width 2 come from two ranks past an empty one.
     let counts: &[usize] = match p {
         1 => &[6],
         2 => &[5, 1],
@@ -625,7 +615,16 @@ pub fn thin_ranks_and_short_axes(comm: &Communicator) {
         _ => &[0, 1, 0, 5],
     };
     let counts = [counts, &vec![0; p.saturating_sub(4)][..]].concat();
-    let layout = Layout::with_counts(&dims, 1, &counts).unwrap();
+    (dims, Layout::with_counts(&dims, 1, &counts).unwrap())
+}
+
+/// Very thin ranks: most ranks empty, the stencil reaching over several of them, along a middle
+/// axis; short axes whose boundary rows overlap; the same operator applied repeatedly (buffers
+/// are reused).
+pub fn thin_ranks_and_short_axes(comm: &Communicator) {
+    let p = comm.size();
+    let (dims, layout) = thin_middle_layout(p);
+    let counts = layout.counts().to_vec();
     for (kind, order) in [(DerivativeKind::Centered, 5), (DerivativeKind::Forward, 3)] {
         let [ordinary, streamed] = both_paths(|| {
             FirstDerivative::<Complex64>::with_layout(

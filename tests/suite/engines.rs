@@ -988,6 +988,30 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::gpu_fft::fft_all_dtypes::<distlops::core::Cuda>,
     ),
     (
+        "gpu_stencil::first_derivative_all_dtypes[cuda]",
+        super::gpu_stencil::first_derivative_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
+        "gpu_stencil::second_derivative_all_dtypes[cuda]",
+        super::gpu_stencil::second_derivative_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
+        "gpu_stencil::laplacian_all_dtypes[cuda]",
+        super::gpu_stencil::laplacian_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
+        "gpu_stencil::gradient_all_dtypes[cuda]",
+        super::gpu_stencil::gradient_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
+        "gpu_stencil::thin_ranks_all_dtypes[cuda]",
+        super::gpu_stencil::thin_ranks_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
+        "gpu_stencil::halo_all_dtypes[cuda]",
+        super::gpu_stencil::halo_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
         "engines::every_kernel_was_launched[cuda]",
         every_kernel_was_launched,
     ),

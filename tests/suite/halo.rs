@@ -212,7 +212,7 @@ fn check_case<T: TestScalar>(
 
 /// The grids that fit `p` ranks for `nd` axes: all ranks on each axis in turn, and 2 x 2 (with
 /// ones elsewhere) at 4 ranks.
-fn grids(nd: usize, p: usize) -> Vec<Vec<usize>> {
+pub fn grids(nd: usize, p: usize) -> Vec<Vec<usize>> {
     let mut out: Vec<Vec<usize>> = (0..nd)
         .map(|a| {
             let mut g = vec![1; nd];
@@ -236,7 +236,7 @@ fn grids(nd: usize, p: usize) -> Vec<Vec<usize>> {
 }
 
 /// Scalar, per-axis, per-side (asymmetric, some zero) and wide (several blocks) widths.
-fn width_cases(nd: usize) -> Vec<HaloWidths> {
+pub fn width_cases(nd: usize) -> Vec<HaloWidths> {
     let sides = [(1, 2), (0, 3), (2, 0)];
     vec![
         HaloWidths::Uniform(1),

@@ -22,6 +22,7 @@ pub mod ghost;
 pub mod gpu_conv;
 pub mod gpu_fft;
 pub mod gpu_mdc;
+pub mod gpu_stencil;
 pub mod halo;
 pub mod mask;
 pub mod matmul;
@@ -342,6 +343,30 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "gpu_conv::conv_all_dtypes[host]",
         gpu_conv::conv_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_stencil::first_derivative_all_dtypes[host]",
+        gpu_stencil::first_derivative_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_stencil::second_derivative_all_dtypes[host]",
+        gpu_stencil::second_derivative_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_stencil::laplacian_all_dtypes[host]",
+        gpu_stencil::laplacian_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_stencil::gradient_all_dtypes[host]",
+        gpu_stencil::gradient_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_stencil::thin_ranks_all_dtypes[host]",
+        gpu_stencil::thin_ranks_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_stencil::halo_all_dtypes[host]",
+        gpu_stencil::halo_all_dtypes::<distlops::core::Host>,
     ),
     (
         "engines::payload_collectives[host]",
