@@ -2,12 +2,12 @@
 //!
 //! On the host ([`Host`]) the operators are the host ones. On a device ([`Cuda`], features
 //! `cuda` or `emulator`) the modelling blocks are moved with
-//! [`PoststackLinearModelling::to_engine`] (bands on the device), the solvers' vectors live on the
-//! device, and the Laplacian, which has no device path yet, runs on the host behind
-//! [`OnHost`]: each of its products downloads its input and uploads its output.
+//! [`PoststackLinearModelling::to_engine`] and the Laplacian with [`Laplacian::to_engine`]
+//! (bands on the device, ghost slabs through the engine's exchange), and the solvers' vectors
+//! live on the device.
 
-use distlops::core::operator::{LinearOperator, Op, Space};
-use distlops::core::{Communicator, DistVector, Engine, Error, Host, Result, VectorRef};
+use distlops::core::operator::Op;
+use distlops::core::{DistVector, Engine, Error, Host, Result, VectorRef};
 use distlops::operators::local::{LocalOperator, PoststackLinearModelling};
 use distlops::operators::Laplacian;
 
@@ -19,15 +19,15 @@ pub trait Device: Engine {
         op: PoststackLinearModelling<f64>,
     ) -> Result<Box<dyn LocalOperator<f64, Self>>>;
     /// The Laplacian on vectors of the engine.
-    fn laplacian(&self, lap: Laplacian<f64>) -> Op<f64, Self>;
+    fn laplacian(&self, lap: Laplacian<f64>) -> Result<Op<f64, Self>>;
 }
 
 impl Device for Host {
     fn modelling(&self, op: PoststackLinearModelling<f64>) -> Result<Box<dyn LocalOperator<f64>>> {
         Ok(Box::new(op))
     }
-    fn laplacian(&self, lap: Laplacian<f64>) -> Op<f64> {
-        Op::new(lap)
+    fn laplacian(&self, lap: Laplacian<f64>) -> Result<Op<f64>> {
+        Ok(Op::new(lap))
     }
 }
 
@@ -42,11 +42,8 @@ impl Device for Cuda {
     ) -> Result<Box<dyn LocalOperator<f64, Cuda>>> {
         Ok(Box::new(op.to_engine(self)?))
     }
-    fn laplacian(&self, lap: Laplacian<f64>) -> Op<f64, Cuda> {
-        Op::new(OnHost {
-            op: lap,
-            engine: self.clone(),
-        })
+    fn laplacian(&self, lap: Laplacian<f64>) -> Result<Op<f64, Cuda>> {
+        Ok(Op::new(lap.to_engine(self)?))
     }
 }
 
@@ -67,58 +64,5 @@ pub fn to_engine<E: Engine>(v: &DistVector<f64>, engine: &E) -> Result<DistVecto
         DistVector::Stacked(_) => Err(Error::InvalidArgument(
             "poststack: only plain vectors move between engines here".into(),
         )),
-    }
-}
-
-/// A host operator applied to vectors of another engine: its input is downloaded, the host
-/// product runs, its output is uploaded (the same values as on the host, plus two copies).
-#[cfg_attr(not(any(feature = "cuda", feature = "emulator")), allow(dead_code))]
-struct OnHost<L, E> {
-    op: L,
-    engine: E,
-}
-
-#[cfg_attr(not(any(feature = "cuda", feature = "emulator")), allow(dead_code))]
-impl<L: LinearOperator<f64>, E: Engine> OnHost<L, E> {
-    /// `out = f(op, input)` on the host.
-    fn product(
-        &self,
-        input: VectorRef<'_, f64, E>,
-        out: &mut DistVector<f64, E>,
-        space: &Space,
-        f: impl FnOnce(&L, VectorRef<'_, f64>, &mut DistVector<f64>) -> Result<()>,
-    ) -> Result<()> {
-        let input = to_host(input)?;
-        let mut result = space.zeros_on(&Host, self.op.comm())?;
-        f(&self.op, input.view(), &mut result)?;
-        *out = to_engine(&result, &self.engine)?;
-        Ok(())
-    }
-}
-
-impl<L: LinearOperator<f64>, E: Engine> LinearOperator<f64, E> for OnHost<L, E> {
-    fn domain(&self) -> &Space {
-        self.op.domain()
-    }
-    fn range(&self) -> &Space {
-        self.op.range()
-    }
-    fn comm(&self) -> &Communicator {
-        self.op.comm()
-    }
-    fn matvec_unchecked(&self, x: VectorRef<'_, f64, E>, y: &mut DistVector<f64, E>) -> Result<()> {
-        self.product(x, y, self.op.range(), |op, x, y| op.matvec_unchecked(x, y))
-    }
-    fn rmatvec_unchecked(
-        &self,
-        y: VectorRef<'_, f64, E>,
-        x: &mut DistVector<f64, E>,
-    ) -> Result<()> {
-        self.product(y, x, self.op.domain(), |op, y, x| {
-            op.rmatvec_unchecked(y, x)
-        })
-    }
-    fn name(&self) -> String {
-        format!("OnHost({})", self.op.name())
     }
 }

@@ -28,9 +28,9 @@
 //! (`Cuda::for_rank`; `DISTLOPS_DEVICE=emulated` picks the emulated device of feature
 //! `emulator`): the modelling blocks are moved to the device
 //! ([`PoststackLinearModelling::to_engine`](distlops::operators::local::PoststackLinearModelling::to_engine)),
-//! the solvers' vectors live there, and the Laplacian, which has no device path yet, runs on the
-//! host behind an adapter that copies its input and output (`device.rs`). The outputs equal the
-//! host run's to rounding (`scripts/poststack-gpu.sh` checks 1e-10 relative).
+//! the Laplacian too ([`Laplacian::to_engine`](distlops::operators::Laplacian::to_engine)), and
+//! the solvers' vectors live there. The outputs equal the host run's to 1e-10 relative
+//! (`scripts/poststack-gpu.sh` checks it).
 //!
 //! Threads (no MPI needed):   cargo run --release --example poststack -- --ranks 4
 //! MPI:                       cargo build --release --features mpi --example poststack
@@ -386,7 +386,7 @@ fn invert<E: Device>(
             axes,
             ..Default::default()
         },
-    )?);
+    )?)?;
 
     // The data: read, or modelled with optional noise that depends only on the global sample
     // index (added on the host).
