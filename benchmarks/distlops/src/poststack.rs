@@ -193,22 +193,15 @@ pub fn w2(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
     )?])
 }
 
-/// W5: 20 iterations of CGLS on `[G; 10 L] x = [G m; 0]` with the 3-D Laplacian.
-pub fn w5(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
-    let s = setup(comm)?;
+/// W5's stack `[G; 10 L]` with the 3-D Laplacian, its data `[G m; 0]` and record.
+#[allow(clippy::type_complexity)]
+fn w5_problem<E: BenchEngine>(
+    s: &Setup<E>,
+    lap: Op<f64, E>,
+) -> Res<(Op<f64, E>, DistVector<f64, E>, Record)> {
     let d = s.g.apply(&s.m)?;
-    let lap = Op::new(Laplacian::<f64>::with_layout(
-        comm,
-        &s.layout,
-        LaplacianParams {
-            axes: vec![0, 1, 2],
-            weights: vec![1.0; 3],
-            sampling: vec![1.0; 3],
-            ..Default::default()
-        },
-    )?);
     let stack = Op::new(StackedVStack::new(vec![s.g.clone(), lap.scale(10.0)])?);
-    let zero = lap.new_range_vector()?;
+    let zero = lap.new_range_vector_on(&s.m.engine())?;
     let data = DistVector::Stacked(StackedDistributedArray::new(vec![d, zero])?);
     let n = s.layout.global_len();
     let record = Record {
@@ -217,7 +210,40 @@ pub fn w5(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
         shape: [2 * n, n],
         ..base("cgls")
     };
+    Ok((stack, data, record))
+}
+
+/// W5's Laplacian over the model's layout.
+fn w5_laplacian(comm: &Communicator, layout: &Layout) -> Res<Laplacian<f64>> {
+    Ok(Laplacian::<f64>::with_layout(
+        comm,
+        layout,
+        LaplacianParams {
+            axes: vec![0, 1, 2],
+            weights: vec![1.0; 3],
+            sampling: vec![1.0; 3],
+            ..Default::default()
+        },
+    )?)
+}
+
+/// W5: 20 iterations of CGLS on `[G; 10 L] x = [G m; 0]` with the 3-D Laplacian.
+pub fn w5(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
+    let s = setup(comm)?;
+    let lap = Op::new(w5_laplacian(comm, &s.layout)?);
+    let (stack, data, record) = w5_problem(&s, lap)?;
     Ok(vec![cgls_record(
         comm, &Host, &stack, &data, 20, reps, record,
+    )?])
+}
+
+/// W5 on engine `E` (the blocks and the Laplacian moved with `to_engine`).
+pub fn w5_on<E: BenchEngine>(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
+    let engine = E::for_rank(comm)?;
+    let s = setup_on(comm, &engine)?;
+    let lap = Op::new(w5_laplacian(comm, &s.layout)?.to_engine(&engine)?);
+    let (stack, data, record) = w5_problem(&s, lap)?;
+    Ok(vec![cgls_record(
+        comm, &engine, &stack, &data, 20, reps, record,
     )?])
 }

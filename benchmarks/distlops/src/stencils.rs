@@ -100,42 +100,72 @@ pub(crate) fn forward_and_adjoint_on<T: BenchScalar, E: BenchEngine>(
         .collect()
 }
 
-/// W3: `L = D2_0 + D2_1 + D2_2` on `160^3` (centred, `edge = false`).
-pub fn w3<T: BenchScalar>(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
-    let dims = [160; 3];
-    let lap = Laplacian::<T>::new(
+/// W3's operator: `L = D2_0 + D2_1 + D2_2` on `160^3` (centred, `edge = false`).
+fn w3_op<T: BenchScalar>(comm: &Communicator) -> Res<Laplacian<T>> {
+    Ok(Laplacian::<T>::new(
         comm,
-        &dims,
+        &W3_DIMS,
         LaplacianParams {
             axes: vec![0, 1, 2],
             weights: vec![1.0; 3],
             sampling: vec![1.0; 3],
             ..Default::default()
         },
-    )?;
-    let base = Record {
-        workload: "W3",
-        name: "laplacian3d",
-        ..Record::default()
-    };
-    forward_and_adjoint::<T>(comm, reps, &dims, &lap, base, true)
+    )?)
 }
 
-/// W4: centred first derivative (order 3) along axis 0 of `(4000, 2000)`.
-pub fn w4(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
-    let dims = [4000, 2000];
-    let d = FirstDerivative::<f64>::new(
+/// W3's and W4's shapes.
+const W3_DIMS: [usize; 3] = [160; 3];
+const W4_DIMS: [usize; 2] = [4000, 2000];
+
+/// W4's operator: centred first derivative (order 3) along axis 0 of `(4000, 2000)`.
+fn w4_op(comm: &Communicator) -> Res<FirstDerivative<f64>> {
+    Ok(FirstDerivative::<f64>::new(
         comm,
-        &dims,
+        &W4_DIMS,
         FirstDerivativeParams {
             axis: 0,
             ..Default::default()
         },
-    )?;
-    let base = Record {
-        workload: "W4",
-        name: "firstderivative2d",
-        ..Record::default()
+    )?)
+}
+
+/// The common fields of W3's and W4's records.
+fn base(workload: &'static str) -> Record {
+    let name = if workload == "W3" {
+        "laplacian3d"
+    } else {
+        "firstderivative2d"
     };
-    forward_and_adjoint::<f64>(comm, reps, &dims, &d, base, true)
+    Record {
+        workload,
+        name,
+        ..Record::default()
+    }
+}
+
+/// W3 on the host.
+pub fn w3<T: BenchScalar>(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
+    let lap = w3_op::<T>(comm)?;
+    forward_and_adjoint::<T>(comm, reps, &W3_DIMS, &lap, base("W3"), true)
+}
+
+/// W4 on the host.
+pub fn w4(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
+    let d = w4_op(comm)?;
+    forward_and_adjoint::<f64>(comm, reps, &W4_DIMS, &d, base("W4"), true)
+}
+
+/// W3 on engine `E` (`Laplacian::to_engine`).
+pub fn w3_on<T: BenchScalar, E: BenchEngine>(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
+    let engine = E::for_rank(comm)?;
+    let lap = w3_op::<T>(comm)?.to_engine(&engine)?;
+    forward_and_adjoint_on::<T, E>(comm, &engine, reps, &W3_DIMS, &lap, base("W3"), true)
+}
+
+/// W4 on engine `E` (`FirstDerivative::to_engine`).
+pub fn w4_on<E: BenchEngine>(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
+    let engine = E::for_rank(comm)?;
+    let d = w4_op(comm)?.to_engine(&engine)?;
+    forward_and_adjoint_on::<f64, E>(comm, &engine, reps, &W4_DIMS, &d, base("W4"), true)
 }
