@@ -10,6 +10,17 @@
 # --no-check.
 # Expects scripts/mpi-env.sh to be sourced (scripts/test-gpu.sh does it).
 set -euo pipefail
+# DISTLOPS_GPU=real (scripts/test-gpu.sh on a GPU machine): the real devices instead, one per rank
+# (features cuda,mpi; DISTLOPS_DEVICE left unset).
+if [ "${DISTLOPS_GPU:-emulated}" = real ]; then
+  features=cuda,mpi
+  device=(env -u DISTLOPS_DEVICE)
+  xenv=()
+else
+  features=emulator,mpi
+  device=(env DISTLOPS_DEVICE=emulated)
+  xenv=(-x DISTLOPS_DEVICE)
+fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -18,7 +29,7 @@ args=(--nr 12 --ns 17 --nv 2 --nt 101 --nf 40 --niter 5 --quiet --no-figures --n
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-cargo build -q --features emulator,mpi --example mdd
+cargo build -q --features "$features" --example mdd
 bin="${CARGO_TARGET_DIR:-target}/debug/examples/mdd"
 status=0
 for np in 1 2; do
@@ -28,7 +39,7 @@ for np in 1 2; do
     echo "mdd-gpu.sh: the host run on $np ranks failed" >&2
     exit 1
   fi
-  if ! DISTLOPS_DEVICE=emulated timeout 300 "$MPIEXEC" -n "$np" "$bin" "${args[@]}" --gpu \
+  if ! "${device[@]}" timeout 300 "$MPIEXEC" -n "$np" "${xenv[@]}" "$bin" "${args[@]}" --gpu \
     --out "$tmp/gpu$np" --compare "$tmp/host$np" >"$tmp/log-gpu$np" 2>&1; then
     cat "$tmp/log-gpu$np" >&2
     echo "mdd-gpu.sh: the --gpu run on $np ranks failed or differs from the host run" >&2
@@ -37,6 +48,6 @@ for np in 1 2; do
   fi
   err="$(grep -o 'relative model error.* = [0-9.e+-]*' "$tmp/log-gpu$np" | awk '{print $NF}')"
   diff="$(grep -o 'largest relative difference.*' "$tmp/log-gpu$np")"
-  echo "mdd-gpu.sh: $np rank(s), --gpu on the emulated device: model error $err; $diff"
+  echo "mdd-gpu.sh: $np rank(s), --gpu (${DISTLOPS_GPU:-emulated} device): model error $err; $diff"
 done
 exit "$status"

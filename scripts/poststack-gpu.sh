@@ -13,6 +13,17 @@
 # The example's error targets are for its default size, hence --no-check.
 # Expects scripts/mpi-env.sh to be sourced (scripts/test-gpu.sh does it).
 set -euo pipefail
+# DISTLOPS_GPU=real (scripts/test-gpu.sh on a GPU machine): the real devices instead, one per rank
+# (features cuda,mpi; DISTLOPS_DEVICE left unset).
+if [ "${DISTLOPS_GPU:-emulated}" = real ]; then
+  features=cuda,mpi
+  device=(env -u DISTLOPS_DEVICE)
+  xenv=()
+else
+  features=emulator,mpi
+  device=(env DISTLOPS_DEVICE=emulated)
+  xenv=(-x DISTLOPS_DEVICE)
+fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
@@ -21,7 +32,7 @@ size=(--ny 6 --nx 10 --nt 48 --quiet --no-figures --no-check)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-cargo build -q --features emulator,mpi --example poststack
+cargo build -q --features "$features" --example poststack
 bin="${CARGO_TARGET_DIR:-target}/debug/examples/poststack"
 status=0
 niters=(${NITERS:-30 100})
@@ -33,7 +44,7 @@ for niter in "${niters[@]}"; do
   }
   for np in 1 2; do
     log="$tmp/gpu$niter-$np.log"
-    timeout 300 env DISTLOPS_DEVICE=emulated "$MPIEXEC" -n "$np" -x DISTLOPS_DEVICE "$bin" \
+    timeout 300 "${device[@]}" "$MPIEXEC" -n "$np" "${xenv[@]}" "$bin" \
       "${size[@]}" --niter "$niter" --gpu --out "$tmp/gpu$niter-$np" --compare "$tmp/host$niter" \
       >"$log" 2>&1 || true
     worst="$(awk '/^largest relative difference/ { print $NF }' "$log")"

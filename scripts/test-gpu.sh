@@ -69,6 +69,10 @@ else
   unset DISTLOPS_DEVICE
   run "Cuda suite on the real devices (Threads, mpirun)" \
     cargo test --features cuda,emulator,mpi --test gpu_threads --test gpu_mpi --no-fail-fast "$@"
+  DISTLOPS_GPU=real run "post-stack example: --gpu on the real devices against the host run" \
+    scripts/poststack-gpu.sh
+  DISTLOPS_GPU=real run "MDD example: --gpu on the real devices against the host run" \
+    scripts/mdd-gpu.sh
 fi
 
 # Both summary styles: libtest's `test result: ok. N passed; M failed` and the kernel test's
