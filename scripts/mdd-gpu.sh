@@ -10,20 +10,11 @@
 # --no-check.
 # Expects scripts/mpi-env.sh to be sourced (scripts/test-gpu.sh does it).
 set -euo pipefail
-# DISTLOPS_GPU=real (scripts/test-gpu.sh on a GPU machine): the real devices instead, one per rank
-# (features cuda,mpi; DISTLOPS_DEVICE left unset).
-if [ "${DISTLOPS_GPU:-emulated}" = real ]; then
-  features=cuda,mpi
-  device=(env -u DISTLOPS_DEVICE)
-  xenv=()
-else
-  features=emulator,mpi
-  device=(env DISTLOPS_DEVICE=emulated)
-  xenv=(-x DISTLOPS_DEVICE)
-fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# shellcheck source=scripts/gpu-device.sh
+. scripts/gpu-device.sh
 
 args=(--nr 12 --ns 17 --nv 2 --nt 101 --nf 40 --niter 5 --quiet --no-figures --no-check)
 tmp="$(mktemp -d)"

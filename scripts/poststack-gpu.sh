@@ -13,20 +13,11 @@
 # The example's error targets are for its default size, hence --no-check.
 # Expects scripts/mpi-env.sh to be sourced (scripts/test-gpu.sh does it).
 set -euo pipefail
-# DISTLOPS_GPU=real (scripts/test-gpu.sh on a GPU machine): the real devices instead, one per rank
-# (features cuda,mpi; DISTLOPS_DEVICE left unset).
-if [ "${DISTLOPS_GPU:-emulated}" = real ]; then
-  features=cuda,mpi
-  device=(env -u DISTLOPS_DEVICE)
-  xenv=()
-else
-  features=emulator,mpi
-  device=(env DISTLOPS_DEVICE=emulated)
-  xenv=(-x DISTLOPS_DEVICE)
-fi
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# shellcheck source=scripts/gpu-device.sh
+. scripts/gpu-device.sh
 
 size=(--ny 6 --nx 10 --nt 48 --quiet --no-figures --no-check)
 tmp="$(mktemp -d)"

@@ -11,7 +11,6 @@ use distlops::core::{
 use distlops::ndarray::ArrayD;
 use distlops::operators::local::{LocalOperator, PoststackLinearModelling};
 use distlops::operators::wavelets::ricker;
-use distlops::operators::LaplacianParams;
 use distlops::operators::{BlockDiag, Laplacian, StackedVStack};
 use distlops::solvers::{cgls, CglsParams};
 
@@ -156,41 +155,28 @@ pub fn w1_on<E: BenchEngine>(comm: &Communicator, reps: usize) -> Res<Vec<Record
 /// W2 on engine `E`.
 pub fn w2_on<E: BenchEngine>(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
     let engine = E::for_rank(comm)?;
-    let s = setup_on(comm, &engine)?;
-    let d = s.g.apply(&s.m)?;
-    Ok(vec![cgls_record(
-        comm,
-        &engine,
-        &s.g,
-        &d,
-        30,
-        reps,
-        w2_base(),
-    )?])
-}
-
-/// The common fields of W2's record.
-fn w2_base() -> Record {
-    Record {
-        workload: "W2",
-        name: "poststack_cgls",
-        ..base("cgls")
-    }
+    w2_run(comm, &engine, setup_on(comm, &engine)?, reps)
 }
 
 /// W2: 30 iterations of CGLS on `G x = G m`.
 pub fn w2(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
-    let s = setup(comm)?;
+    w2_run(comm, &Host, setup(comm)?, reps)
+}
+
+/// W2's CGLS on the operator and model of `s`.
+fn w2_run<E: BenchEngine>(
+    comm: &Communicator,
+    engine: &E,
+    s: Setup<E>,
+    reps: usize,
+) -> Res<Vec<Record>> {
     let d = s.g.apply(&s.m)?;
-    Ok(vec![cgls_record(
-        comm,
-        &Host,
-        &s.g,
-        &d,
-        30,
-        reps,
-        w2_base(),
-    )?])
+    let record = Record {
+        workload: "W2",
+        name: "poststack_cgls",
+        ..base("cgls")
+    };
+    Ok(vec![cgls_record(comm, engine, &s.g, &d, 30, reps, record)?])
 }
 
 /// W5's stack `[G; 10 L]` with the 3-D Laplacian, its data `[G m; 0]` and record.
@@ -213,17 +199,12 @@ fn w5_problem<E: BenchEngine>(
     Ok((stack, data, record))
 }
 
-/// W5's Laplacian over the model's layout.
+/// W5's Laplacian over the model's layout (W3's parameters).
 fn w5_laplacian(comm: &Communicator, layout: &Layout) -> Res<Laplacian<f64>> {
     Ok(Laplacian::<f64>::with_layout(
         comm,
         layout,
-        LaplacianParams {
-            axes: vec![0, 1, 2],
-            weights: vec![1.0; 3],
-            sampling: vec![1.0; 3],
-            ..Default::default()
-        },
+        crate::stencils::w3_params(),
     )?)
 }
 

@@ -100,18 +100,20 @@ pub(crate) fn forward_and_adjoint_on<T: BenchScalar, E: BenchEngine>(
         .collect()
 }
 
-/// W3's operator: `L = D2_0 + D2_1 + D2_2` on `160^3` (centred, `edge = false`).
+/// W3's (and W5's) Laplacian: `L = D2_0 + D2_1 + D2_2` (centred, `edge = false`, unit weights
+/// and sampling).
+pub(crate) fn w3_params() -> LaplacianParams {
+    LaplacianParams {
+        axes: vec![0, 1, 2],
+        weights: vec![1.0; 3],
+        sampling: vec![1.0; 3],
+        ..Default::default()
+    }
+}
+
+/// W3's operator on `160^3`.
 fn w3_op<T: BenchScalar>(comm: &Communicator) -> Res<Laplacian<T>> {
-    Ok(Laplacian::<T>::new(
-        comm,
-        &W3_DIMS,
-        LaplacianParams {
-            axes: vec![0, 1, 2],
-            weights: vec![1.0; 3],
-            sampling: vec![1.0; 3],
-            ..Default::default()
-        },
-    )?)
+    Ok(Laplacian::<T>::new(comm, &W3_DIMS, w3_params())?)
 }
 
 /// W3's and W4's shapes.
