@@ -4,20 +4,17 @@
 #   scripts/test-gpu.sh --emulated   no GPU needed (what CI runs, from scripts/test.sh):
 #     1. every kernel under AddressSanitizer and ThreadSanitizer (scripts/test-kernels.sh);
 #     2. the emulated device's own tests, and the Cuda instantiation of the suite on the emulated
-<<<<<<< HEAD
 #        device, on the Threads communicator at 1-4 ranks and under mpirun -n 1..4; the post-stack
-#        example with --gpu against its host run (scripts/poststack-gpu.sh, about 25 s once built);
-=======
-#        device, on the Threads communicator at 1-4 ranks and under mpirun -n 1..4, and the MDD
-#        example with --gpu against its host run (scripts/mdd-gpu.sh);
->>>>>>> gmdc
+#        and MDD examples with --gpu against their host runs (scripts/poststack-gpu.sh,
+#        scripts/mdd-gpu.sh);
 #     3. against the real NVIDIA libraries from pinned PyPI wheels (scripts/gpu-libs.sh): NVRTC
 #        compiles every kernel file for sm_80 and sm_90, and every NCCL and NVSHMEM entry point
 #        the bindings use resolves.
 #   scripts/test-gpu.sh              on a machine with NVIDIA GPUs: the Cuda suite on the real
 #                                    devices, one GPU per rank (rank % device count), Threads and
-#                                    mpirun -n 1..4. Without a driver each binary prints one
-#                                    `skipped:` line.
+#                                    mpirun -n 1..4, and the two examples' --gpu runs against their
+#                                    host runs. Without a driver each binary prints one `skipped:`
+#                                    line.
 # Extra arguments go to every `cargo test`.
 set -euo pipefail
 
