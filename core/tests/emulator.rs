@@ -3,7 +3,7 @@
 #![cfg(feature = "emulator")]
 
 use distlops_core::{
-    Complex32, Complex64, Cuda, DistributedArray, Engine, Host, Layout, NormOrd, Scalar,
+    AxisBand, Complex32, Complex64, Cuda, DistributedArray, Engine, Host, Layout, NormOrd, Scalar,
     StridedCopy, Threads,
 };
 use ndarray::{ArrayD, IxDyn};
@@ -107,6 +107,41 @@ fn check<T: Gen>(n: usize, nranks: usize) {
         Host::strided_copy(&copy, hs, Host::slice_mut(&mut hout));
         Cuda::strided_copy(&copy, ds, Cuda::slice_mut(&mut dout));
         assert_eq!(Cuda::download(&dout), hout, "strided copy");
+        // A centred difference with one-sided edge rows along the block, fused and not.
+        if len >= 2 {
+            let rows = [
+                (0, vec![(0, -1.0), (1, 1.0)]),
+                (len - 1, vec![(len - 2, -1.0), (len - 1, 1.0)]),
+            ];
+            for fused in [false, true] {
+                let band =
+                    AxisBand::new((1, len, len, 1), &[(-1, -0.5), (1, 0.5)], 0, 0..len, &rows)
+                        .unwrap()
+                        .with_fma(fused);
+                let table = ndarray::ArrayView1::from(band.table()).into_dyn();
+                let (ht, dt) = (
+                    Host.upload(table.clone()).unwrap(),
+                    cuda.upload(table).unwrap(),
+                );
+                let mut hout = Host.zeros::<T>(&[len]).unwrap();
+                let mut dout = cuda.zeros::<T>(&[len]).unwrap();
+                Host::band(
+                    &band,
+                    Host::slice(&ht),
+                    hs,
+                    Host::slice_mut(&mut hout),
+                    false,
+                );
+                Cuda::band(
+                    &band,
+                    Cuda::slice(&dt),
+                    ds,
+                    Cuda::slice_mut(&mut dout),
+                    false,
+                );
+                assert_eq!(Cuda::download(&dout), hout, "band (fused: {fused})");
+            }
+        }
         let mut z = dy.zeros_like();
         assert!(z.asarray().iter().all(|v| *v == T::zero()));
         z.fill(alpha);
