@@ -44,8 +44,9 @@ options:
   --out FILE     also append the JSON records to FILE
   --inputs DIR   W8: read G.npy and m.npy from DIR (written by bench.py --write-inputs)
   --ranks N      ranks on the Threads communicator (builds without the `mpi` feature)
-  --engine E     host (default) or cuda: the workload's operator and vectors on this rank's GPU
-                 (feature `cuda`; benchmarks/gpu.sh); devcopy is the device's copy bandwidth
+  --engine E     host (default); cuda: the workload's operator and vectors on this rank's GPU
+                 (feature `cuda`; benchmarks/gpu.sh); generic: the same device code path on main
+                 memory (operators moved with to_engine(&Host)); devcopy is the copy bandwidth
 ";
 
 /// Command-line options.
@@ -113,6 +114,17 @@ fn run(comm: &Communicator, args: &Args) -> Res<Vec<Record>> {
     };
     match args.engine.as_str() {
         "host" => {}
+        // The device code path on main memory (operators moved with `to_engine(&Host)`): checks
+        // the benchmark's device workloads without a device.
+        "generic" => {
+            return device::run::<distlops::core::Host>(
+                comm,
+                &args.workload,
+                complex,
+                reps,
+                args.inputs.as_deref(),
+            )
+        }
         #[cfg(any(feature = "cuda", feature = "emulator"))]
         "cuda" => {
             return device::run::<distlops::core::Cuda>(
@@ -125,7 +137,7 @@ fn run(comm: &Communicator, args: &Args) -> Res<Vec<Record>> {
         }
         #[cfg(not(any(feature = "cuda", feature = "emulator")))]
         "cuda" => return Err("--engine cuda needs a build with feature `cuda`".into()),
-        other => return Err(format!("unknown engine {other} (host or cuda)").into()),
+        other => return Err(format!("unknown engine {other} (host, cuda or generic)").into()),
     }
     match (args.workload.as_str(), complex) {
         ("W1", false) => poststack::w1(comm, reps),
