@@ -290,7 +290,9 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
     }
 
     /// The same vector on `engine` (every array copied with
-    /// [`DistributedArray::to_engine`]; stacks keep their structure). No communication.
+    /// [`DistributedArray::to_engine`]; stacks keep their structure).
+    /// [Collective](crate#collective-calls): the ranks agree on each array's copy, so a failure
+    /// on one rank is an error on every rank.
     ///
     /// # Errors
     /// As [`DistributedArray::to_engine`].

@@ -372,11 +372,11 @@ fn invert<E: Device>(
     // The modelling operator: one PoststackLinearModelling on this rank's traces, on the
     // Laplacian's N-D space (the Laplacian along every axis longer than one sample).
     let local_dims = layout.local_shape(comm.rank());
-    let block = engine.modelling(PoststackLinearModelling::new(
-        &local_dims,
-        setup.wavelet.clone(),
-        2,
-    )?)?;
+    // A rank-local block: its move to the engine is local too, so the ranks agree on it.
+    let block = comm.agree_value(
+        PoststackLinearModelling::new(&local_dims, setup.wavelet.clone(), 2)
+            .and_then(|op| engine.modelling(op)),
+    )?;
     let g = Op::new(BlockDiag::new(comm, vec![block])?.with_spaces(layout, layout)?);
     let axes: Vec<isize> = (0..3).filter(|&a| dims[a as usize] > 1).collect();
     let lap = engine.laplacian(Laplacian::<f64>::with_layout(

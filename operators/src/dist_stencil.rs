@@ -377,16 +377,20 @@ pub(crate) use single_stencil_operator;
 macro_rules! stencil_to_engine {
     ($ty:ident { $($field:ident),* $(,)? }) => {
         /// The same operator running on `engine` (see the [engines](Self#engines) section): its
-        /// band tables uploaded and its work buffers allocated there, once. No communication.
+        /// band tables uploaded and its work buffers allocated there, once.
+        /// [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one
+        /// small all-reduce), so a failure on one rank only is an error on every rank.
         ///
         /// # Errors
-        /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room.
+        /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room
+        /// (on that rank;
+        /// [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
         pub fn to_engine<F: distlops_core::Engine>(
             &self,
             engine: &F,
         ) -> distlops_core::Result<$ty<T, F>> {
             Ok($ty {
-                stencil: self.stencil.to_engine(engine)?,
+                stencil: self.comm.agree_value(self.stencil.to_engine(engine))?,
                 domain: self.domain.clone(),
                 range: self.range.clone(),
                 comm: self.comm.clone(),

@@ -386,17 +386,22 @@ where
     /// The same operator with its products on `engine` (see [Engines](Self#engines)): the
     /// steps planned again over the engine's primitives, the FFTs planned, the weights uploaded
     /// and the work buffers allocated here, once. `to_engine(&Host)` runs the engine path on
-    /// the host. No communication.
+    /// the host. [Collective](distlops_core#collective-calls): the ranks agree on the outcome
+    /// (one small all-reduce), so a failure on one rank only is an error on every rank.
     ///
     /// # Errors
     /// [`Error::Allocation`] or [`Error::Device`] if the engine has no room for the buffers or
-    /// rejects an FFT plan (on that rank).
+    /// rejects an FFT plan (on that rank; [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
     pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<FftNd<T, F>> {
         let rank = self.comm.rank();
         let mut b = EngineBuilder::new(&inside(&self.layout)?, rank);
         let range = plan_steps(&mut b, &self.layout, &self.specs, self.real, self.out_axis)?;
         debug_assert_eq!(range, self.range_layout);
-        let pipeline = b.finish::<T::Real, F>(engine, &self.comm, self.real || !T::IS_COMPLEX)?;
+        let pipeline = self.comm.agree_value(b.finish::<T::Real, F>(
+            engine,
+            &self.comm,
+            self.real || !T::IS_COMPLEX,
+        ))?;
         Ok(FftNd {
             path: Path::Engine(pipeline),
             layout: self.layout.clone(),

@@ -151,15 +151,19 @@ impl<T: Scalar> Fredholm1<T> {
 
 impl<T: Scalar, E: Engine> Fredholm1<T, E> {
     /// The same operator with its kernel (and `G^H` with `save_gt`) on `engine`, uploaded once.
-    /// No communication.
+    /// [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one small
+    /// all-reduce), so a failure on one rank only is an error on every rank.
     ///
     /// # Errors
-    /// [`Error::Allocation`] if the engine has no room for the kernel.
+    /// [`Error::Allocation`] if the engine has no room for the kernel (on that rank;
+    /// [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
     pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Fredholm1<T, F>> {
         let up = |a: &E::Storage<T>| engine.upload(E::download(a).view());
+        let uploaded = up(&self.g).and_then(|g| Ok((g, self.gt.as_ref().map(up).transpose()?)));
+        let (g, gt) = self.comm.agree_value(uploaded)?;
         Ok(Fredholm1 {
-            g: up(&self.g)?,
-            gt: self.gt.as_ref().map(up).transpose()?,
+            g,
+            gt,
             nsl: self.nsl,
             nx: self.nx,
             ny: self.ny,

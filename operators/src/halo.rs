@@ -675,21 +675,22 @@ impl<T: Scalar> Halo<T> {
 
 impl<T: Scalar, E: Engine> Halo<T, E> {
     /// The same operator running on `engine`: its box copies planned and its message buffers
-    /// allocated there, once. No communication. Products then pack and place the boxes with the
+    /// allocated there, once. [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one small all-reduce), so a failure on one rank only is an error on every rank. Products then pack and place the boxes with the
     /// engine's strided copies and move them with one `Engine::exchange`; the adjoint's sums
     /// into the owners' samples are an `axpy` on each received box, in the host's order, so the
     /// results are the host operator's bits.
     ///
     /// # Errors
-    /// [`Error::Allocation`] if the engine has no room for the buffers.
+    /// [`Error::Allocation`] if the engine has no room for the buffers (on that rank;
+    /// [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
     pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Halo<T, F>> {
-        let exec = HaloEngine::new(
+        let exec = self.comm.agree_value(HaloEngine::new(
             engine,
             (&self.core_shape, &self.extended_shape),
             (&self.sends, &self.recvs),
             &self.core_start_in_ext,
             self.zero_fill,
-        )?;
+        ))?;
         Ok(self.with_exec(Exec::Engine(Box::new(exec))))
     }
 

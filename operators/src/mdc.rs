@@ -295,14 +295,16 @@ where
     /// The same operator running on `engine`: the kernel (and `K^H` with `save_gt`) uploaded
     /// once, the FFTs planned once and every work buffer allocated here, not per product.
     /// `to_engine(&Host)` runs the engine path on the host. The spaces are this operator's, so
-    /// the products take and return the same blocks. No communication.
+    /// the products take and return the same blocks. [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one small
+    /// all-reduce), so a failure on one rank only is an error on every rank.
     ///
     /// # Errors
-    /// [`Error::Allocation`] if the engine has no room; what the engine's FFT plans report.
+    /// [`Error::Allocation`] if the engine has no room; what the engine's FFT plans report (on
+    /// that rank; [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
     pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Mdc<T, F>> {
         let layout = |s: &Space| s.layout().cloned().expect("MDC's spaces are plain");
         let (model, data) = (layout(&self.domain), layout(&self.range));
-        let state = EngineMdc::new(
+        let state = self.comm.agree_value(EngineMdc::new(
             engine,
             &self.comm,
             &MdcShape {
@@ -318,7 +320,7 @@ where
                 data: &data,
                 width: distlops_core::reals::width::<T>(),
             },
-        )?;
+        ))?;
         Ok(Mdc {
             state: State::Engine(state),
             kernel: Arc::clone(&self.kernel),

@@ -1012,6 +1012,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::gpu_stencil::halo_all_dtypes::<distlops::core::Cuda>,
     ),
     (
+        "gpu_agree::to_engine_with_one_full_device[cuda]",
+        super::gpu_agree::to_engine_with_one_full_device,
+    ),
+    (
         "engines::every_kernel_was_launched[cuda]",
         every_kernel_was_launched,
     ),

@@ -19,6 +19,8 @@ pub mod errors;
 pub mod fft;
 pub mod fredholm;
 pub mod ghost;
+#[cfg(feature = "emulator")]
+pub mod gpu_agree;
 pub mod gpu_conv;
 pub mod gpu_fft;
 pub mod gpu_mdc;

@@ -166,26 +166,29 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     }
 
     /// A copy of this array on another engine (`x.to_engine(&cuda)` uploads, `x.to_engine(&Host)`
-    /// downloads), with the same layout and mask. No communication.
+    /// downloads), with the same layout and mask. [Collective](crate#collective-calls): every
+    /// rank calls it, and the ranks agree on the outcome (one small all-reduce, none on one
+    /// rank), so a copy that fails on one rank only is an error on every rank instead of a rank
+    /// missing from the next collective call.
     ///
     /// # Errors
-    /// [`Error::Allocation`] on the rank whose block cannot be allocated (as
-    /// [`zeros_on`](Self::zeros_on)).
+    /// [`Error::Allocation`] or [`Error::Device`] on the rank whose block cannot be allocated or
+    /// copied (as [`zeros_on`](Self::zeros_on)), [`Error::FailedOnOtherRank`] on the others.
     pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<DistributedArray<T, F>> {
         let local = match E::host_view(&self.local) {
-            Some(view) => engine.upload(view)?,
-            None => engine.upload(E::download(&self.local).view())?,
+            Some(view) => engine.upload(view),
+            None => engine.upload(E::download(&self.local).view()),
         };
         Ok(DistributedArray::from_parts(
             self.comm.clone(),
             self.layout.clone(),
-            local,
+            self.comm.agree_value(local)?,
             self.mask.clone(),
         ))
     }
 
-    /// A copy of this array in main memory (see [`to_engine`](Self::to_engine)). No
-    /// communication.
+    /// A copy of this array in main memory (see [`to_engine`](Self::to_engine)).
+    /// [Collective](crate#collective-calls), as `to_engine`.
     ///
     /// # Errors
     /// As [`to_engine`](Self::to_engine).

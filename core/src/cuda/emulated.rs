@@ -96,6 +96,8 @@ enum Job {
 #[derive(Debug, Default)]
 struct State {
     allocations: BTreeMap<DevicePtr, Allocation>,
+    /// Bytes of the live allocations.
+    used: usize,
     queue: Vec<Job>,
     /// cuFFT plans by handle, and the next handle.
     plans: BTreeMap<u64, FftPlan>,
@@ -113,16 +115,20 @@ unsafe impl Send for State {}
 #[derive(Debug)]
 pub(crate) struct EmulatedDevice {
     id: usize,
+    /// The most bytes the live allocations may hold (a real device's memory size).
+    capacity: usize,
     state: Mutex<State>,
 }
 
 static NEXT_ID: AtomicUsize = AtomicUsize::new(0);
 
 impl EmulatedDevice {
-    /// A new emulated device with empty memory.
-    pub(crate) fn new() -> Self {
+    /// A new emulated device with empty memory of `capacity` bytes (`usize::MAX`: as much as
+    /// the host gives).
+    pub(crate) fn new(capacity: usize) -> Self {
         EmulatedDevice {
             id: NEXT_ID.fetch_add(1, Ordering::Relaxed),
+            capacity,
             state: Mutex::new(State::default()),
         }
     }
@@ -370,6 +376,14 @@ impl DeviceApi for EmulatedDevice {
     }
 
     fn alloc(&self, bytes: usize) -> Result<DevicePtr> {
+        let used = self.state().used;
+        if bytes > self.capacity.saturating_sub(used) {
+            return Err(Error::Allocation(format!(
+                "a device block of {bytes} bytes: the emulated device has {} of its {} bytes free",
+                self.capacity.saturating_sub(used),
+                self.capacity
+            )));
+        }
         let total = bytes
             .checked_add(2 * RED_ZONE)
             .filter(|_| bytes > 0)
@@ -390,9 +404,9 @@ impl DeviceApi for EmulatedDevice {
             std::ptr::write_bytes(base.add(RED_ZONE + bytes), GUARD, RED_ZONE);
         }
         let ptr = base as u64 + RED_ZONE as u64;
-        self.state()
-            .allocations
-            .insert(ptr, Allocation { base, bytes });
+        let mut state = self.state();
+        state.used += bytes;
+        state.allocations.insert(ptr, Allocation { base, bytes });
         Ok(ptr)
     }
 
@@ -406,6 +420,7 @@ impl DeviceApi for EmulatedDevice {
             .allocations
             .remove(&ptr)
             .expect("free of an address this device did not allocate");
+        state.used -= a.bytes;
         let layout = Layout::from_size_align(a.bytes + 2 * RED_ZONE, RED_ZONE)
             .expect("the layout of the allocation");
         // SAFETY: `a.base` was allocated in `alloc` with this layout and is freed once (it was

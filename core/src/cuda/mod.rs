@@ -139,8 +139,17 @@ impl Cuda {
     /// `emulator`). Each call is a separate device, as each rank has its own GPU.
     #[cfg(feature = "emulator")]
     pub fn emulated() -> Cuda {
+        Self::emulated_with_memory(usize::MAX)
+    }
+
+    /// A new emulated device (as [`emulated`](Self::emulated)) whose memory holds at most
+    /// `bytes` bytes of live allocations, as a real device's memory does: an allocation beyond
+    /// it is an [`Error::Allocation`], like `cudaMalloc`'s out-of-memory. For tests of what
+    /// happens when one rank's device is full.
+    #[cfg(feature = "emulator")]
+    pub fn emulated_with_memory(bytes: usize) -> Cuda {
         Cuda {
-            api: Arc::new(emulated::EmulatedDevice::new()),
+            api: Arc::new(emulated::EmulatedDevice::new(bytes)),
             collectives: None,
         }
     }

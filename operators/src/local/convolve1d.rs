@@ -269,6 +269,9 @@ impl<T: Scalar, E: Engine> Convolve1D<T, E> {
     /// The same operator on `engine`, running the direct method as bands (see
     /// [Engines](Convolve1D#engines)): the filter's tables are uploaded and the work buffer is
     /// allocated here, once. The method becomes [`ConvolveMethod::Direct`].
+    /// A rank-local operator, so no communication: when every rank moves its block, agree on
+    /// the outcome (`comm.agree_value(block.to_engine(&engine))`) so that a failure on one rank
+    /// is an error on all of them.
     ///
     /// # Errors
     /// [`Error::Allocation`] if the engine has no room for the tables or the work buffer.

@@ -111,6 +111,9 @@ impl<T: Scalar> Clone for Diagonal<T> {
 
 impl<T: Scalar, E: Engine> Diagonal<T, E> {
     /// The same operator with its diagonal on `engine`.
+    /// A rank-local operator, so no communication: when every rank moves its block, agree on
+    /// the outcome (`comm.agree_value(block.to_engine(&engine))`) so that a failure on one rank
+    /// is an error on all of them.
     ///
     /// # Errors
     /// [`Error::Allocation`] if the engine has no room for the diagonal.

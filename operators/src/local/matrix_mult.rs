@@ -164,6 +164,9 @@ impl<T: Scalar, E: Engine> MatrixMult<T, E> {
 
     /// The same operator with its matrix on `engine` (one copy of `A`, also when `A` is
     /// node-shared).
+    /// A rank-local operator, so no communication: when every rank moves its block, agree on
+    /// the outcome (`comm.agree_value(block.to_engine(&engine))`) so that a failure on one rank
+    /// is an error on all of them.
     ///
     /// # Errors
     /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room for `A`.

@@ -385,6 +385,9 @@ fn derivative_band(
 impl<T: Scalar, E: Engine> PoststackLinearModelling<T, E> {
     /// The same operator on `engine`, as bands (see [Engines](PoststackLinearModelling#engines)):
     /// the tables are uploaded and the work buffer is allocated here, once.
+    /// A rank-local operator, so no communication: when every rank moves its block, agree on
+    /// the outcome (`comm.agree_value(block.to_engine(&engine))`) so that a failure on one rank
+    /// is an error on all of them.
     ///
     /// # Errors
     /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room for the
