@@ -396,6 +396,7 @@ pub fn case(dims: &[usize], axes: &[usize], i: usize, complex: bool) -> (FftNdPa
         ifftshift_before: ifs.clone(),
         fftshift_after: ffs.clone(),
         out_axis,
+        ..Default::default()
     };
     let nffts = if i % 5 == 0 {
         axes.iter().map(|&a| dims[a]).collect()

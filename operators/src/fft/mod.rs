@@ -30,6 +30,7 @@ pub(crate) mod line;
 pub(crate) mod moves;
 pub(crate) mod permute;
 pub(crate) mod pipeline;
+pub(crate) mod split;
 pub(crate) mod transpose;
 
 use distlops_core::{Complex32, Complex64, RealScalar};
