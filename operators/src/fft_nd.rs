@@ -154,6 +154,29 @@ impl Default for FftNdParams {
 /// * `out_axis` given: along it, balanced (one more transpose if it is `d` and `d` is
 ///   transformed); the range layout is [`range_layout`](Self::range_layout).
 ///
+/// The range layout does not depend on the decomposition below. While the transforms along a
+/// transformed `d` run (arrays of at least 2 axes), the array is split in one of two ways
+/// ([`FftNdParams::decomposition`]; [`decomposition`](Self::decomposition) says which was used):
+///
+/// * slab: along one other axis `d1` (`out_axis` if it is given and differs from `d`, else the
+///   longest other axis), balanced over the `P` ranks: `min(P, n_d1)` ranks hold data, `n_d1`
+///   the length of `d1` after the transforms along the other axes;
+/// * pencil (arrays of at least 3 axes): along two other axes `(d1, d2)` on a `p1 x p2` process
+///   grid, `p1 p2 <= P` (rank `i1 p2 + i2` holds the `i1`-th balanced run of `d1` and the
+///   `i2`-th of `d2`, ranks past the grid hold nothing): `min(p1, n_d1) min(p2, n_d2)` ranks
+///   hold data. The library takes the axes and the grid that maximise that number, trying the
+///   pairs with the slab's axis first (as `d1`), then the other pairs in increasing order, and
+///   for each pair `p1` from `P` down (`p2 = P / p1`); the first best wins, so ties go to the
+///   slab's axis and the more slab-like grid. Each factor is then cut to its axis' length.
+///
+/// [`FftDecomposition::Auto`] (the default) takes the pencil only when it holds more ranks than
+/// the slab (`min(P, n_d1)`), so the slab whenever `P <= n_d1`: for dims `(2000, 100, 100)`
+/// along axis 0 on 256 ranks, the slab's axis-0 transforms would run on 100 ranks, the pencil's
+/// on a `64 x 4` grid over axes 1 and 2, all 256 ranks. [`FftDecomposition::Pencil`] forces the pencil (the grid
+/// above, even if it holds no more ranks than the slab) and is an
+/// [`Error::InvalidArgument`] on every rank for a 1-D or 2-D array or when `d` is not
+/// transformed (there is no such stage); [`FftDecomposition::Slab`] forces the slab.
+///
 /// A 1-D array (a long scattered signal) is transformed by the four-step algorithm when `nfft`
 /// has a divisor `2 <= n1 <= sqrt(nfft)`: the padded, shifted signal is reordered into an
 /// `n1 x nfft/n1` array split along its columns, transformed along them, multiplied by twiddle
@@ -165,25 +188,32 @@ impl Default for FftNdParams {
 /// # Communication and cost
 ///
 /// Local transforms along every transformed axis other than `d` (whole lines, batched; plans
-/// from rustfft built once at construction); then, if `d` is transformed, one all-to-all
-/// transpose (slab decomposition) and the transforms along `d`; one more all-to-all only to
-/// reach a requested `out_axis`. The adjoint runs the same steps backwards. Buffers are
+/// from rustfft built once at construction); then, if `d` is transformed:
+///
+/// * slab: one all-to-all transpose to the split along `d1` and the transforms along `d`; one
+///   more all-to-all only to reach a requested `out_axis` equal to `d`;
+/// * pencil: one all-to-all to the process grid (every rank sends to every grid rank whose box
+///   meets its block, up to `p1 p2` messages), the transforms along `d`, and one all-to-all to
+///   the range layout (each grid rank sends to the range ranks whose slab meets its box): two
+///   all-to-alls per product whatever `out_axis`, one more than the slab when the range lies
+///   along `d1`, the price of putting more ranks to work. No timing of the pencil against the
+///   slab has been made: it can only pay when `P` exceeds `n_d1`, far beyond the rank counts
+///   tested.
+///
+/// The adjoint runs the same steps backwards. Buffers are
 /// allocated at construction; a product allocates nothing and makes no metadata collective.
 /// Real input is transformed as complex data (the half spectrum kept), not with a real FFT.
 /// A transform of length `N` with a prime factor above 31 that keeps `K` bins (or, in the
 /// adjoint, starts from them) runs as a pruned chirp-z convolution when the power of two
 /// `M >= N + K - 1` is at most `4 N / 3`: cheaper than rustfft's own plan for `N` (Bluestein's
 /// algorithm on at least `2 N - 1` points).
-/// The decomposition is a slab (one distributed axis at a time), so at most
-/// `min(dims[d], dimsd[d1])` ranks hold data; the pencil decomposition on a 2-D process grid is
-/// not implemented.
-///
 /// # Reproducibility
 ///
 /// Every output value comes from a transform of its whole line with the same plan, whatever the
 /// split, and transposes only move values: results are the same bits on any number of ranks for
 /// a given domain axis (the order of the axes depends only on `d`; 1-D transforms use the
-/// four-step algorithm on one rank too).
+/// four-step algorithm on one rank too), with the slab or the pencil (tested bitwise against
+/// each other at 1 to 4 ranks).
 ///
 /// # Engines
 ///
@@ -197,10 +227,10 @@ impl Default for FftNdParams {
 /// product on the real view, and copies the kept bins back (the output's fftshift, two
 /// copies). Real input is widened to complex, and the adjoint narrowed to real parts, by
 /// strided copies on the real view. A transpose packs its boxes with strided copies and moves
-/// them with one grouped exchange of engine buffers ([`Engine::exchange`]). Communication per
-/// product is the host operator's (one all-to-all if `d` is transformed, one more for
-/// `out_axis`); nothing goes through host memory. The FFT plans, weights and work buffers are
-/// made once, in `to_engine`. Results agree with the host operator to rounding, not bitwise
+/// them with one grouped exchange of engine buffers ([`Engine::exchange`]), between any two
+/// splits (the pencil's grid too). Communication per product is the host operator's (the
+/// same all-to-alls, slab or pencil); nothing goes through host memory. The FFT plans, weights
+/// and work buffers are made once, in `to_engine`. Results agree with the host operator to rounding, not bitwise
 /// (tested to a relative `1e-12` in double and `1e-4` in single precision against the output's
 /// norm); nor are engine results promised to be the same bits at every rank count. Two
 /// differences from the host path: there is no pruned chirp-z transform (the engine's FFT
@@ -1101,3 +1131,34 @@ where
 }
 
 delegate_fft!(Fft2d, "FFT2D");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pencil_of_the_docs() {
+        // dims (2000, 100, 100) along axis 0 on 256 ranks: the slab holds 100 ranks.
+        let (held, stage) = best_pencil(&[2000, 100, 100], 0, 1, 256);
+        assert_eq!(held, 256);
+        assert_eq!(
+            stage,
+            FftStage::Pencil {
+                axes: [1, 2],
+                grid: [64, 4]
+            }
+        );
+        // Ties go to the larger p1: 4 ranks, 5 x 3 x 2 array.
+        let (held, stage) = best_pencil(&[5, 3, 2], 0, 1, 4);
+        assert_eq!(
+            (held, stage),
+            (
+                4,
+                FftStage::Pencil {
+                    axes: [1, 2],
+                    grid: [2, 2]
+                }
+            )
+        );
+    }
+}
