@@ -747,17 +747,22 @@ pub fn fft_errors(comm: &Communicator) {
     );
 }
 
-/// The shapes of the pencil tests: 3-D and 4-D, with axes shorter than the rank count, lengths
-/// that do not divide by it.
-pub const PENCIL_DIMS: [&[usize]; 3] = [&[5, 3, 2], &[7, 2, 3, 2], &[9, 2, 4]];
-
-/// Every axis set of `dims` that contains the distributed axis of `layout` (the sets with a
-/// transpose stage).
-pub fn staged_axis_sets(dims: &[usize], layout: &Layout) -> Vec<Vec<usize>> {
-    subsets(dims.len())
-        .into_iter()
-        .filter(|a| a.contains(&layout.axis()))
-        .collect()
+/// The pencil cases at `p` ranks: 3-D and 4-D shapes with axes shorter than the rank count
+/// and lengths that do not divide by it, every layout of [`layouts`], every axis set that
+/// contains the distributed axis (a transpose stage), with the option cases of [`case`].
+pub fn pencil_case_list(p: usize, complex: bool) -> Vec<(Layout, FftNdParams, Cfg)> {
+    let mut out = Vec::new();
+    for dims in [&[5, 3, 2][..], &[7, 2, 3, 2], &[9, 2, 4]] {
+        for layout in layouts(dims, p) {
+            for axes in subsets(dims.len()) {
+                if axes.contains(&layout.axis()) {
+                    let (params, cfg) = case(dims, &axes, out.len(), complex);
+                    out.push((layout.clone(), params, cfg));
+                }
+            }
+        }
+    }
+    out
 }
 
 /// `params` asking for `decomposition`.
@@ -777,65 +782,56 @@ fn pencil_cases<T: TestScalar>(comm: &Communicator)
 where
     T::Real: FftReal,
 {
-    let p = comm.size();
-    let mut i = 0;
-    for dims in PENCIL_DIMS {
-        for layout in layouts(dims, p) {
-            for axes in staged_axis_sets(dims, &layout) {
-                let (params, cfg) = case(dims, &axes, i, T::IS_COMPLEX);
-                i += 1;
-                let what = format!(
-                    "FFTND<{}> {dims:?} on axis {} counts {:?}, {params:?}",
-                    T::SUFFIX,
-                    layout.axis(),
-                    layout.counts()
-                );
-                let pencil = with_decomposition(&params, FftDecomposition::Pencil);
-                check_case::<T>(comm, &layout, &pencil, &cfg, false, &what);
-                let build = |d| {
-                    FftNd::<T>::with_layout(comm, &layout, with_decomposition(&params, d)).unwrap()
-                };
-                let (pen, slab, auto) = (
-                    build(FftDecomposition::Pencil),
-                    build(FftDecomposition::Slab),
-                    build(FftDecomposition::Auto),
-                );
-                assert!(
-                    matches!(pen.decomposition(), FftStage::Pencil { .. }),
-                    "{what}: {:?}",
-                    pen.decomposition()
-                );
-                assert!(
-                    matches!(slab.decomposition(), FftStage::Slab { .. }),
-                    "{what}: {:?}",
-                    slab.decomposition()
-                );
-                assert!(
-                    auto.decomposition() == pen.decomposition()
-                        || auto.decomposition() == slab.decomposition(),
-                    "{what}: Auto chose {:?}",
-                    auto.decomposition()
-                );
-                assert_eq!(pen.range_layout(), slab.range_layout(), "{what}");
-                assert_eq!(pen.range(), slab.range(), "{what}");
-                let xg = global::<T>(&cfg.dims, 11);
-                let x = vector(comm, &xg, &layout);
-                let rl = pen.range().layout().unwrap().clone();
-                let y = vector(comm, &global::<T>(rl.global_shape(), 12), &rl);
-                for op in [&pen, &auto] {
-                    assert!(
-                        plain(&op.apply(&x).unwrap()) == plain(&slab.apply(&x).unwrap()),
-                        "{what}: {:?} forward differs from the slab",
-                        op.decomposition()
-                    );
-                    assert!(
-                        plain(&op.apply_adjoint(&y).unwrap())
-                            == plain(&slab.apply_adjoint(&y).unwrap()),
-                        "{what}: {:?} adjoint differs from the slab",
-                        op.decomposition()
-                    );
-                }
-            }
+    for (layout, params, cfg) in pencil_case_list(comm.size(), T::IS_COMPLEX) {
+        let what = format!(
+            "FFTND<{}> {:?} on axis {} counts {:?}, {params:?}",
+            T::SUFFIX,
+            cfg.dims,
+            layout.axis(),
+            layout.counts()
+        );
+        let pencil = with_decomposition(&params, FftDecomposition::Pencil);
+        check_case::<T>(comm, &layout, &pencil, &cfg, false, &what);
+        let build =
+            |d| FftNd::<T>::with_layout(comm, &layout, with_decomposition(&params, d)).unwrap();
+        let (pen, slab, auto) = (
+            build(FftDecomposition::Pencil),
+            build(FftDecomposition::Slab),
+            build(FftDecomposition::Auto),
+        );
+        assert!(
+            matches!(pen.decomposition(), FftStage::Pencil { .. }),
+            "{what}: {:?}",
+            pen.decomposition()
+        );
+        assert!(
+            matches!(slab.decomposition(), FftStage::Slab { .. }),
+            "{what}: {:?}",
+            slab.decomposition()
+        );
+        assert!(
+            auto.decomposition() == pen.decomposition()
+                || auto.decomposition() == slab.decomposition(),
+            "{what}: Auto chose {:?}",
+            auto.decomposition()
+        );
+        assert_eq!(pen.range_layout(), slab.range_layout(), "{what}");
+        assert_eq!(pen.range(), slab.range(), "{what}");
+        let xg = global::<T>(&cfg.dims, 11);
+        let x = vector(comm, &xg, &layout);
+        let rl = pen.range().layout().unwrap().clone();
+        let y = vector(comm, &global::<T>(rl.global_shape(), 12), &rl);
+        for op in [&pen, &auto] {
+            assert!(
+                plain(&op.apply(&x).unwrap()) == plain(&slab.apply(&x).unwrap()),
+                "{what}: {:?} forward differs from the slab",
+                op.decomposition()
+            );
+            assert!(
+                plain(&op.apply_adjoint(&y).unwrap()) == plain(&slab.apply_adjoint(&y).unwrap()),
+                "{what}: {:?} adjoint differs from the slab",
+                op.decomposition()
+            );
         }
     }
 }

@@ -11,7 +11,7 @@
 
 use super::check::{dist, random_counts};
 use super::engines::TestEngine;
-use super::fft::{case, layouts, staged_axis_sets, subsets, with_decomposition, PENCIL_DIMS};
+use super::fft::{case, layouts, pencil_case_list, subsets, with_decomposition};
 use super::util::{global, rel_err, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
 use distlops::core::{
@@ -190,23 +190,16 @@ where
 {
     let engine = E::for_rank(comm);
     let p = comm.size();
-    let mut i = 0;
-    for dims in PENCIL_DIMS {
-        for layout in layouts(dims, p) {
-            for axes in staged_axis_sets(dims, &layout) {
-                let (params, _) = case(dims, &axes, i, T::IS_COMPLEX);
-                i += 1;
-                let clinear = T::IS_COMPLEX && !params.real;
-                for d in [FftDecomposition::Pencil, FftDecomposition::Auto] {
-                    check::<T, E>(
-                        comm,
-                        &engine,
-                        &layout,
-                        &with_decomposition(&params, d),
-                        clinear,
-                    );
-                }
-            }
+    for (layout, params, _) in pencil_case_list(p, T::IS_COMPLEX) {
+        let clinear = T::IS_COMPLEX && !params.real;
+        for d in [FftDecomposition::Pencil, FftDecomposition::Auto] {
+            check::<T, E>(
+                comm,
+                &engine,
+                &layout,
+                &with_decomposition(&params, d),
+                clinear,
+            );
         }
     }
     // A case where Auto takes the pencil at 3 and 4 ranks (the range along a short axis).
