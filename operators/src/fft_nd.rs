@@ -172,8 +172,8 @@ impl Default for FftNdParams {
 /// [`FftDecomposition::Auto`] (the default) takes the pencil only when it holds more ranks than
 /// the slab (`min(P, n_d1)`), so the slab whenever `P <= n_d1`: for dims `(2000, 100, 100)`
 /// along axis 0 on 256 ranks, the slab's axis-0 transforms would run on 100 ranks, the pencil's
-/// on a `64 x 4` grid over axes 1 and 2, all 256 ranks. [`FftDecomposition::Pencil`] forces the pencil (the grid
-/// above, even if it holds no more ranks than the slab) and is an
+/// on a `64 x 4` grid over axes 1 and 2, all 256 ranks. [`FftDecomposition::Pencil`] forces
+/// the pencil (the grid above, even if it holds no more ranks than the slab) and is an
 /// [`Error::InvalidArgument`] on every rank for a 1-D or 2-D array or when `d` is not
 /// transformed (there is no such stage); [`FftDecomposition::Slab`] forces the slab.
 ///
@@ -200,13 +200,13 @@ impl Default for FftNdParams {
 ///   slab has been made: it can only pay when `P` exceeds `n_d1`, far beyond the rank counts
 ///   tested.
 ///
-/// The adjoint runs the same steps backwards. Buffers are
-/// allocated at construction; a product allocates nothing and makes no metadata collective.
-/// Real input is transformed as complex data (the half spectrum kept), not with a real FFT.
-/// A transform of length `N` with a prime factor above 31 that keeps `K` bins (or, in the
-/// adjoint, starts from them) runs as a pruned chirp-z convolution when the power of two
-/// `M >= N + K - 1` is at most `4 N / 3`: cheaper than rustfft's own plan for `N` (Bluestein's
-/// algorithm on at least `2 N - 1` points).
+/// The adjoint runs the same steps backwards. Buffers are allocated at construction; a product
+/// allocates nothing and makes no metadata collective. Real input is transformed as complex
+/// data (the half spectrum kept), not with a real FFT. A transform of length `N` with a prime
+/// factor above 31 that keeps `K` bins (or, in the adjoint, starts from them) runs as a pruned
+/// chirp-z convolution when the power of two `M >= N + K - 1` is at most `4 N / 3`: cheaper
+/// than rustfft's own plan for `N` (Bluestein's algorithm on at least `2 N - 1` points).
+///
 /// # Reproducibility
 ///
 /// Every output value comes from a transform of its whole line with the same plan, whatever the
@@ -230,14 +230,14 @@ impl Default for FftNdParams {
 /// them with one grouped exchange of engine buffers ([`Engine::exchange`]), between any two
 /// splits (the pencil's grid too). Communication per product is the host operator's (the
 /// same all-to-alls, slab or pencil); nothing goes through host memory. The FFT plans, weights
-/// and work buffers are made once, in `to_engine`. Results agree with the host operator to rounding, not bitwise
-/// (tested to a relative `1e-12` in double and `1e-4` in single precision against the output's
-/// norm); nor are engine results promised to be the same bits at every rank count. Two
-/// differences from the host path: there is no pruned chirp-z transform (the engine's FFT
-/// library plans every length), and a 1-D array is not transformed by the four-step algorithm:
-/// its padded signal is gathered on rank 0 by one all-to-all, transformed there and the kept
-/// bins spread back by another (the route of a prime `nfft` above), so rank 0 holds the whole
-/// signal.
+/// and work buffers are made once, in `to_engine`. Results agree with the host operator to
+/// rounding, not bitwise (tested to a relative `1e-12` in double and `1e-4` in single precision
+/// against the output's norm); nor are engine results promised to be the same bits at every
+/// rank count. Two differences from the host path: there is no pruned chirp-z transform (the
+/// engine's FFT library plans every length), and a 1-D array is not transformed by the
+/// four-step algorithm: its padded signal is gathered on rank 0 by one all-to-all, transformed
+/// there and the kept bins spread back by another (the route of a prime `nfft` above), so rank
+/// 0 holds the whole signal.
 ///
 /// # PyLops-MPI
 ///
