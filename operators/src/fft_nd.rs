@@ -6,6 +6,7 @@ use crate::dist_stencil::check_layout;
 use crate::fft::engine::{EngineBuilder, EnginePipeline, Steps};
 use crate::fft::line::{AxisSpec, Dst, Src};
 use crate::fft::pipeline::{Builder, Pipeline};
+use crate::fft::split::Split;
 use crate::fft::{as_complex, as_complex_mut, fftfreq, fftshift, rfftfreq, FftNorm, FftReal};
 use crate::seam::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
@@ -43,6 +44,53 @@ pub struct FftNdParams {
     /// The axis the range is distributed along (distlops; PyLops-MPI returns its output raveled
     /// along axis 0, which is `Some(0)`). Default (`None`): see [`FftNd`].
     pub out_axis: Option<isize>,
+    /// How the transforms along the domain's distributed axis are spread over the ranks: a
+    /// slab or a pencil on a 2-D process grid (see [Partitions](FftNd#partitions)). Default
+    /// [`FftDecomposition::Auto`].
+    pub decomposition: FftDecomposition,
+}
+
+/// The decomposition [`FftNd`] asks for (the [`decomposition`](FftNdParams::decomposition)
+/// field of its parameters); [`FftNd::decomposition`] says which one was used.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum FftDecomposition {
+    /// The pencil when it puts more ranks to work in the transforms along the distributed axis
+    /// than the slab, else the slab.
+    #[default]
+    Auto,
+    /// The slab: the array split along one other axis.
+    Slab,
+    /// The pencil: the array split along two other axes on a process grid chosen by the
+    /// library. Only for arrays of at least 3 axes whose distributed axis is transformed (an
+    /// error otherwise).
+    Pencil,
+}
+
+/// How [`FftNd`] spread the transforms along the domain's distributed axis `d` over the ranks
+/// ([`FftNd::decomposition`]).
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub enum FftStage {
+    /// `d` is not transformed: every transform runs on the domain's split (one transpose only
+    /// to reach a requested `out_axis`).
+    Local,
+    /// A 1-D array: the four-step algorithm, or a transform on rank 0 (see [`FftNd`]).
+    OneD,
+    /// The slab: the array distributed along `axis` (balanced over all ranks) while the
+    /// transforms along `d` run; at most `min(P, n_axis)` ranks hold data.
+    Slab {
+        /// The axis the array is split along.
+        axis: usize,
+    },
+    /// The pencil: the array split along `axes[0]` and `axes[1]` on a `grid[0] x grid[1]`
+    /// process grid (rank `i0 grid[1] + i1` holds the `i0`-th and `i1`-th balanced runs; ranks
+    /// past the grid hold nothing) while the transforms along `d` run:
+    /// `min(grid[0], n_axes[0]) min(grid[1], n_axes[1])` ranks hold data.
+    Pencil {
+        /// The two axes the array is split along.
+        axes: [usize; 2],
+        /// The process grid.
+        grid: [usize; 2],
+    },
 }
 
 impl Default for FftNdParams {
@@ -56,6 +104,7 @@ impl Default for FftNdParams {
             ifftshift_before: Vec::new(),
             fftshift_after: Vec::new(),
             out_axis: None,
+            decomposition: FftDecomposition::Auto,
         }
     }
 }
@@ -105,6 +154,29 @@ impl Default for FftNdParams {
 /// * `out_axis` given: along it, balanced (one more transpose if it is `d` and `d` is
 ///   transformed); the range layout is [`range_layout`](Self::range_layout).
 ///
+/// The range layout does not depend on the decomposition below. While the transforms along a
+/// transformed `d` run (arrays of at least 2 axes), the array is split in one of two ways
+/// ([`FftNdParams::decomposition`]; [`decomposition`](Self::decomposition) says which was used):
+///
+/// * slab: along one other axis `d1` (`out_axis` if it is given and differs from `d`, else the
+///   longest other axis), balanced over the `P` ranks: `min(P, n_d1)` ranks hold data, `n_d1`
+///   the length of `d1` after the transforms along the other axes;
+/// * pencil (arrays of at least 3 axes): along two other axes `(d1, d2)` on a `p1 x p2` process
+///   grid, `p1 p2 <= P` (rank `i1 p2 + i2` holds the `i1`-th balanced run of `d1` and the
+///   `i2`-th of `d2`, ranks past the grid hold nothing): `min(p1, n_d1) min(p2, n_d2)` ranks
+///   hold data. The library takes the axes and the grid that maximise that number, trying the
+///   pairs with the slab's axis first (as `d1`), then the other pairs in increasing order, and
+///   for each pair `p1` from `P` down (`p2 = P / p1`); the first best wins, so ties go to the
+///   slab's axis and the more slab-like grid. Each factor is then cut to its axis' length.
+///
+/// [`FftDecomposition::Auto`] (the default) takes the pencil only when it holds more ranks than
+/// the slab (`min(P, n_d1)`), so the slab whenever `P <= n_d1`: for dims `(2000, 100, 100)`
+/// along axis 0 on 256 ranks, the slab's axis-0 transforms would run on 100 ranks, the pencil's
+/// on a `64 x 4` grid over axes 1 and 2, all 256 ranks. [`FftDecomposition::Pencil`] forces
+/// the pencil (the grid above, even if it holds no more ranks than the slab) and is an
+/// [`Error::InvalidArgument`] on every rank for a 1-D or 2-D array or when `d` is not
+/// transformed (there is no such stage); [`FftDecomposition::Slab`] forces the slab.
+///
 /// A 1-D array (a long scattered signal) is transformed by the four-step algorithm when `nfft`
 /// has a divisor `2 <= n1 <= sqrt(nfft)`: the padded, shifted signal is reordered into an
 /// `n1 x nfft/n1` array split along its columns, transformed along them, multiplied by twiddle
@@ -116,25 +188,32 @@ impl Default for FftNdParams {
 /// # Communication and cost
 ///
 /// Local transforms along every transformed axis other than `d` (whole lines, batched; plans
-/// from rustfft built once at construction); then, if `d` is transformed, one all-to-all
-/// transpose (slab decomposition) and the transforms along `d`; one more all-to-all only to
-/// reach a requested `out_axis`. The adjoint runs the same steps backwards. Buffers are
-/// allocated at construction; a product allocates nothing and makes no metadata collective.
-/// Real input is transformed as complex data (the half spectrum kept), not with a real FFT.
-/// A transform of length `N` with a prime factor above 31 that keeps `K` bins (or, in the
-/// adjoint, starts from them) runs as a pruned chirp-z convolution when the power of two
-/// `M >= N + K - 1` is at most `4 N / 3`: cheaper than rustfft's own plan for `N` (Bluestein's
-/// algorithm on at least `2 N - 1` points).
-/// The decomposition is a slab (one distributed axis at a time), so at most
-/// `min(dims[d], dimsd[d1])` ranks hold data; the pencil decomposition on a 2-D process grid is
-/// not implemented.
+/// from rustfft built once at construction); then, if `d` is transformed:
+///
+/// * slab: one all-to-all transpose to the split along `d1` and the transforms along `d`; one
+///   more all-to-all only to reach a requested `out_axis` equal to `d`;
+/// * pencil: one all-to-all to the process grid (every rank sends to every grid rank whose box
+///   meets its block, up to `p1 p2` messages), the transforms along `d`, and one all-to-all to
+///   the range layout (each grid rank sends to the range ranks whose slab meets its box): two
+///   all-to-alls per product whatever `out_axis`, one more than the slab when the range lies
+///   along `d1`, the price of putting more ranks to work. No timing of the pencil against the
+///   slab has been made: it can only pay when `P` exceeds `n_d1`, far beyond the rank counts
+///   tested.
+///
+/// The adjoint runs the same steps backwards. Buffers are allocated at construction; a product
+/// allocates nothing and makes no metadata collective. Real input is transformed as complex
+/// data (the half spectrum kept), not with a real FFT. A transform of length `N` with a prime
+/// factor above 31 that keeps `K` bins (or, in the adjoint, starts from them) runs as a pruned
+/// chirp-z convolution when the power of two `M >= N + K - 1` is at most `4 N / 3`: cheaper
+/// than rustfft's own plan for `N` (Bluestein's algorithm on at least `2 N - 1` points).
 ///
 /// # Reproducibility
 ///
 /// Every output value comes from a transform of its whole line with the same plan, whatever the
 /// split, and transposes only move values: results are the same bits on any number of ranks for
 /// a given domain axis (the order of the axes depends only on `d`; 1-D transforms use the
-/// four-step algorithm on one rank too).
+/// four-step algorithm on one rank too), with the slab or the pencil (tested bitwise against
+/// each other at 1 to 4 ranks).
 ///
 /// # Engines
 ///
@@ -148,17 +227,17 @@ impl Default for FftNdParams {
 /// product on the real view, and copies the kept bins back (the output's fftshift, two
 /// copies). Real input is widened to complex, and the adjoint narrowed to real parts, by
 /// strided copies on the real view. A transpose packs its boxes with strided copies and moves
-/// them with one grouped exchange of engine buffers ([`Engine::exchange`]). Communication per
-/// product is the host operator's (one all-to-all if `d` is transformed, one more for
-/// `out_axis`); nothing goes through host memory. The FFT plans, weights and work buffers are
-/// made once, in `to_engine`. Results agree with the host operator to rounding, not bitwise
-/// (tested to a relative `1e-12` in double and `1e-4` in single precision against the output's
-/// norm); nor are engine results promised to be the same bits at every rank count. Two
-/// differences from the host path: there is no pruned chirp-z transform (the engine's FFT
-/// library plans every length), and a 1-D array is not transformed by the four-step algorithm:
-/// its padded signal is gathered on rank 0 by one all-to-all, transformed there and the kept
-/// bins spread back by another (the route of a prime `nfft` above), so rank 0 holds the whole
-/// signal.
+/// them with one grouped exchange of engine buffers ([`Engine::exchange`]), between any two
+/// splits (the pencil's grid too). Communication per product is the host operator's (the
+/// same all-to-alls, slab or pencil); nothing goes through host memory. The FFT plans, weights
+/// and work buffers are made once, in `to_engine`. Results agree with the host operator to
+/// rounding, not bitwise (tested to a relative `1e-12` in double and `1e-4` in single precision
+/// against the output's norm); nor are engine results promised to be the same bits at every
+/// rank count. Two differences from the host path: there is no pruned chirp-z transform (the
+/// engine's FFT library plans every length), and a 1-D array is not transformed by the
+/// four-step algorithm: its padded signal is gathered on rank 0 by one all-to-all, transformed
+/// there and the kept bins spread back by another (the route of a prime `nfft` above), so rank
+/// 0 holds the whole signal.
 ///
 /// # PyLops-MPI
 ///
@@ -195,6 +274,7 @@ where
     domain: Space,
     range: Space,
     range_layout: Layout,
+    stage: FftStage,
     comm: Communicator,
     dims: Vec<usize>,
     dimsd: Vec<usize>,
@@ -342,7 +422,8 @@ where
                 }
             })
             .collect();
-        let (pipeline, range_layout) = plan(comm, layout, &specs, real, out_axis)?;
+        let stage = choose_stage(comm.size(), layout, &specs, out_axis, params.decomposition)?;
+        let (pipeline, range_layout) = plan(comm, layout, &specs, real, out_axis, &stage)?;
         let pipeline = pipeline.finish(comm, real || !T::IS_COMPLEX, false);
         let dimsd = range_layout.global_shape().to_vec();
         let range = Space::array(if T::IS_COMPLEX {
@@ -366,6 +447,7 @@ where
             domain: Space::array(layout.clone()),
             range,
             range_layout,
+            stage,
             comm: comm.clone(),
             dims,
             dimsd,
@@ -395,7 +477,14 @@ where
     pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<FftNd<T, F>> {
         let rank = self.comm.rank();
         let mut b = EngineBuilder::new(&inside(&self.layout)?, rank);
-        let range = plan_steps(&mut b, &self.layout, &self.specs, self.real, self.out_axis)?;
+        let range = plan_steps(
+            &mut b,
+            &self.layout,
+            &self.specs,
+            self.real,
+            self.out_axis,
+            &self.stage,
+        )?;
         debug_assert_eq!(range, self.range_layout);
         let pipeline = self.comm.agree_value(b.finish::<T::Real, F>(
             engine,
@@ -410,6 +499,7 @@ where
             domain: self.domain.clone(),
             range: self.range.clone(),
             range_layout: self.range_layout.clone(),
+            stage: self.stage.clone(),
             comm: self.comm.clone(),
             dims: self.dims.clone(),
             dimsd: self.dimsd.clone(),
@@ -464,6 +554,13 @@ where
     pub fn range_layout(&self) -> &Layout {
         &self.range_layout
     }
+
+    /// How the transforms along the domain's distributed axis were spread over the ranks: the
+    /// slab or the pencil and its process grid (chosen from the layout and the parameters only,
+    /// so the same on every rank).
+    pub fn decomposition(&self) -> &FftStage {
+        &self.stage
+    }
 }
 
 /// Plans the host pipeline from `layout` through the transforms `specs` (see [`FftNd`] for the
@@ -475,6 +572,7 @@ fn plan<R: FftReal>(
     specs: &[AxisSpec],
     real: bool,
     out_axis: Option<usize>,
+    stage: &FftStage,
 ) -> Result<(Builder<R>, Layout)> {
     if layout.ndim() == 1 {
         if let Some((n1, n2)) = four_step_split(specs[0].nfft) {
@@ -482,7 +580,7 @@ fn plan<R: FftReal>(
         }
     }
     let mut b = Builder::new(&inside(layout)?, comm.rank());
-    let range = plan_steps(&mut b, layout, specs, real, out_axis)?;
+    let range = plan_steps(&mut b, layout, specs, real, out_axis, stage)?;
     Ok((b, range))
 }
 
@@ -495,15 +593,115 @@ fn inside(layout: &Layout) -> Result<Layout> {
     }
 }
 
+/// The global shape after the transforms along every transformed axis but `d0` (the shape the
+/// transforms along `d0` run on).
+fn stage_shape(layout: &Layout, specs: &[AxisSpec]) -> Vec<usize> {
+    let d0 = layout.axis();
+    let mut shape = layout.global_shape().to_vec();
+    for s in specs.iter().filter(|s| s.axis != d0) {
+        shape[s.axis] = s.keep;
+    }
+    shape
+}
+
+/// The longest axis of `shape` other than `d0` (the lowest on ties).
+fn longest_other(shape: &[usize], d0: usize) -> usize {
+    (0..shape.len())
+        .filter(|&a| a != d0)
+        .max_by_key(|&a| (shape[a], std::cmp::Reverse(a)))
+        .expect("arrays have two axes inside")
+}
+
+/// The pencil of `shape` on `nranks` ranks for transforms along `d0`: the two other axes and
+/// the grid `p1 x p2 <= nranks` that put the most ranks to work, `min(p1, n1) min(p2, n2)`
+/// (returned first), each factor cut to its axis' length. Ties go to the pairs with the slab's
+/// axis `slab` first (then the lower axes), and to the larger `p1` (the more slab-like grid).
+fn best_pencil(shape: &[usize], d0: usize, slab: usize, nranks: usize) -> (usize, FftStage) {
+    let others: Vec<usize> = (0..shape.len()).filter(|&a| a != d0).collect();
+    let mut pairs: Vec<[usize; 2]> = others
+        .iter()
+        .filter(|&&b| b != slab)
+        .map(|&b| [slab, b])
+        .collect();
+    for &a in &others {
+        for &b in others.iter().filter(|&&b| a < b && a != slab && b != slab) {
+            pairs.push([a, b]);
+        }
+    }
+    let mut best = (0, pairs[0], [1, 1]);
+    for axes in pairs {
+        for p1 in (1..=nranks).rev() {
+            let grid = [p1.min(shape[axes[0]]), (nranks / p1).min(shape[axes[1]])];
+            let held = grid[0] * grid[1];
+            if held > best.0 {
+                best = (held, axes, grid);
+            }
+        }
+    }
+    let (held, axes, grid) = best;
+    (held, FftStage::Pencil { axes, grid })
+}
+
+/// The stage of the transforms along the domain's distributed axis that `request` asks for, on
+/// `nranks` ranks (see [Partitions](FftNd#partitions)). No communication: the same on every
+/// rank.
+///
+/// # Errors
+/// [`Error::InvalidArgument`] for [`FftDecomposition::Pencil`] on an array of fewer than 3
+/// axes, or when the distributed axis is not transformed.
+fn choose_stage(
+    nranks: usize,
+    layout: &Layout,
+    specs: &[AxisSpec],
+    out_axis: Option<usize>,
+    request: FftDecomposition,
+) -> Result<FftStage> {
+    let d0 = layout.axis();
+    let transformed = specs.iter().any(|s| s.axis == d0);
+    let stage = if layout.ndim() == 1 {
+        FftStage::OneD
+    } else if !transformed {
+        FftStage::Local
+    } else {
+        let shape = stage_shape(layout, specs);
+        let slab = match out_axis {
+            Some(o) if o != d0 => o,
+            _ => longest_other(&shape, d0),
+        };
+        if layout.ndim() < 3 || request == FftDecomposition::Slab {
+            FftStage::Slab { axis: slab }
+        } else {
+            let (held, pencil) = best_pencil(&shape, d0, slab, nranks);
+            if request == FftDecomposition::Pencil || held > nranks.min(shape[slab]) {
+                pencil
+            } else {
+                FftStage::Slab { axis: slab }
+            }
+        }
+    };
+    if request == FftDecomposition::Pencil && !matches!(stage, FftStage::Pencil { .. }) {
+        return Err(Error::InvalidArgument(format!(
+            "FFTND: the pencil decomposition needs an array of at least 3 axes whose \
+             distributed axis is transformed, not {:?} distributed along axis {d0} with axes \
+             {:?} (use Auto or Slab)",
+            layout.global_shape(),
+            specs.iter().map(|s| s.axis).collect::<Vec<_>>()
+        )));
+    }
+    Ok(stage)
+}
+
 /// Plans the line transforms and transposes into `b` (which starts from [`inside`] of
-/// `layout`): the axes that are whole first, then a transpose and the distributed axis; returns
-/// the range layout (without the unit axis of 1-D arrays).
+/// `layout`): the axes that are whole first, then the move to `stage` and the distributed
+/// axis, then a move to the range layout; returns the range layout (without the unit axis of
+/// 1-D arrays).
 fn plan_steps<P: Steps>(
     b: &mut P,
     layout: &Layout,
     specs: &[AxisSpec],
     real: bool,
     out_axis: Option<usize>,
+    stage: &FftStage,
 ) -> Result<Layout> {
     let one_d = layout.ndim() == 1;
     let d0 = layout.axis();
@@ -514,26 +712,37 @@ fn plan_steps<P: Steps>(
     for s in stage1 {
         b.line(s)?;
     }
-    let mut at = d0;
-    if let Some(s0) = specs.iter().find(|s| s.axis == d0) {
-        let shape = b.layout().global_shape().to_vec();
-        let longest = (0..shape.len())
-            .filter(|&a| a != d0)
-            .max_by_key(|&a| (shape[a], std::cmp::Reverse(a)))
-            .expect("arrays have two axes inside");
-        let d1 = match out_axis {
-            Some(o) if o != d0 && !one_d => o,
-            _ => longest,
-        };
-        b.transpose_to(d1)?;
-        b.line(s0)?;
-        at = d1;
+    let s0 = specs.iter().find(|s| s.axis == d0);
+    let mut target = if one_d { Some(0) } else { out_axis };
+    match (stage, s0) {
+        (FftStage::Local, _) | (_, None) => target = target.filter(|&o| o != d0),
+        (FftStage::OneD, Some(s0)) => {
+            // The unit axis of `inside`: the whole signal on rank 0.
+            b.transpose_to(1)?;
+            b.line(s0)?;
+        }
+        (FftStage::Slab { axis }, Some(s0)) => {
+            b.transpose_to(*axis)?;
+            b.line(s0)?;
+            target = target.filter(|&o| o != *axis);
+        }
+        (FftStage::Pencil { axes, grid }, Some(s0)) => {
+            let split = b.split();
+            let shape = split.global_shape().to_vec();
+            let next = Split::grid(&shape, split.nranks(), *axes, *grid);
+            b.move_to(next);
+            b.line(s0)?;
+            target = Some(out_axis.unwrap_or_else(|| longest_other(&shape, d0)));
+        }
     }
-    let target = if one_d { Some(0) } else { out_axis };
-    if let Some(o) = target.filter(|&o| o != at) {
+    if let Some(o) = target {
         b.transpose_to(o)?;
     }
-    let end = b.layout().clone();
+    let end = b
+        .split()
+        .as_layout()
+        .expect("the range is a one-axis layout")
+        .clone();
     if one_d {
         Layout::with_counts(&end.global_shape()[..1], 0, end.counts())
     } else {
@@ -799,6 +1008,7 @@ where
             ifftshift_before: vec![params.ifftshift_before],
             fftshift_after: vec![params.fftshift_after],
             out_axis: params.out_axis,
+            ..Default::default()
         };
         Ok(Fft {
             inner: FftNd::with_layout(comm, layout, nd)?,
@@ -902,6 +1112,7 @@ where
             ifftshift_before: params.ifftshift_before.to_vec(),
             fftshift_after: params.fftshift_after.to_vec(),
             out_axis: params.out_axis,
+            ..Default::default()
         };
         Ok(Fft2d {
             inner: FftNd::with_layout(comm, layout, nd)?,
@@ -925,3 +1136,34 @@ where
 }
 
 delegate_fft!(Fft2d, "FFT2D");
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pencil_of_the_docs() {
+        // dims (2000, 100, 100) along axis 0 on 256 ranks: the slab holds 100 ranks.
+        let (held, stage) = best_pencil(&[2000, 100, 100], 0, 1, 256);
+        assert_eq!(held, 256);
+        assert_eq!(
+            stage,
+            FftStage::Pencil {
+                axes: [1, 2],
+                grid: [64, 4]
+            }
+        );
+        // Ties go to the larger p1: 4 ranks, 5 x 3 x 2 array.
+        let (held, stage) = best_pencil(&[5, 3, 2], 0, 1, 4);
+        assert_eq!(
+            (held, stage),
+            (
+                4,
+                FftStage::Pencil {
+                    axes: [1, 2],
+                    grid: [2, 2]
+                }
+            )
+        );
+    }
+}

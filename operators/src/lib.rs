@@ -81,7 +81,9 @@ pub use broadcasted::Broadcasted;
 pub use combine::DEFAULT_STREAM_MIN_BYTES;
 pub use dist_matrix_mult::{DistMatrixMult, MatrixBlocks, MatrixMultKind, ProcessGrid};
 pub use fft::{FftNorm, FftReal};
-pub use fft_nd::{Fft, Fft2d, Fft2dParams, FftNd, FftNdParams, FftParams};
+pub use fft_nd::{
+    Fft, Fft2d, Fft2dParams, FftDecomposition, FftNd, FftNdParams, FftParams, FftStage,
+};
 pub use first_derivative::FirstDerivative;
 pub use fredholm1::{Fredholm1, Fredholm1Params};
 pub use gradient::{Gradient, GradientParams};

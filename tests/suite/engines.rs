@@ -988,6 +988,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::gpu_fft::fft_all_dtypes::<distlops::core::Cuda>,
     ),
     (
+        "gpu_fft::fft_pencil_all_dtypes[cuda]",
+        super::gpu_fft::fft_pencil_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
         "gpu_stencil::first_derivative_all_dtypes[cuda]",
         super::gpu_stencil::first_derivative_all_dtypes::<distlops::core::Cuda>,
     ),

@@ -3,7 +3,8 @@
 //! ones), dot tests, and the same bits as the operator built on one rank, for f32, f64,
 //! Complex32 and Complex64, 1-D to 4-D, every set of axes, several layouts (distributed along
 //! the first, the last or a middle axis, balanced and uneven counts with empty ranks), every
-//! norm, padding and truncation, shifts and real input; and errors on every rank.
+//! norm, padding and truncation, shifts and real input; the pencil decomposition (forced and
+//! chosen by `Auto`) against the oracle and bitwise against the slab; and errors on every rank.
 
 use super::check::{expect_err, is_invalid_argument, is_unsupported_partition, random_counts};
 use super::util::{global, rel_err, TestScalar};
@@ -13,7 +14,8 @@ use distlops::core::{
     Layout, RealScalar, Scalar,
 };
 use distlops::operators::{
-    Fft, Fft2d, Fft2dParams, FftNd, FftNdParams, FftNorm, FftParams, FftReal,
+    Fft, Fft2d, Fft2dParams, FftDecomposition, FftNd, FftNdParams, FftNorm, FftParams, FftReal,
+    FftStage,
 };
 use ndarray::{ArrayD, Axis, IxDyn, Zip};
 use std::f64::consts::{PI, SQRT_2};
@@ -396,6 +398,7 @@ pub fn case(dims: &[usize], axes: &[usize], i: usize, complex: bool) -> (FftNdPa
         ifftshift_before: ifs.clone(),
         fftshift_after: ffs.clone(),
         out_axis,
+        ..Default::default()
     };
     let nffts = if i % 5 == 0 {
         axes.iter().map(|&a| dims[a]).collect()
@@ -742,4 +745,213 @@ pub fn fft_errors(comm: &Communicator) {
         is_unsupported_partition,
         "broadcast",
     );
+}
+
+/// The pencil cases at `p` ranks: 3-D and 4-D shapes with axes shorter than the rank count
+/// and lengths that do not divide by it, every layout of [`layouts`], every axis set that
+/// contains the distributed axis (a transpose stage), with the option cases of [`case`].
+pub fn pencil_case_list(p: usize, complex: bool) -> Vec<(Layout, FftNdParams, Cfg)> {
+    let mut out = Vec::new();
+    for dims in [&[5, 3, 2][..], &[7, 2, 3, 2], &[9, 2, 4]] {
+        for layout in layouts(dims, p) {
+            for axes in subsets(dims.len()) {
+                if axes.contains(&layout.axis()) {
+                    let (params, cfg) = case(dims, &axes, out.len(), complex);
+                    out.push((layout.clone(), params, cfg));
+                }
+            }
+        }
+    }
+    out
+}
+
+/// `params` asking for `decomposition`.
+pub fn with_decomposition(params: &FftNdParams, decomposition: FftDecomposition) -> FftNdParams {
+    FftNdParams {
+        decomposition,
+        ..params.clone()
+    }
+}
+
+/// The pencil (forced, and `Auto`) on 3-D and 4-D arrays, every layout of [`layouts`], every
+/// axis set with a transpose stage and the option cases of [`case`] (padding, truncation,
+/// shifts, real input, norms, `out_axis`): the oracle, dot tests and one rank's bits through
+/// [`check_case`], and the same bits as the slab operator at this rank count, forward and
+/// adjoint, in the same range layout.
+fn pencil_cases<T: TestScalar>(comm: &Communicator)
+where
+    T::Real: FftReal,
+{
+    let mut auto_pencils = 0;
+    for (layout, params, cfg) in pencil_case_list(comm.size(), T::IS_COMPLEX) {
+        let what = format!(
+            "FFTND<{}> {:?} on axis {} counts {:?}, {params:?}",
+            T::SUFFIX,
+            cfg.dims,
+            layout.axis(),
+            layout.counts()
+        );
+        let pencil = with_decomposition(&params, FftDecomposition::Pencil);
+        check_case::<T>(comm, &layout, &pencil, &cfg, false, &what);
+        let build =
+            |d| FftNd::<T>::with_layout(comm, &layout, with_decomposition(&params, d)).unwrap();
+        let (pen, slab, auto) = (
+            build(FftDecomposition::Pencil),
+            build(FftDecomposition::Slab),
+            build(FftDecomposition::Auto),
+        );
+        assert!(
+            matches!(pen.decomposition(), FftStage::Pencil { .. }),
+            "{what}: {:?}",
+            pen.decomposition()
+        );
+        assert!(
+            matches!(slab.decomposition(), FftStage::Slab { .. }),
+            "{what}: {:?}",
+            slab.decomposition()
+        );
+        assert!(
+            auto.decomposition() == pen.decomposition()
+                || auto.decomposition() == slab.decomposition(),
+            "{what}: Auto chose {:?}",
+            auto.decomposition()
+        );
+        auto_pencils += usize::from(auto.decomposition() == pen.decomposition());
+        assert_eq!(pen.range_layout(), slab.range_layout(), "{what}");
+        assert_eq!(pen.range(), slab.range(), "{what}");
+        let xg = global::<T>(&cfg.dims, 11);
+        let x = vector(comm, &xg, &layout);
+        let rl = pen.range().layout().unwrap().clone();
+        let y = vector(comm, &global::<T>(rl.global_shape(), 12), &rl);
+        for op in [&pen, &auto] {
+            assert!(
+                plain(&op.apply(&x).unwrap()) == plain(&slab.apply(&x).unwrap()),
+                "{what}: {:?} forward differs from the slab",
+                op.decomposition()
+            );
+            assert!(
+                plain(&op.apply_adjoint(&y).unwrap()) == plain(&slab.apply_adjoint(&y).unwrap()),
+                "{what}: {:?} adjoint differs from the slab",
+                op.decomposition()
+            );
+        }
+    }
+    // At 4 ranks the short axes of these shapes make Auto take the pencil in some cases.
+    assert!(
+        comm.size() != 4 || auto_pencils > 0,
+        "Auto never took the pencil"
+    );
+}
+
+pub fn fftnd_pencil_f64(comm: &Communicator) {
+    pencil_cases::<f64>(comm);
+}
+
+pub fn fftnd_pencil_complex64(comm: &Communicator) {
+    pencil_cases::<Complex64>(comm);
+}
+
+pub fn fftnd_pencil_f32(comm: &Communicator) {
+    pencil_cases::<f32>(comm);
+}
+
+pub fn fftnd_pencil_complex32(comm: &Communicator) {
+    pencil_cases::<Complex32>(comm);
+}
+
+/// What `Auto` chooses: the pencil exactly where it puts more ranks to work than the slab, with
+/// the grid and axes the docs describe; and `Pencil` where it cannot apply is an error on every
+/// rank, while `Auto` and `Slab` work there.
+pub fn fftnd_pencil_choice(comm: &Communicator) {
+    let p = comm.size();
+    let stage = |dims: &[usize], axis: usize, out_axis: Option<isize>, d: FftDecomposition| {
+        let params = FftNdParams {
+            axes: (0..dims.len() as isize).collect(),
+            out_axis,
+            decomposition: d,
+            ..Default::default()
+        };
+        let layout = Layout::scatter(dims, axis, p).unwrap();
+        FftNd::<Complex64>::with_layout(comm, &layout, params).map(|op| op.decomposition().clone())
+    };
+    let auto = |dims: &[usize], axis, out_axis| {
+        stage(dims, axis, out_axis, FftDecomposition::Auto).unwrap()
+    };
+    let pencil = |axes, grid| FftStage::Pencil { axes, grid };
+    // 5 x 3 x 2 along axis 0: the slab holds min(P, 3) ranks, the pencil 2 x 2 holds 4.
+    let want = if p == 4 {
+        pencil([1, 2], [2, 2])
+    } else {
+        FftStage::Slab { axis: 1 }
+    };
+    assert_eq!(auto(&[5, 3, 2], 0, None), want);
+    // 7 x 2 x 3 x 2: the slab along axis 2 (3), the pencil over axes 2 and 1 at 4 ranks.
+    let want = if p == 4 {
+        pencil([2, 1], [2, 2])
+    } else {
+        FftStage::Slab { axis: 2 }
+    };
+    assert_eq!(auto(&[7, 2, 3, 2], 0, None), want);
+    // 5 x 2 x 4 with the range along axis 1: the slab would hold 2 ranks.
+    let want = match p {
+        3 => pencil([1, 2], [1, 3]),
+        4 => pencil([1, 2], [2, 2]),
+        _ => FftStage::Slab { axis: 1 },
+    };
+    assert_eq!(auto(&[5, 2, 4], 0, Some(1)), want);
+    // Long axes: the slab everywhere (every existing plan unchanged).
+    assert_eq!(auto(&[9, 14, 5], 0, None), FftStage::Slab { axis: 1 });
+    // Pencil forced: the grid of the most ranks at hand (ties to the slab's axis first).
+    let forced = stage(&[5, 3, 2], 0, None, FftDecomposition::Pencil).unwrap();
+    let want = match p {
+        1 => pencil([1, 2], [1, 1]),
+        2 => pencil([1, 2], [2, 1]),
+        3 => pencil([1, 2], [3, 1]),
+        _ => pencil([1, 2], [2, 2]),
+    };
+    assert_eq!(forced, want);
+    // Where there is no stage, or no second axis.
+    assert_eq!(
+        auto(&[5, 3, 2], 0, Some(0)),
+        if p == 4 {
+            pencil([1, 2], [2, 2])
+        } else {
+            FftStage::Slab { axis: 1 }
+        }
+    );
+    let local = FftNd::<f64>::new(
+        comm,
+        &[5, 3, 2],
+        FftNdParams {
+            axes: vec![1, 2],
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert_eq!(local.decomposition(), &FftStage::Local);
+    assert_eq!(auto(&[6, 5], 0, None), FftStage::Slab { axis: 1 });
+    assert_eq!(auto(&[12], 0, None), FftStage::OneD);
+    let slab = stage(&[5, 3, 2], 0, None, FftDecomposition::Slab).unwrap();
+    assert_eq!(slab, FftStage::Slab { axis: 1 });
+    for (dims, axes, what) in [
+        (&[6, 5][..], vec![0, 1], "Pencil on a 2-D array"),
+        (&[12][..], vec![0], "Pencil on a 1-D array"),
+        (
+            &[5, 3, 2][..],
+            vec![1, 2],
+            "Pencil without the distributed axis",
+        ),
+    ] {
+        let params = FftNdParams {
+            axes,
+            decomposition: FftDecomposition::Pencil,
+            ..Default::default()
+        };
+        expect_err(
+            comm,
+            FftNd::<Complex64>::new(comm, dims, params).map(|_| ()),
+            is_invalid_argument,
+            what,
+        );
+    }
 }

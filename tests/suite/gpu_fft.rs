@@ -5,19 +5,21 @@
 //! f32, f64, Complex32 and Complex64, real and complex input, 1-D to 3-D arrays, every set of
 //! axes (the distributed one included), padding and truncation, every norm, shifts, the output
 //! axis, layouts with counts that do not divide by the rank count (empty ranks too), 1-D
-//! transforms of composite and prime lengths; and bad input as an error on every rank. Outputs
+//! transforms of composite and prime lengths; the pencil decomposition (forced and `Auto`, 3-D
+//! and 4-D) against the host pencil operator; and bad input as an error on every rank. Outputs
 //! start as NaN on the engine, so an element left unwritten fails.
 
 use super::check::{dist, random_counts};
 use super::engines::TestEngine;
-use super::fft::{case, layouts, subsets};
+use super::fft::{case, layouts, pencil_case_list, subsets, with_decomposition};
 use super::util::{global, rel_err, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
 use distlops::core::{
     Communicator, Complex32, Complex64, DistVector, DistributedArray, Layout, RealScalar, Scalar,
 };
 use distlops::operators::{
-    Fft, Fft2d, Fft2dParams, FftNd, FftNdParams, FftNorm, FftParams, FftReal,
+    Fft, Fft2d, Fft2dParams, FftDecomposition, FftNd, FftNdParams, FftNorm, FftParams, FftReal,
+    FftStage,
 };
 use ndarray::ArrayD;
 
@@ -143,6 +145,7 @@ fn check<T: TestScalar, E: TestEngine>(
         .to_engine(engine)
         .unwrap_or_else(|e| panic!("{what}: {e}"));
     assert_eq!(dev.range_layout(), op.range_layout(), "{what}");
+    assert_eq!(dev.decomposition(), op.decomposition(), "{what}");
     assert_eq!(dev.dimsd(), op.dimsd(), "{what}");
     compare::<T, E>(comm, engine, &op, &dev, clinear, &what);
 }
@@ -176,6 +179,45 @@ where
             i += 1;
         }
     }
+}
+
+/// The pencil decomposition on the engine: the host pencil operator (forced, and `Auto`) of
+/// 3-D and 4-D arrays on every layout, every axis set with a transpose stage, the option cases
+/// of the host suite, against its engine path.
+fn pencil_cases<T: TestScalar, E: TestEngine>(comm: &Communicator)
+where
+    T::Real: FftReal,
+{
+    let engine = E::for_rank(comm);
+    let p = comm.size();
+    for (layout, params, _) in pencil_case_list(p, T::IS_COMPLEX) {
+        let clinear = T::IS_COMPLEX && !params.real;
+        for d in [FftDecomposition::Pencil, FftDecomposition::Auto] {
+            check::<T, E>(
+                comm,
+                &engine,
+                &layout,
+                &with_decomposition(&params, d),
+                clinear,
+            );
+        }
+    }
+    // A case where Auto takes the pencil at 3 and 4 ranks (the range along a short axis).
+    let params = FftNdParams {
+        axes: vec![0, 1, 2],
+        out_axis: Some(1),
+        real: true,
+        ..Default::default()
+    };
+    let layout = Layout::scatter(&[5, 2, 4], 0, p).unwrap();
+    let op = FftNd::<T>::with_layout(comm, &layout, params.clone()).unwrap();
+    assert_eq!(
+        matches!(op.decomposition(), FftStage::Pencil { .. }),
+        p >= 3,
+        "{:?}",
+        op.decomposition()
+    );
+    check::<T, E>(comm, &engine, &layout, &params, false);
 }
 
 /// Fft and Fft2d on the engine (their `to_engine`), and a larger 2-D real transform along the
@@ -277,4 +319,12 @@ pub fn fft_all_dtypes<E: TestEngine>(comm: &Communicator) {
     wrappers::<f32, E>(comm);
     wrappers::<Complex32, E>(comm);
     bad_input::<E>(comm);
+}
+
+/// The pencil cases, every dtype, on engine `E`.
+pub fn fft_pencil_all_dtypes<E: TestEngine>(comm: &Communicator) {
+    pencil_cases::<f64, E>(comm);
+    pencil_cases::<Complex64, E>(comm);
+    pencil_cases::<f32, E>(comm);
+    pencil_cases::<Complex32, E>(comm);
 }

@@ -282,6 +282,11 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("fft::fftnd_range_layouts", fft::fftnd_range_layouts),
     ("fft::fft_and_fft2d", fft::fft_and_fft2d),
     ("fft::fft_errors", fft::fft_errors),
+    ("fft::fftnd_pencil_f64", fft::fftnd_pencil_f64),
+    ("fft::fftnd_pencil_complex64", fft::fftnd_pencil_complex64),
+    ("fft::fftnd_pencil_f32", fft::fftnd_pencil_f32),
+    ("fft::fftnd_pencil_complex32", fft::fftnd_pencil_complex32),
+    ("fft::fftnd_pencil_choice", fft::fftnd_pencil_choice),
     (
         "fredholm::fredholm1_all_dtypes",
         fredholm::fredholm1_all_dtypes,
@@ -385,6 +390,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "gpu_fft::fft_all_dtypes[host]",
         gpu_fft::fft_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_fft::fft_pencil_all_dtypes[host]",
+        gpu_fft::fft_pencil_all_dtypes::<distlops::core::Host>,
     ),
     (
         "engines::node_rank_on_one_machine",

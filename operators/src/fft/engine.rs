@@ -15,6 +15,7 @@
 
 use super::line::AxisSpec;
 use super::pipeline::Builder;
+use super::split::Split;
 use super::transpose::TransposePlan;
 use super::FftReal;
 use distlops_core::{
@@ -33,29 +34,39 @@ type Shape = (usize, usize);
 /// What plans a product, step by step from the domain's layout: the host [`Builder`] and the
 /// engine's [`EngineBuilder`] follow the same plan.
 pub(crate) trait Steps {
-    /// The layout after the steps planned so far.
-    fn layout(&self) -> &Layout;
-    /// Appends the forward transform `spec` along a local axis.
+    /// The split after the steps planned so far.
+    fn split(&self) -> &Split;
+    /// Appends the forward transform `spec` along a local axis (whole on every rank).
     ///
     /// # Errors
     /// Only internal layout errors.
     fn line(&mut self, spec: &AxisSpec) -> Result<()>;
+    /// Appends a move to the split `next` (a one-axis layout or a process grid, same global
+    /// shape); nothing when the array is already there.
+    fn move_to(&mut self, next: Split);
     /// Appends a move to the layout distributed along `axis`, balanced.
     ///
     /// # Errors
     /// Only internal layout errors.
-    fn transpose_to(&mut self, axis: usize) -> Result<()>;
+    fn transpose_to(&mut self, axis: usize) -> Result<()> {
+        let split = self.split();
+        let global = split.global_shape();
+        let counts = balanced_counts(global[axis], split.nranks());
+        let next = Layout::with_counts(global, axis, &counts)?;
+        self.move_to(Split::from_layout(&next));
+        Ok(())
+    }
 }
 
 impl<R: FftReal> Steps for Builder<R> {
-    fn layout(&self) -> &Layout {
-        Builder::layout(self)
+    fn split(&self) -> &Split {
+        Builder::split(self)
     }
     fn line(&mut self, spec: &AxisSpec) -> Result<()> {
         Builder::line(self, spec, false)
     }
-    fn transpose_to(&mut self, axis: usize) -> Result<()> {
-        Builder::transpose_to(self, axis, None)
+    fn move_to(&mut self, next: Split) {
+        Builder::move_to(self, next);
     }
 }
 
@@ -191,7 +202,7 @@ enum Desc {
 pub(crate) struct EngineBuilder {
     rank: usize,
     nranks: usize,
-    layout: Layout,
+    split: Split,
     lens: Vec<usize>,
     forward: Vec<Desc>,
     adjoint: Vec<Desc>,
@@ -203,7 +214,7 @@ impl EngineBuilder {
         EngineBuilder {
             rank,
             nranks: layout.nranks(),
-            layout: layout.clone(),
+            split: Split::from_layout(layout),
             lens: vec![layout.local_len(rank)],
             forward: Vec::new(),
             adjoint: Vec::new(),
@@ -301,46 +312,40 @@ impl EngineBuilder {
 }
 
 impl Steps for EngineBuilder {
-    fn layout(&self) -> &Layout {
-        &self.layout
+    fn split(&self) -> &Split {
+        &self.split
     }
     fn line(&mut self, spec: &AxisSpec) -> Result<()> {
-        debug_assert!(self.nranks == 1 || spec.axis != self.layout.axis());
-        let shape_in = self.layout.local_shape(self.rank);
-        let mut global = self.layout.global_shape().to_vec();
-        global[spec.axis] = spec.keep;
-        let next = Layout::with_counts(&global, self.layout.axis(), self.layout.counts())?;
+        debug_assert!(self.split.whole(spec.axis));
+        let shape_in = self.split.local_shape(self.rank);
+        let next = self.split.with_len(spec.axis, spec.keep)?;
         let shape_out = next.local_shape(self.rank);
         self.forward
             .push(Desc::Line(LineDesc::new(spec, &shape_in, false)));
         self.adjoint
             .push(Desc::Line(LineDesc::new(spec, &shape_out, true)));
         self.lens.push(next.local_len(self.rank));
-        self.layout = next;
+        self.split = next;
         Ok(())
     }
-    fn transpose_to(&mut self, axis: usize) -> Result<()> {
-        let global = self.layout.global_shape().to_vec();
-        let counts = balanced_counts(global[axis], self.nranks);
-        let next = Layout::with_counts(&global, axis, &counts)?;
-        if next == self.layout {
-            return Ok(());
+    fn move_to(&mut self, next: Split) {
+        if next == self.split {
+            return;
         }
         if self.nranks > 1 {
             self.forward.push(Desc::Transpose(TransposePlan::new(
-                &self.layout,
+                &self.split,
                 &next,
                 self.rank,
             )));
             self.adjoint.push(Desc::Transpose(TransposePlan::new(
                 &next,
-                &self.layout,
+                &self.split,
                 self.rank,
             )));
             self.lens.push(next.local_len(self.rank));
         }
-        self.layout = next;
-        Ok(())
+        self.split = next;
     }
 }
 

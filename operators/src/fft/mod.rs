@@ -14,10 +14,17 @@
 //!   a prime factor rustfft has no butterfly for, the line is transformed by the chirp-z
 //!   identity as one power-of-two circular convolution (MDC's 799-sample time axis keeping 200
 //!   bins: 1024 points instead of rustfft's Bluestein on 1728).
-//! * [`transpose`]: the same global array moved from one Scatter layout to another (the
-//!   distributed axis changes), one personalised all-to-all of the boxes each pair of ranks
-//!   shares; a rank's blocks that are contiguous are sent or received in place, the others are
-//!   packed with strided copies into buffers allocated at construction.
+//! * [`transpose`]: the same global array moved from one [`split::Split`] to another, one
+//!   personalised all-to-all of the boxes each pair of ranks shares; a rank's blocks that are
+//!   contiguous are sent or received in place, the others are packed with strided copies into
+//!   buffers allocated at construction. A split is a Scatter layout (one distributed axis: the
+//!   domains, ranges and slab stages) or a split along two axes on a `p1 x p2` process grid
+//!   (the pencil stage of [`FftNd`](crate::FftNd), which puts up to `p1 p2` ranks to work on
+//!   the transforms along the domain's distributed axis when the slab's axis is shorter than
+//!   the rank count); grid splits stay inside this module, and the steps that need a layout
+//!   (MDC's kernel, the permutations and twiddles of the four-step transform) run on one-axis
+//!   splits. The host pipeline ([`pipeline`]) and the engine path ([`engine`]) plan the same
+//!   steps through one trait, so both have the pencil.
 //!
 //! Every output value of a line step is computed from its whole line with the same operations
 //! whatever the split, and transposes only move values, so the results are the same bits on
@@ -30,6 +37,7 @@ pub(crate) mod line;
 pub(crate) mod moves;
 pub(crate) mod permute;
 pub(crate) mod pipeline;
+pub(crate) mod split;
 pub(crate) mod transpose;
 
 use distlops_core::{Complex32, Complex64, RealScalar};

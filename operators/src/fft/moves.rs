@@ -5,6 +5,7 @@
 //! ([`Engine::exchange`]) carries the boxes that pairs of ranks share, packed and unpacked with
 //! [`Engine::strided_copy`]; everything is planned once.
 
+use super::split::Split;
 use super::transpose::shared_box;
 use distlops_core::{Communicator, Engine, Layout, Result, Scalar, StridedCopy};
 use std::ops::Range;
@@ -87,7 +88,8 @@ impl Move {
         let extent = |b: &[Range<usize>]| b.iter().map(|r| r.end - r.start).collect::<Vec<_>>();
         let volume = |b: &[Range<usize>]| b.iter().map(|r| r.end - r.start).product::<usize>();
         let nranks = sl.nranks();
-        let own_box = shared_box(sl, rank, dl, rank);
+        let (ss, ds) = (Split::from_layout(sl), Split::from_layout(dl));
+        let own_box = shared_box(&ss, rank, &ds, rank);
         let own = if volume(&own_box) > 0 {
             Some(StridedCopy::new(
                 &extent(&own_box),
@@ -102,9 +104,9 @@ impl Move {
                 .filter(|&q| q != rank)
                 .map(|q| {
                     let b = if to {
-                        shared_box(sl, rank, dl, q)
+                        shared_box(&ss, rank, &ds, q)
                     } else {
-                        shared_box(sl, q, dl, rank)
+                        shared_box(&ss, q, &ds, rank)
                     };
                     (q, b)
                 })

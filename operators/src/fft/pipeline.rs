@@ -4,6 +4,7 @@
 use super::kernel::KernelPlan;
 use super::line::{AxisSpec, Dst, LinePlan, Src};
 use super::permute::PermutePlan;
+use super::split::Split;
 use super::transpose::TransposePlan;
 use super::{as_reals, as_reals_mut, FftReal};
 use distlops_core::{balanced_counts, Communicator, Fingerprint, Layout, Result};
@@ -66,13 +67,13 @@ struct Work<R> {
     scratch: Vec<Complex<R>>,
 }
 
-/// Plans a pipeline step by step, following the layout of the array from the domain to the
+/// Plans a pipeline step by step, following the split of the array from the domain to the
 /// range.
 pub(crate) struct Builder<R: FftReal> {
     rank: usize,
     nranks: usize,
     planner: FftPlanner<R>,
-    layout: Layout,
+    split: Split,
     /// This rank's local length of the array before the first step and after each step.
     lens: Vec<usize>,
     forward: Vec<Step<R>>,
@@ -87,7 +88,7 @@ impl<R: FftReal> Builder<R> {
             rank,
             nranks: layout.nranks(),
             planner: FftPlanner::new(),
-            layout: layout.clone(),
+            split: Split::from_layout(layout),
             lens: vec![layout.local_len(rank)],
             forward: Vec::new(),
             adjoint: Vec::new(),
@@ -96,21 +97,30 @@ impl<R: FftReal> Builder<R> {
     }
 
     /// The layout after the steps planned so far.
+    ///
+    /// # Panics
+    /// If the array is split on a process grid there (a pencil stage).
     pub(crate) fn layout(&self) -> &Layout {
-        &self.layout
+        self.split
+            .as_layout()
+            .expect("steps that need a layout follow a one-axis split")
     }
 
-    /// Appends the transform `spec` along a local axis (not the distributed one, unless there
-    /// is one rank), or its adjoint when `adjoint`.
+    /// The split after the steps planned so far.
+    pub(crate) fn split(&self) -> &Split {
+        &self.split
+    }
+
+    /// Appends the transform `spec` along a local axis (whole on every rank), or its adjoint
+    /// when `adjoint`.
     ///
     /// # Errors
     /// Only internal layout errors.
     pub(crate) fn line(&mut self, spec: &AxisSpec, adjoint: bool) -> Result<()> {
-        debug_assert!(self.nranks == 1 || spec.axis != self.layout.axis());
-        let shape_in = self.layout.local_shape(self.rank);
-        let mut global = self.layout.global_shape().to_vec();
-        global[spec.axis] = if adjoint { spec.n } else { spec.keep };
-        let next = Layout::with_counts(&global, self.layout.axis(), self.layout.counts())?;
+        debug_assert!(self.split.whole(spec.axis));
+        let shape_in = self.split.local_shape(self.rank);
+        let len = if adjoint { spec.n } else { spec.keep };
+        let next = self.split.with_len(spec.axis, len)?;
         let shape_out = next.local_shape(self.rank);
         let planner = &mut self.planner;
         let (fwd, adj) = if adjoint {
@@ -136,7 +146,7 @@ impl<R: FftReal> Builder<R> {
             usize::from(spec.fftshift),
         ]);
         self.lens.push(next.local_len(self.rank));
-        self.layout = next;
+        self.split = next;
         Ok(())
     }
 
@@ -149,13 +159,13 @@ impl<R: FftReal> Builder<R> {
     /// Appends the per-frequency products `forward` (and `adjoint` in the adjoint), after which
     /// the array has the layout `next` (same distributed axis and counts).
     pub(crate) fn kernel(&mut self, forward: KernelPlan<R>, adjoint: KernelPlan<R>, next: Layout) {
-        debug_assert_eq!(next.axis(), self.layout.axis());
-        debug_assert_eq!(next.counts(), self.layout.counts());
+        debug_assert_eq!(next.axis(), self.layout().axis());
+        debug_assert_eq!(next.counts(), self.layout().counts());
         self.fingerprint = self.fingerprint.text("kernel").words(next.global_shape());
         self.forward.push(Step::Kernel(forward));
         self.adjoint.push(Step::Kernel(adjoint));
         self.lens.push(next.local_len(self.rank));
-        self.layout = next;
+        self.split = Split::from_layout(&next);
     }
 
     /// Appends the reordering `next[j] = w(j) current[map(j)]` (see [`PermutePlan::new`]), after
@@ -166,10 +176,10 @@ impl<R: FftReal> Builder<R> {
         map: &dyn Fn(usize) -> Option<(usize, f64)>,
         inverse: &dyn Fn(usize) -> Option<usize>,
     ) {
-        let fwd = PermutePlan::new(&self.layout, &next, self.rank, map, inverse);
+        let fwd = PermutePlan::new(self.layout(), &next, self.rank, map, inverse);
         let adj = PermutePlan::new(
             &next,
-            &self.layout,
+            self.layout(),
             self.rank,
             &|i| inverse(i).map(|j| (j, map(j).map_or(0.0, |m| m.1))),
             &|j| map(j).map(|m| m.0),
@@ -178,15 +188,16 @@ impl<R: FftReal> Builder<R> {
         self.forward.push(Step::Permute(fwd));
         self.adjoint.push(Step::Permute(adj));
         self.lens.push(next.local_len(self.rank));
-        self.layout = next;
+        self.split = Split::from_layout(&next);
     }
 
     /// Appends the elementwise product of this rank's block with `table(global flat index)`
     /// (the conjugate in the adjoint).
     pub(crate) fn twiddle(&mut self, table: &dyn Fn(usize) -> Complex<R>) {
-        let (shape, axis) = (self.layout.local_shape(self.rank), self.layout.axis());
-        let strides = distlops_core::StridedCopy::c_strides(self.layout.global_shape());
-        let off = self.layout.offset(self.rank);
+        let layout = self.layout();
+        let (shape, axis) = (layout.local_shape(self.rank), layout.axis());
+        let strides = distlops_core::StridedCopy::c_strides(layout.global_shape());
+        let off = layout.offset(self.rank);
         let len: usize = shape.iter().product();
         let fwd: Vec<Complex<R>> = (0..len)
             .map(|t| {
@@ -213,27 +224,29 @@ impl<R: FftReal> Builder<R> {
     /// [`Error::InvalidArgument`](distlops_core::Error::InvalidArgument) if `counts` do not
     /// fit the axis.
     pub(crate) fn transpose_to(&mut self, axis: usize, counts: Option<&[usize]>) -> Result<()> {
-        let global = self.layout.global_shape().to_vec();
+        let global = self.split.global_shape().to_vec();
         let counts =
             counts.map_or_else(|| balanced_counts(global[axis], self.nranks), <[_]>::to_vec);
         let next = Layout::with_counts(&global, axis, &counts)?;
-        if next == self.layout {
-            return Ok(());
+        self.move_to(Split::from_layout(&next));
+        Ok(())
+    }
+
+    /// Appends a move to the split `next` (same global shape): nothing when the array is
+    /// already there, and no data move on one rank.
+    pub(crate) fn move_to(&mut self, next: Split) {
+        if next == self.split {
+            return;
         }
         if self.nranks > 1 {
-            let fwd = TransposePlan::new(&self.layout, &next, self.rank);
-            let adj = TransposePlan::new(&next, &self.layout, self.rank);
-            self.fingerprint = self
-                .fingerprint
-                .text("transpose")
-                .words(&[axis])
-                .words(&counts);
+            let fwd = TransposePlan::new(&self.split, &next, self.rank);
+            let adj = TransposePlan::new(&next, &self.split, self.rank);
+            self.fingerprint = self.fingerprint.text("transpose").words(&next.words());
             self.forward.push(Step::Transpose(fwd));
             self.adjoint.push(Step::Transpose(adj));
             self.lens.push(next.local_len(self.rank));
         }
-        self.layout = next;
-        Ok(())
+        self.split = next;
     }
 
     /// The pipeline; `real_input` makes the forward read only the real part of its input and the

@@ -1,27 +1,34 @@
-//! A global array moved between two Scatter layouts of the same shape (the distributed axis
-//! changes): one personalised all-to-all of the boxes that each pair of ranks shares, planned
-//! once. Data are complex numbers moved as interleaved reals.
+//! A global array moved between two splits of the same shape (two Scatter layouts with
+//! different distributed axes, or a layout and a split on a 2-D process grid, see [`Split`]):
+//! one personalised all-to-all of the boxes that each pair of ranks shares, planned once. Data
+//! are complex numbers moved as interleaved reals.
 
+use super::split::Split;
 use super::FftReal;
-use distlops_core::{Communicator, Engine, Host, Layout, Result, Scalar, SliceLen, StridedCopy};
+use distlops_core::{Communicator, Engine, Host, Result, Scalar, SliceLen, StridedCopy};
 use std::ops::Range;
 
-/// The global box that rank `p` holds in `src` and rank `q` holds in `dst`.
-pub(crate) fn shared_box(src: &Layout, p: usize, dst: &Layout, q: usize) -> Vec<Range<usize>> {
-    let mut b: Vec<Range<usize>> = src.global_shape().iter().map(|&n| 0..n).collect();
-    for (layout, r) in [(src, p), (dst, q)] {
-        let a = layout.axis();
-        let (lo, hi) = (layout.offset(r), layout.offset(r) + layout.count(r));
-        b[a] = b[a].start.max(lo)..b[a].end.min(hi).max(b[a].start.max(lo));
-    }
-    b
+/// The global box that rank `p` holds in `src` and rank `q` holds in `dst` (empty ranges when
+/// they share nothing).
+pub(crate) fn shared_box(src: &Split, p: usize, dst: &Split, q: usize) -> Vec<Range<usize>> {
+    src.box_of(p)
+        .into_iter()
+        .zip(dst.box_of(q))
+        .map(|(a, b)| {
+            let lo = a.start.max(b.start);
+            lo..a.end.min(b.end).max(lo)
+        })
+        .collect()
 }
 
-/// `global` in the local coordinates of rank `r` of `layout`, with the trailing pair axis.
-fn local_box(layout: &Layout, r: usize, global: &[Range<usize>]) -> Vec<Range<usize>> {
-    let mut b = global.to_vec();
-    let (a, o) = (layout.axis(), layout.offset(r));
-    b[a] = b[a].start - o..b[a].end - o;
+/// `global` (inside the box of rank `r` of `split`, or empty and starting there or after) in
+/// the local coordinates of rank `r`, with the trailing pair axis.
+fn local_box(split: &Split, r: usize, global: &[Range<usize>]) -> Vec<Range<usize>> {
+    let mut b: Vec<Range<usize>> = global
+        .iter()
+        .zip(split.box_of(r))
+        .map(|(g, own)| g.start - own.start..g.end - own.start)
+        .collect();
     b.push(0..2);
     b
 }
@@ -126,9 +133,9 @@ pub(crate) struct TransposePlan {
 }
 
 impl TransposePlan {
-    /// The plan of rank `rank` for moving complex arrays from `src` to `dst` (both Scatter, same
-    /// global shape, same number of ranks).
-    pub(crate) fn new(src: &Layout, dst: &Layout, rank: usize) -> Self {
+    /// The plan of rank `rank` for moving complex arrays from `src` to `dst` (same global
+    /// shape, same number of ranks).
+    pub(crate) fn new(src: &Split, dst: &Split, rank: usize) -> Self {
         debug_assert_eq!(src.global_shape(), dst.global_shape());
         let nranks = src.nranks();
         let with_pair = |mut s: Vec<usize>| {
