@@ -550,7 +550,8 @@ where
     }
 
     /// The layout of the spectrum (`dimsd`, without the pair axis of real `T`): the axis it is
-    /// distributed along and its counts.
+    /// distributed along and its counts. [`Redistribute`](crate::Redistribute) moves it to any
+    /// other layout inside a chain of operators.
     pub fn range_layout(&self) -> &Layout {
         &self.range_layout
     }

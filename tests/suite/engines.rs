@@ -1016,6 +1016,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::gpu_stencil::halo_all_dtypes::<distlops::core::Cuda>,
     ),
     (
+        "redistribute::redistribute_operator_all_dtypes[cuda]",
+        super::redistribute::redistribute_operator_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
         "gpu_agree::to_engine_with_one_full_device[cuda]",
         super::gpu_agree::to_engine_with_one_full_device,
     ),

@@ -133,6 +133,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ),
     ("redistribute::ravel_any_axis", redistribute::ravel_any_axis),
     (
+        "redistribute::redistribute_operator_all_dtypes[host]",
+        redistribute::redistribute_operator_all_dtypes::<distlops::core::Host>,
+    ),
+    (
         "redistribute::reshape_shapes_and_axes",
         redistribute::reshape_shapes_and_axes,
     ),

@@ -205,3 +205,81 @@ pub fn reshape_shapes_and_axes(comm: &Communicator) {
     reshapes::<f64>(comm);
     reshapes::<Complex64>(comm);
 }
+
+/// The `Redistribute` operator on engine `E` between every pair of Scatter layouts of
+/// [`layout_cases`] (every axis, balanced, all on the last rank, random counts; sizes that do
+/// not divide by the rank count): the forward puts the serial global array into the target
+/// layout and the adjoint brings it back, both to the bit (the outputs start as NaN, so an
+/// unwritten element fails); a dot test on the engine (to the precision's tolerance: the two
+/// inner products sum in different layouts); each operator applied twice (its buffers
+/// are reused). A vector of the wrong layout, and layouts of different shapes, are errors on
+/// every rank.
+fn operator_moves<T: TestScalar, E: super::engines::TestEngine>(comm: &Communicator) {
+    use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
+    use distlops::core::{DistVector, Error};
+    use distlops::operators::Redistribute;
+    let engine = E::for_rank(comm);
+    let p = comm.size();
+    let on = |x: DistributedArray<T>| DistVector::Array(x.to_engine(&engine).unwrap());
+    let back = |v: &DistVector<T, E>| v.as_array().unwrap().to_host().unwrap();
+    for (si, shape) in SHAPES.iter().enumerate() {
+        let g = global::<T>(shape, 300 + si as u64);
+        let h = global::<T>(shape, 310 + si as u64);
+        let scatter: Vec<(String, Layout)> = layout_cases(shape, p)
+            .into_iter()
+            .filter(|(_, l)| l.partition() == Partition::Scatter)
+            .collect();
+        for (na, a) in &scatter {
+            for (nb, b) in &scatter {
+                let what = format!("Redistribute {na} -> {nb} on {} ({})", E::NAME, T::SUFFIX);
+                let op = Redistribute::<T>::new(comm, a, b)
+                    .unwrap()
+                    .to_engine(&engine)
+                    .unwrap();
+                let (x, y) = (on(dist(comm, &g, a)), on(dist(comm, &h, b)));
+                for _ in 0..2 {
+                    let mut out = on(dist(comm, &g.mapv(|_| T::from_f64(f64::NAN)), b));
+                    op.matvec((&x).into(), &mut out).unwrap();
+                    holds(comm, &back(&out), &g, &format!("{what}: forward"));
+                    let mut out = on(dist(comm, &h.mapv(|_| T::from_f64(f64::NAN)), a));
+                    op.rmatvec((&y).into(), &mut out).unwrap();
+                    holds(comm, &back(&out), &h, &format!("{what}: adjoint"));
+                }
+                let t = dottest(&op, &x, &y).unwrap();
+                assert!(t.passes(T::TOL), "{what}: dot test {}", t.rel_err);
+            }
+        }
+        if let (Some((_, a)), Some((_, b))) = (scatter.first(), scatter.get(3)) {
+            // An input in the range's layout is an error on every rank.
+            let op = Redistribute::<T>::new(comm, a, b)
+                .unwrap()
+                .to_engine(&engine)
+                .unwrap();
+            expect_err(
+                comm,
+                op.apply(&on(dist(comm, &g, b))),
+                |e| matches!(e, Error::LayoutMismatch(_)),
+                "Redistribute applied to a vector of its range",
+            );
+        }
+    }
+    let a = Layout::scatter(&[5, 3], 0, p).unwrap();
+    let b = Layout::scatter(&[3, 5], 0, p).unwrap();
+    assert!(matches!(
+        Redistribute::<T>::new(comm, &a, &b).err(),
+        Some(Error::ShapeMismatch(_))
+    ));
+    let c = Layout::broadcast(&[5, 3], p).unwrap();
+    assert!(matches!(
+        Redistribute::<T>::new(comm, &a, &c).err(),
+        Some(Error::UnsupportedPartition(_))
+    ));
+}
+
+/// [`operator_moves`] for every dtype.
+pub fn redistribute_operator_all_dtypes<E: super::engines::TestEngine>(comm: &Communicator) {
+    operator_moves::<f64, E>(comm);
+    operator_moves::<Complex64, E>(comm);
+    operator_moves::<f32, E>(comm);
+    operator_moves::<Complex32, E>(comm);
+}

@@ -22,14 +22,14 @@ pub(crate) fn shared_box(src: &Split, p: usize, dst: &Split, q: usize) -> Vec<Ra
 }
 
 /// `global` (inside the box of rank `r` of `split`, or empty and starting there or after) in
-/// the local coordinates of rank `r`, with the trailing pair axis.
-fn local_box(split: &Split, r: usize, global: &[Range<usize>]) -> Vec<Range<usize>> {
+/// the local coordinates of rank `r`, with the trailing axis of an element's `width` values.
+fn local_box(split: &Split, r: usize, global: &[Range<usize>], width: usize) -> Vec<Range<usize>> {
     let mut b: Vec<Range<usize>> = global
         .iter()
         .zip(split.box_of(r))
         .map(|(g, own)| g.start - own.start..g.end - own.start)
         .collect();
-    b.push(0..2);
+    b.push(0..width);
     b
 }
 
@@ -134,27 +134,33 @@ pub(crate) struct TransposePlan {
 
 impl TransposePlan {
     /// The plan of rank `rank` for moving complex arrays from `src` to `dst` (same global
-    /// shape, same number of ranks).
+    /// shape, same number of ranks), as interleaved reals.
     pub(crate) fn new(src: &Split, dst: &Split, rank: usize) -> Self {
+        Self::with_width(src, dst, rank, 2)
+    }
+
+    /// The plan for arrays whose elements are `width` values each (2: complex numbers as
+    /// reals; 1: the elements themselves); lengths and buffers are then counted in values.
+    pub(crate) fn with_width(src: &Split, dst: &Split, rank: usize, width: usize) -> Self {
         debug_assert_eq!(src.global_shape(), dst.global_shape());
         let nranks = src.nranks();
         let with_pair = |mut s: Vec<usize>| {
-            s.push(2);
+            s.push(width);
             s
         };
         let src_shape = with_pair(src.local_shape(rank));
         let dst_shape = with_pair(dst.local_shape(rank));
         let send_boxes: Vec<_> = (0..nranks)
-            .map(|q| local_box(src, rank, &shared_box(src, rank, dst, q)))
+            .map(|q| local_box(src, rank, &shared_box(src, rank, dst, q), width))
             .collect();
         let recv_boxes: Vec<_> = (0..nranks)
-            .map(|q| local_box(dst, rank, &shared_box(src, q, dst, rank)))
+            .map(|q| local_box(dst, rank, &shared_box(src, q, dst, rank), width))
             .collect();
         let own_box = shared_box(src, rank, dst, rank);
         let own = (volume(&own_box) > 0).then(|| {
             let (a, b) = (
-                local_box(src, rank, &own_box),
-                local_box(dst, rank, &own_box),
+                local_box(src, rank, &own_box, width),
+                local_box(dst, rank, &own_box, width),
             );
             let extent: Vec<usize> = a.iter().map(|r| r.end - r.start).collect();
             let (ss, ds) = (
