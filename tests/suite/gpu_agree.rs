@@ -7,7 +7,7 @@ use super::check::expect_err;
 use distlops::core::{Communicator, Complex64, Cuda, DistributedArray, Error, Layout, Result};
 use distlops::operators::{
     FftNd, FftNdParams, FirstDerivative, FirstDerivativeParams, Fredholm1, Fredholm1Params, Halo,
-    Laplacian, LaplacianParams, Mdc, MdcParams,
+    Laplacian, LaplacianParams, Mdc, MdcParams, Redistribute,
 };
 use ndarray::Array3;
 
@@ -59,6 +59,10 @@ pub fn to_engine_with_one_full_device(comm: &Communicator) {
             .build(comm)
             .unwrap();
         fails_everywhere(comm, halo.to_engine(&dev), "Halo");
+        // (On one rank a redistribution moves nothing either.)
+        let cols = Layout::scatter(&[2 * p + 3, 5], 1, p).unwrap();
+        let moved = Redistribute::<f64>::new(comm, &layout, &cols).unwrap();
+        fails_everywhere(comm, moved.to_engine(&dev), "Redistribute");
     }
     let fft = FftNd::<Complex64>::with_layout(
         comm,

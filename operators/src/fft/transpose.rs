@@ -121,7 +121,7 @@ fn messages(
 
 /// The move of one rank's block from `src` to `dst`.
 pub(crate) struct TransposePlan {
-    /// Reals of the source and destination blocks.
+    /// Values of the source and destination blocks (reals, for complex plans).
     src_len: usize,
     dst_len: usize,
     /// This rank's own box, copied from block to block.
@@ -190,17 +190,17 @@ impl TransposePlan {
         }
     }
 
-    /// Reals of the send buffer the plan needs.
+    /// Values of the send buffer the plan needs (reals, for complex plans).
     pub(crate) fn send_len(&self) -> usize {
         self.send_len
     }
 
-    /// Reals of the receive buffer the plan needs.
+    /// Values of the receive buffer the plan needs (reals, for complex plans).
     pub(crate) fn recv_len(&self) -> usize {
         self.recv_len
     }
 
-    /// Reals of the source and destination blocks.
+    /// Values of the source and destination blocks (reals, for complex plans).
     pub(crate) fn lens(&self) -> (usize, usize) {
         (self.src_len, self.dst_len)
     }
