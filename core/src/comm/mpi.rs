@@ -137,13 +137,16 @@ pub fn run<E: std::fmt::Display>(
         Ok(()) => std::process::ExitCode::SUCCESS,
         Err(e) => {
             use std::io::Write;
-            let mut err = std::io::stderr().lock();
-            let _ = writeln!(
-                err,
-                "distlops: rank {} of {} failed: {e}",
+            // One write of the whole line: standard error is unbuffered, so `writeln!` would
+            // write the pieces of the message one by one, and the lines of ranks failing at
+            // the same moment could interleave in mpirun's output.
+            let line = format!(
+                "distlops: rank {} of {} failed: {e}\n",
                 world.rank(),
                 world.size()
             );
+            let mut err = std::io::stderr().lock();
+            let _ = err.write_all(line.as_bytes());
             let _ = err.flush();
             drop(err);
             SimpleCommunicator::world().abort(1)
