@@ -88,8 +88,11 @@ impl Default for MdcParams {
 ///   the spectrum to the kernel's frequency split, the products `G(f) X(f)` are local, one
 ///   all-to-all moves the result to a split along `s`, the inverse time transforms are local,
 ///   and one last all-to-all reaches `data_axis` (none if it is 1 or 2). The adjoint runs the
-///   same steps backwards. PyLops-MPI broadcasts model and data, repeats both FFTs on every rank
-///   and all-gathers the result of every product.
+///   same steps backwards. PyLops-MPI broadcasts model and data, repeats both FFTs on every
+///   rank and all-gathers the result of every product. In an inversion, where the solver's
+///   vectors take the operator's layouts, `model_axis = 1` and `data_axis = 1` save two of the
+///   four all-to-alls per product (W8 on 2 ranks, p10 of interleaved runs: 0.71-0.73 ms per
+///   product instead of 0.87-0.91 ms, the same checksums).
 /// * Reproducibility: every value comes from whole-trace transforms and per-frequency sums in a
 ///   fixed order: the same bits on any number of ranks (for given `model_axis` and `data_axis`).
 /// * Engines: [`new`](Self::new) makes the host operator (the pipeline above, rustfft and an
