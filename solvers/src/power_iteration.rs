@@ -4,8 +4,8 @@
 use crate::common::{check_square, check_tol, finite, finite_nonzero, fused_vdots, Result};
 use distlops_core::Error;
 use distlops_core::{
-    Complex32, Complex64, DistVector, DistributedArray, Engine, Host, LinearOperator,
-    LinearOperatorExt, Partition, RealScalar, Scalar, Vector,
+    Complex32, Complex64, DistVector, Engine, Host, Layout, LinearOperator, LinearOperatorExt,
+    Partition, RealScalar, Scalar, Vector,
 };
 use num_traits::Float;
 use std::any::Any;
@@ -62,10 +62,9 @@ fn uniform(seed: u64, g: u64, stream: u64) -> f64 {
     (bits >> 11) as f64 * (1.0 / (1u64 << 53) as f64)
 }
 
-/// Fills one plain array whose first element has flat index `base` in the whole vector.
-fn fill_array<T: Scalar>(a: &mut DistributedArray<T>, seed: u64, base: u64) {
-    let layout = a.layout().clone();
-    let rank = a.rank();
+/// Fills rank `rank`'s block `local` of a plain array of `layout`, whose first element has flat
+/// index `base` in the whole vector.
+fn fill_block<T: Scalar>(layout: &Layout, rank: usize, local: &mut [T], seed: u64, base: u64) {
     let shape = layout.global_shape();
     let axis = layout.axis();
     // Scatter: the block is [outer, count, inner] inside the global [outer, n, inner], at `offset`
@@ -83,7 +82,6 @@ fn fill_array<T: Scalar>(a: &mut DistributedArray<T>, seed: u64, base: u64) {
         Partition::Scatter => (layout.offset(rank), layout.count(rank)),
         _ => (0, n),
     };
-    let local = a.local_slice_mut();
     for p in 0..outer {
         for j in 0..count {
             for q in 0..inner {
@@ -129,12 +127,25 @@ pub fn fill_seeded<T: Scalar, E: Engine>(v: &mut DistVector<T, E>, seed: u64) {
     fn go<T: Scalar, E: Engine>(v: &mut DistVector<T, E>, seed: u64, base: &mut u64) {
         match v {
             DistVector::Array(a) => {
-                let mut host = a.to_host().unwrap_or_else(|e| panic!("fill_seeded: {e}"));
-                fill_array(&mut host, seed, *base);
-                *a = host
-                    .to_engine(&a.engine())
-                    .unwrap_or_else(|e| panic!("fill_seeded: {e}"));
-                *base += a.global_len() as u64;
+                let (layout, rank) = (a.layout().clone(), a.rank());
+                let engine = a.engine();
+                let block = a.local_block_mut();
+                // Only this rank's block: filled in place on the host, through a local copy on
+                // a device (no communication either way).
+                match E::on_host_mut(E::slice_mut(block)) {
+                    Some(local) => fill_block(&layout, rank, local, seed, *base),
+                    None => {
+                        let mut host = E::download(block);
+                        let local = host
+                            .as_slice_mut()
+                            .expect("a downloaded block is contiguous");
+                        fill_block(&layout, rank, local, seed, *base);
+                        *block = engine
+                            .upload(host.view())
+                            .unwrap_or_else(|e| panic!("fill_seeded: {e}"));
+                    }
+                }
+                *base += layout.global_len() as u64;
             }
             DistVector::Stacked(s) => s.parts_mut().iter_mut().for_each(|p| go(p, seed, base)),
         }
