@@ -261,6 +261,20 @@ fn operator_moves<T: TestScalar, E: super::engines::TestEngine>(comm: &Communica
                 |e| matches!(e, Error::LayoutMismatch(_)),
                 "Redistribute applied to a vector of its range",
             );
+            // Only the last rank hands in the wrong vector: still an error on every rank.
+            let last = comm.rank() + 1 == p;
+            let x = on(dist(comm, &g, if last { b } else { a }));
+            expect_err(
+                comm,
+                op.apply(&x),
+                |e| {
+                    matches!(
+                        e,
+                        Error::LayoutMismatch(_) | Error::FailedOnOtherRank { .. }
+                    )
+                },
+                "Redistribute with a vector of its range on the last rank only",
+            );
         }
     }
     let a = Layout::scatter(&[5, 3], 0, p).unwrap();
