@@ -376,7 +376,10 @@ impl DeviceApi for EmulatedDevice {
     }
 
     fn alloc(&self, bytes: usize) -> Result<DevicePtr> {
-        let used = self.state().used;
+        // One lock for the check and the bookkeeping, so that allocations from two threads
+        // cannot both fit the capacity that only one of them fits.
+        let mut state = self.state();
+        let used = state.used;
         if bytes > self.capacity.saturating_sub(used) {
             return Err(Error::Allocation(format!(
                 "a device block of {bytes} bytes: the emulated device has {} of its {} bytes free",
@@ -404,7 +407,6 @@ impl DeviceApi for EmulatedDevice {
             std::ptr::write_bytes(base.add(RED_ZONE + bytes), GUARD, RED_ZONE);
         }
         let ptr = base as u64 + RED_ZONE as u64;
-        let mut state = self.state();
         state.used += bytes;
         state.allocations.insert(ptr, Allocation { base, bytes });
         Ok(ptr)
