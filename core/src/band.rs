@@ -1,6 +1,6 @@
 //! [`AxisBand`]: a banded 1-D operator along one axis of a C-ordered block, the primitive that
 //! finite-difference stencils, short convolutions and their adjoints run on with
-//! [`Engine::band`](crate::Engine::band), on any engine.
+//! [`Banded::band`](crate::Banded::band), on any engine.
 //!
 //! The block is seen as `(outer, n, inner)`: `x` has `n_src` rows along the axis, `y` has
 //! `n_out`. For every output row `i`:
@@ -211,7 +211,7 @@ fn host_row<T: crate::Scalar>(table: &[f64], i: usize, x: &[T], inner: usize, k:
     acc
 }
 
-/// [`Engine::band`](crate::Engine::band) on host slices.
+/// [`Banded::band`](crate::Banded::band) on host slices.
 pub(crate) fn host_band<T: crate::Scalar>(
     band: &AxisBand,
     table: &[f64],

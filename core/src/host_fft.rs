@@ -1,4 +1,4 @@
-//! [`HostFft`]: the host engine's batched complex FFTs ([`Engine::fft`](crate::Engine::fft) on
+//! [`HostFft`]: the host engine's batched complex FFTs ([`Fourier::fft`](crate::Fourier::fft) on
 //! [`Host`](crate::Host)), planned once with rustfft.
 
 use crate::error::{Error, Result};
@@ -16,7 +16,7 @@ pub enum HostFftPlans {
     F64(Arc<dyn rustfft::Fft<f64>>, Arc<dyn rustfft::Fft<f64>>),
 }
 
-/// A real type the engines' FFTs ([`Engine::fft`](crate::Engine::fft)) work in: `f32` and `f64`.
+/// A real type the engines' FFTs ([`Fourier::fft`](crate::Fourier::fft)) work in: `f32` and `f64`.
 pub trait FftReal: HasComplex {
     /// The forward and inverse host plans of length `n`.
     #[doc(hidden)]

@@ -49,6 +49,7 @@ pub mod cuda;
 mod dense;
 pub mod engine;
 pub mod error;
+mod host;
 pub mod host_fft;
 pub mod kernels;
 pub mod layout;
@@ -76,7 +77,10 @@ pub use comm::{CommStats, OpStats, ReduceRequest};
 pub use comm::{Communicator, Fingerprint, ReduceOp, Threads};
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub use cuda::Cuda;
-pub use engine::{BinaryOp, Engine, Host, MatOp, SliceLen, StridedCopy};
+pub use engine::{
+    Banded, BinaryOp, Collectives, Compute, Dense, Engine, Fourier, FullEngine, Host, MatOp,
+    Memory, SliceLen, StridedCopy,
+};
 pub use error::{Error, NonFiniteKind, Result};
 pub use host_fft::FftReal;
 pub use layout::{balanced_counts, Layout};

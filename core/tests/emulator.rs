@@ -3,8 +3,8 @@
 #![cfg(feature = "emulator")]
 
 use distlops_core::{
-    AxisBand, Complex32, Complex64, Cuda, DistributedArray, Engine, Host, Layout, NormOrd, Scalar,
-    StridedCopy, Threads,
+    AxisBand, Banded, Complex32, Complex64, Compute, Cuda, DistributedArray, Host, Layout, Memory,
+    NormOrd, Scalar, StridedCopy, Threads,
 };
 use ndarray::{ArrayD, IxDyn};
 

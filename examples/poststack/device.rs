@@ -7,12 +7,12 @@
 //! live on the device.
 
 use distlops::core::operator::Op;
-use distlops::core::{DistVector, Engine, Error, Host, Result, VectorRef};
+use distlops::core::{DistVector, Error, FullEngine, Host, Result, VectorRef};
 use distlops::operators::local::{LocalOperator, PoststackLinearModelling};
 use distlops::operators::Laplacian;
 
 /// An engine the example can run on.
-pub trait Device: Engine {
+pub trait Device: FullEngine {
     /// This rank's modelling block on the engine.
     fn modelling(
         &self,
@@ -48,7 +48,7 @@ impl Device for Cuda {
 }
 
 /// A vector of `engine`'s memory copied to the host.
-pub fn to_host<E: Engine>(v: VectorRef<'_, f64, E>) -> Result<DistVector<f64>> {
+pub fn to_host<E: FullEngine>(v: VectorRef<'_, f64, E>) -> Result<DistVector<f64>> {
     match v {
         VectorRef::Array(a) => Ok(DistVector::Array(a.to_host()?)),
         VectorRef::Stacked(_) => Err(Error::InvalidArgument(
@@ -58,7 +58,7 @@ pub fn to_host<E: Engine>(v: VectorRef<'_, f64, E>) -> Result<DistVector<f64>> {
 }
 
 /// A host vector copied to `engine`.
-pub fn to_engine<E: Engine>(v: &DistVector<f64>, engine: &E) -> Result<DistVector<f64, E>> {
+pub fn to_engine<E: FullEngine>(v: &DistVector<f64>, engine: &E) -> Result<DistVector<f64, E>> {
     match v {
         DistVector::Array(a) => Ok(DistVector::Array(a.to_engine(engine)?)),
         DistVector::Stacked(_) => Err(Error::InvalidArgument(

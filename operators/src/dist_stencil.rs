@@ -54,7 +54,7 @@
 //! * [`host`]: its execution on host slices, ghost exchange on the host communicator with buffers
 //!   allocated from the plan, and the kernels of [`crate::combine`]. What the constructors build.
 //! * [`engine`]: its execution on any engine ([`DistStencil::to_engine`], also for the host),
-//!   with the engine's exchange, strided copies and one [`Engine::band`] per term, from the same
+//!   with the engine's exchange, strided copies and one [`Banded::band`] per term, from the same
 //!   plan (its ghost pieces, outgoing slabs and terms); results agree with the host kernels to
 //!   rounding, not bitwise.
 //! * Here: the operator-facing pieces ([`DistStencil`], [`Term`], [`band_along`],
@@ -68,7 +68,7 @@ use crate::local::stencil::{Band, Scheme};
 use distlops_core::operator::Space;
 use distlops_core::reals::{real, real_mut, width};
 use distlops_core::{
-    Communicator, Engine, Error, Fingerprint, Host, Layout, Partition, RealScalar, Result, Scalar,
+    Banded, Communicator, Error, Fingerprint, Host, Layout, Partition, RealScalar, Result, Scalar,
 };
 use engine::{EngineDirection, EnginePlan};
 use host::HostBuffers;
@@ -120,8 +120,8 @@ impl<R: RealScalar> Direction<R> {
 
 /// How products run: the host kernels on host slices (what the constructors build), or the
 /// engine execution on any engine (what [`DistStencil::to_engine`] builds, also for the host).
-enum Exec<T: Scalar, E: Engine> {
-    /// The host plans with their buffers (reached through [`Engine::on_host`]: only on `Host`).
+enum Exec<T: Scalar, E: Banded> {
+    /// The host plans with their buffers (reached through [`Memory::on_host`]: only on `Host`).
     Host {
         forward: Box<Direction<T::Real>>,
         adjoint: Box<Direction<T::Real>>,
@@ -134,7 +134,7 @@ enum Exec<T: Scalar, E: Engine> {
 }
 
 /// The forward and adjoint plans of one operator, with their buffers, on engine `E`.
-pub(crate) struct DistStencil<T: Scalar, E: Engine = Host> {
+pub(crate) struct DistStencil<T: Scalar, E: Banded = Host> {
     exec: Exec<T, E>,
     comm: Communicator,
     /// Inputs and outputs of the forward direction.
@@ -232,7 +232,7 @@ impl<T: Scalar> DistStencil<T> {
     }
 }
 
-impl<T: Scalar, E: Engine> DistStencil<T, E> {
+impl<T: Scalar, E: Banded> DistStencil<T, E> {
     /// The fingerprint of the stencil's terms (see the field).
     pub(crate) fn fingerprint(&self) -> Fingerprint {
         self.fingerprint
@@ -253,7 +253,7 @@ impl<T: Scalar, E: Engine> DistStencil<T, E> {
     ///
     /// # Errors
     /// [`Error::Allocation`] if the engine has no room for the tables or buffers.
-    pub(crate) fn to_engine<F: Engine>(&self, engine: &F) -> Result<DistStencil<T, F>> {
+    pub(crate) fn to_engine<F: Banded>(&self, engine: &F) -> Result<DistStencil<T, F>> {
         let (forward, adjoint) = match &self.exec {
             Exec::Host { forward, adjoint } => (
                 Arc::new(EnginePlan::new(&forward.plan, self.ninputs)?),
@@ -341,7 +341,7 @@ impl<T: Scalar, E: Engine> DistStencil<T, E> {
 /// one-input, one-output [`DistStencil`]), `domain`, `range` and `comm`, named `$name`.
 macro_rules! single_stencil_operator {
     ($ty:ident, $name:literal) => {
-        impl<T: distlops_core::Scalar, E: distlops_core::Engine>
+        impl<T: distlops_core::Scalar, E: distlops_core::Banded>
             distlops_core::operator::LinearOperator<T, E> for $ty<T, E>
         {
             stored_spaces!();
@@ -385,7 +385,7 @@ macro_rules! stencil_to_engine {
         /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room
         /// (on that rank;
         /// [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
-        pub fn to_engine<F: distlops_core::Engine>(
+        pub fn to_engine<F: distlops_core::Banded>(
             &self,
             engine: &F,
         ) -> distlops_core::Result<$ty<T, F>> {

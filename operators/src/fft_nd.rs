@@ -13,8 +13,8 @@ use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::reals::{real, real_mut};
 use distlops_core::VectorRef;
 use distlops_core::{
-    resolve_axes, resolve_axis, Communicator, DistVector, Engine, Error, Fingerprint, Host, Layout,
-    Result, Scalar,
+    resolve_axes, resolve_axis, Communicator, DistVector, Error, Fingerprint, Fourier, Host,
+    Layout, Result, Scalar,
 };
 
 /// The keyword arguments of [`FftNd`], with the defaults of PyLops-MPI's `MPIFFTND`.
@@ -227,7 +227,7 @@ impl Default for FftNdParams {
 /// product on the real view, and copies the kept bins back (the output's fftshift, two
 /// copies). Real input is widened to complex, and the adjoint narrowed to real parts, by
 /// strided copies on the real view. A transpose packs its boxes with strided copies and moves
-/// them with one grouped exchange of engine buffers ([`Engine::exchange`]), between any two
+/// them with one grouped exchange of engine buffers ([`Collectives::exchange`](distlops_core::Collectives::exchange)), between any two
 /// splits (the pencil's grid too). Communication per product is the host operator's (the
 /// same all-to-alls, slab or pencil); nothing goes through host memory. The FFT plans, weights
 /// and work buffers are made once, in `to_engine`. Results agree with the host operator to
@@ -261,7 +261,7 @@ impl Default for FftNdParams {
 /// });
 /// assert!(ok.into_iter().all(|r| r.unwrap()));
 /// ```
-pub struct FftNd<T: Scalar, E: Engine = Host>
+pub struct FftNd<T: Scalar, E: Fourier = Host>
 where
     T::Real: FftReal,
 {
@@ -288,7 +288,7 @@ where
 
 /// How products run: the host pipeline (the constructors, `E = Host`), or the steps written over
 /// the engine ([`FftNd::to_engine`]).
-enum Path<R: FftReal, E: Engine> {
+enum Path<R: FftReal, E: Fourier> {
     Host(Pipeline<R>),
     Engine(EnginePipeline<R, E>),
 }
@@ -461,7 +461,7 @@ where
     }
 }
 
-impl<T: Scalar, E: Engine> FftNd<T, E>
+impl<T: Scalar, E: Fourier> FftNd<T, E>
 where
     T::Real: FftReal,
 {
@@ -474,7 +474,7 @@ where
     /// # Errors
     /// [`Error::Allocation`] or [`Error::Device`] if the engine has no room for the buffers or
     /// rejects an FFT plan (on that rank; [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
-    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<FftNd<T, F>> {
+    pub fn to_engine<F: Fourier>(&self, engine: &F) -> Result<FftNd<T, F>> {
         let rank = self.comm.rank();
         let mut b = EngineBuilder::new(&inside(&self.layout)?, rank);
         let range = plan_steps(
@@ -819,7 +819,7 @@ fn four_step<R: FftReal>(
     Ok((b, out))
 }
 
-impl<T: Scalar, E: Engine> LinearOperator<T, E> for FftNd<T, E>
+impl<T: Scalar, E: Fourier> LinearOperator<T, E> for FftNd<T, E>
 where
     T::Real: FftReal,
 {
@@ -868,7 +868,7 @@ where
 /// `inner: FftNd<T, E>`, named `$name`.
 macro_rules! delegate_fft {
     ($ty:ident, $name:literal) => {
-        impl<T: Scalar, E: Engine> LinearOperator<T, E> for $ty<T, E>
+        impl<T: Scalar, E: Fourier> LinearOperator<T, E> for $ty<T, E>
         where
             T::Real: FftReal,
         {
@@ -903,7 +903,7 @@ macro_rules! delegate_fft {
             }
         }
 
-        impl<T: Scalar, E: Engine> std::ops::Deref for $ty<T, E>
+        impl<T: Scalar, E: Fourier> std::ops::Deref for $ty<T, E>
         where
             T::Real: FftReal,
         {
@@ -913,7 +913,7 @@ macro_rules! delegate_fft {
             }
         }
 
-        impl<T: Scalar, E: Engine> $ty<T, E>
+        impl<T: Scalar, E: Fourier> $ty<T, E>
         where
             T::Real: FftReal,
         {
@@ -921,7 +921,7 @@ macro_rules! delegate_fft {
             ///
             /// # Errors
             /// As [`FftNd::to_engine`].
-            pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<$ty<T, F>> {
+            pub fn to_engine<F: Fourier>(&self, engine: &F) -> Result<$ty<T, F>> {
                 Ok($ty {
                     inner: self.inner.to_engine(engine)?,
                 })
@@ -971,7 +971,7 @@ impl Default for FftParams {
 /// `FFT`): [`FftNd`] with one axis, with the same formula, partitions, communication and
 /// reproducibility. The transformed axis may be the distributed one (then one transpose each
 /// way). Dereferences to the [`FftNd`] for its accessors.
-pub struct Fft<T: Scalar, E: Engine = Host>
+pub struct Fft<T: Scalar, E: Fourier = Host>
 where
     T::Real: FftReal,
 {
@@ -1017,7 +1017,7 @@ where
     }
 }
 
-impl<T: Scalar, E: Engine> Fft<T, E>
+impl<T: Scalar, E: Fourier> Fft<T, E>
 where
     T::Real: FftReal,
 {
@@ -1068,7 +1068,7 @@ impl Default for Fft2dParams {
 /// The 2-D discrete Fourier transform along two axes of a distributed N-D array (PyLops-MPI's
 /// `MPIFFT2D`): [`FftNd`] with two axes, with the same formula, partitions, communication and
 /// reproducibility. Dereferences to the [`FftNd`] for its accessors.
-pub struct Fft2d<T: Scalar, E: Engine = Host>
+pub struct Fft2d<T: Scalar, E: Fourier = Host>
 where
     T::Real: FftReal,
 {
@@ -1121,7 +1121,7 @@ where
     }
 }
 
-impl<T: Scalar, E: Engine> Fft2d<T, E>
+impl<T: Scalar, E: Fourier> Fft2d<T, E>
 where
     T::Real: FftReal,
 {

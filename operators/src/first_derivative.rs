@@ -7,7 +7,7 @@ use crate::dist_stencil::{
 use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::{DerivativeKind, FirstDerivativeParams};
 use distlops_core::operator::Space;
-use distlops_core::{resolve_axis, Communicator, Engine, Host, Layout, Result, Scalar};
+use distlops_core::{resolve_axis, Banded, Communicator, Host, Layout, Result, Scalar};
 
 /// First derivative along `axis` of a distributed array, by finite differences with step
 /// `sampling` (`dx`): the values of PyLops' serial `FirstDerivative` on the gathered array.
@@ -47,10 +47,10 @@ use distlops_core::{resolve_axis, Communicator, Engine, Host, Layout, Result, Sc
 /// primitives, all on the engine (nothing goes through host memory on a device):
 ///
 /// * per product, the ghost slabs along the distributed axis are packed with strided copies
-///   and move in one `Engine::exchange` (every rank takes part, also a rank without messages),
+///   and move in one `Collectives::exchange` (every rank takes part, also a rank without messages),
 ///   and each input read along the distributed axis is extended with its ghost rows by strided
 ///   copies (the exchange is not overlapped with computation, as it is on the host);
-/// * the derivative is one `Engine::band` (interior taps plus explicit boundary rows, in this
+/// * the derivative is one `Banded::band` (interior taps plus explicit boundary rows, in this
 ///   rank's rows), its adjoint the band of the transposed matrix;
 /// * band tables and work buffers are allocated once, in `to_engine`; the stream threshold has no
 ///   effect there.
@@ -81,7 +81,7 @@ use distlops_core::{resolve_axis, Communicator, Engine, Host, Layout, Result, Sc
 /// });
 /// assert!(sums.into_iter().all(|s| s.unwrap() == 9.0 * 4.0 * 2.0)); // the last row is 0
 /// ```
-pub struct FirstDerivative<T: Scalar, E: Engine = Host> {
+pub struct FirstDerivative<T: Scalar, E: Banded = Host> {
     stencil: DistStencil<T, E>,
     domain: Space,
     range: Space,
@@ -156,7 +156,7 @@ impl<T: Scalar> FirstDerivative<T> {
     stream_min_bytes_option!();
 }
 
-impl<T: Scalar, E: Engine> FirstDerivative<T, E> {
+impl<T: Scalar, E: Banded> FirstDerivative<T, E> {
     stencil_to_engine!(FirstDerivative {
         axis,
         sampling,

@@ -5,7 +5,8 @@ use crate::seam::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::VectorRef;
 use distlops_core::{
-    Communicator, DistVector, Engine, Error, Fingerprint, Host, Layout, MatOp, Result, Scalar,
+    Communicator, Dense, DistVector, Error, Fingerprint, Host, Layout, MatOp, Memory, Result,
+    Scalar,
 };
 use ndarray::{Array1, ArrayView3};
 
@@ -78,7 +79,7 @@ pub(crate) fn kernel_split(
 /// * Reproducibility: each value is one rank's dot product over `y` (or `x`), the same for any
 ///   split of the slices: results are the same bits on any number of ranks.
 /// * Engines: the kernel lives on the engine `E` ([`to_engine`](Self::to_engine) uploads it, and
-///   `G^H` with `save_gt`, once), and the slices' products are one [`Engine::matmul_batched`]
+///   `G^H` with `save_gt`, once), and the slices' products are one [`Dense::matmul_batched`]
 ///   (`MatOp::N` forward, `MatOp::H` adjoint, or `MatOp::N` with the saved `G^H`): one
 ///   strided-batched cuBLAS gemm on a CUDA device, no host copy and no communication per
 ///   product. The
@@ -88,7 +89,7 @@ pub(crate) fn kernel_split(
 /// * PyLops-MPI: `MPIFredholm1(G, nz, saveGt, usematmul)`; `usematmul` is only a choice of NumPy
 ///   call and has no counterpart, and ranks with a single slice are allowed here (PyLops-MPI
 ///   refuses them).
-pub struct Fredholm1<T: Scalar, E: Engine = Host> {
+pub struct Fredholm1<T: Scalar, E: Dense = Host> {
     /// This rank's slices, `nsl x nx x ny` flattened.
     g: E::Storage<T>,
     /// `G^H` slice by slice (`nsl x ny x nx`), with `save_gt`.
@@ -149,7 +150,7 @@ impl<T: Scalar> Fredholm1<T> {
     }
 }
 
-impl<T: Scalar, E: Engine> Fredholm1<T, E> {
+impl<T: Scalar, E: Dense> Fredholm1<T, E> {
     /// The same operator with its kernel (and `G^H` with `save_gt`) on `engine`, uploaded once.
     /// [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one small
     /// all-reduce), so a failure on one rank only is an error on every rank.
@@ -157,7 +158,7 @@ impl<T: Scalar, E: Engine> Fredholm1<T, E> {
     /// # Errors
     /// [`Error::Allocation`] if the engine has no room for the kernel (on that rank;
     /// [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
-    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Fredholm1<T, F>> {
+    pub fn to_engine<F: Dense>(&self, engine: &F) -> Result<Fredholm1<T, F>> {
         let up = |a: &E::Storage<T>| engine.upload(E::download(a).view());
         let uploaded = up(&self.g).and_then(|g| Ok((g, self.gt.as_ref().map(up).transpose()?)));
         let (g, gt) = self.comm.agree_value(uploaded)?;
@@ -190,7 +191,7 @@ impl<T: Scalar, E: Engine> Fredholm1<T, E> {
     }
 }
 
-impl<T: Scalar, E: Engine> LinearOperator<T, E> for Fredholm1<T, E> {
+impl<T: Scalar, E: Dense> LinearOperator<T, E> for Fredholm1<T, E> {
     stored_spaces!();
     fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         let dims = (self.nx, self.ny, self.nz);

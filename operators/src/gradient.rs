@@ -13,7 +13,7 @@ use distlops_core::operator::{LinearOperator, Space};
 #[cfg(doc)]
 use distlops_core::Error;
 use distlops_core::VectorRef;
-use distlops_core::{Communicator, DistVector, Engine, Host, Layout, Result, Scalar};
+use distlops_core::{Banded, Communicator, DistVector, Host, Layout, Result, Scalar};
 
 /// `[y_0; y_1; ...; y_{ndim-1}] = [D_0; D_1; ...] x`, where `D_k` is the
 /// [`FirstDerivative`](crate::FirstDerivative) along axis `k` with step `sampling[k]`, `kind`,
@@ -47,10 +47,10 @@ use distlops_core::{Communicator, DistVector, Engine, Host, Layout, Result, Scal
 /// primitives, all on the engine (nothing goes through host memory on a device):
 ///
 /// * per product, the ghost slabs along the distributed axis are packed with strided copies
-///   and move in one `Engine::exchange` (every rank takes part, also a rank without messages),
+///   and move in one `Collectives::exchange` (every rank takes part, also a rank without messages),
 ///   and each input read along the distributed axis is extended with its ghost rows by strided
 ///   copies (the exchange is not overlapped with computation, as it is on the host);
-/// * each component is one `Engine::band` (interior taps plus explicit boundary rows, in this
+/// * each component is one `Banded::band` (interior taps plus explicit boundary rows, in this
 ///   rank's rows); the adjoint accumulates the transposed band of every component into `x`;
 /// * band tables and work buffers are allocated once, in `to_engine`; the stream threshold has no
 ///   effect there.
@@ -77,7 +77,7 @@ use distlops_core::{Communicator, DistVector, Engine, Host, Layout, Result, Scal
 /// });
 /// assert!(ok.into_iter().all(|r| r.unwrap() == (2.0, 5.0)));
 /// ```
-pub struct Gradient<T: Scalar, E: Engine = Host> {
+pub struct Gradient<T: Scalar, E: Banded = Host> {
     stencil: DistStencil<T, E>,
     domain: Space,
     range: Space,
@@ -168,7 +168,7 @@ impl<T: Scalar> Gradient<T> {
     stream_min_bytes_option!();
 }
 
-impl<T: Scalar, E: Engine> Gradient<T, E> {
+impl<T: Scalar, E: Banded> Gradient<T, E> {
     stencil_to_engine!(Gradient {
         sampling,
         kind,
@@ -178,7 +178,7 @@ impl<T: Scalar, E: Engine> Gradient<T, E> {
     derivative_accessors!(axes);
 }
 
-impl<T: Scalar, E: Engine> LinearOperator<T, E> for Gradient<T, E> {
+impl<T: Scalar, E: Banded> LinearOperator<T, E> for Gradient<T, E> {
     stored_spaces!();
     fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         let outputs = parts_mut(y).iter_mut().map(plain_mut).collect();

@@ -460,7 +460,7 @@ impl<T: Scalar> HaloBuilder<T> {
 /// * Engines: the constructors build it on the [`Host`]; [`to_engine`](Self::to_engine) makes
 ///   the same operator on any engine (a `Cuda` device, or the host itself), written once with
 ///   the engine's primitives: the message boxes are packed and placed with strided copies and
-///   move in one `Engine::exchange` (every rank takes part), the adjoint adds each received box
+///   move in one `Collectives::exchange` (every rank takes part), the adjoint adds each received box
 ///   into its owner's samples with an `axpy` on a scratch buffer, in the host's order, so the
 ///   results are the host operator's bits. Buffers are allocated once, in `to_engine`.
 ///   [`crop`](Self::crop) runs on the operator's engine too; the global-array helpers
@@ -676,7 +676,7 @@ impl<T: Scalar> Halo<T> {
 impl<T: Scalar, E: Engine> Halo<T, E> {
     /// The same operator running on `engine`: its box copies planned and its message buffers
     /// allocated there, once. [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one small all-reduce), so a failure on one rank only is an error on every rank. Products then pack and place the boxes with the
-    /// engine's strided copies and move them with one `Engine::exchange`; the adjoint's sums
+    /// engine's strided copies and move them with one `Collectives::exchange`; the adjoint's sums
     /// into the owners' samples are an `axpy` on each received box, in the host's order, so the
     /// results are the host operator's bits.
     ///

@@ -8,7 +8,7 @@ use crate::dist_stencil::{
 use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::DerivativeKind;
 use distlops_core::operator::Space;
-use distlops_core::{resolve_axis, Communicator, Engine, Error, Host, Layout, Result, Scalar};
+use distlops_core::{resolve_axis, Banded, Communicator, Error, Host, Layout, Result, Scalar};
 
 /// `y = sum_k weights[k] D2_k x`, where `D2_k` is the
 /// [`SecondDerivative`](crate::SecondDerivative) along `axes[k]` with step `sampling[k]` (each
@@ -45,10 +45,10 @@ use distlops_core::{resolve_axis, Communicator, Engine, Error, Host, Layout, Res
 /// primitives, all on the engine (nothing goes through host memory on a device):
 ///
 /// * per product, the ghost slabs along the distributed axis are packed with strided copies
-///   and move in one `Engine::exchange` (every rank takes part, also a rank without messages),
+///   and move in one `Collectives::exchange` (every rank takes part, also a rank without messages),
 ///   and each input read along the distributed axis is extended with its ghost rows by strided
 ///   copies (the exchange is not overlapped with computation, as it is on the host);
-/// * each axis is one `Engine::band` (interior taps plus explicit boundary rows, in this
+/// * each axis is one `Banded::band` (interior taps plus explicit boundary rows, in this
 ///   rank's rows), accumulated into the output after the first; the adjoint likewise with
 ///   the transposed bands;
 /// * band tables and work buffers are allocated once, in `to_engine`; the stream threshold has no
@@ -76,7 +76,7 @@ use distlops_core::{resolve_axis, Communicator, Engine, Error, Host, Layout, Res
 /// });
 /// assert!(ok.into_iter().all(|r| (r.unwrap() - 14.0).abs() < 1e-12));
 /// ```
-pub struct Laplacian<T: Scalar, E: Engine = Host> {
+pub struct Laplacian<T: Scalar, E: Banded = Host> {
     stencil: DistStencil<T, E>,
     domain: Space,
     range: Space,
@@ -215,7 +215,7 @@ impl<T: Scalar> Laplacian<T> {
     stream_min_bytes_option!();
 }
 
-impl<T: Scalar, E: Engine> Laplacian<T, E> {
+impl<T: Scalar, E: Banded> Laplacian<T, E> {
     stencil_to_engine!(Laplacian {
         axes,
         weights,

@@ -8,7 +8,7 @@ use crate::dist_matrix_mult::{
 use crate::seam::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::{
-    balanced_counts, Communicator, DistVector, Engine, Fingerprint, Host, MatOp, ReduceOp, Result,
+    balanced_counts, Communicator, Dense, DistVector, Fingerprint, Host, MatOp, ReduceOp, Result,
     Scalar, VectorRef,
 };
 use ndarray::ArrayView2;

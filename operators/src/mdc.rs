@@ -13,8 +13,8 @@ use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::reals::{real, real_mut};
 use distlops_core::VectorRef;
 use distlops_core::{
-    resolve_axis, Communicator, DistVector, Engine, Error, Fingerprint, Host, Layout, Result,
-    Scalar,
+    resolve_axis, Communicator, Dense, DistVector, Error, Fingerprint, Fourier, Host, Layout,
+    Result, Scalar,
 };
 use ndarray::ArrayView3;
 use num_complex::Complex;
@@ -103,7 +103,7 @@ impl Default for MdcParams {
 ///   `r` or `v`), the ifftshift by two strided copies, the time transforms as one batched FFT per
 ///   side (cuFFT), the real transform's weights by `diag_mul`, one exchange to the kernel's
 ///   frequency split, the per-frequency products as one batched gemm
-///   ([`Engine::matmul_batched`]: `MatOp::N`, or `MatOp::H` without the saved `K^H`), one exchange back to whole traces, the inverse FFT and one last exchange to the
+///   ([`Dense::matmul_batched`]: `MatOp::N`, or `MatOp::H` without the saved `K^H`), one exchange back to whole traces, the inverse FFT and one last exchange to the
 ///   data layout (none when it is split along `s` or `v`): the same spaces and the same
 ///   communication as the host operator, every buffer allocated in `to_engine`. Results agree
 ///   with the host operator to rounding, not bitwise (another FFT and another gemm order; the
@@ -112,7 +112,7 @@ impl Default for MdcParams {
 ///   usematmul, prescaled)`; `fftengine` and `usematmul` choose Python libraries and have no
 ///   counterpart. A kernel with more frequencies than `nt / 2 + 1` is an error here (PyLops-MPI
 ///   clips `nfreq` with a warning and then fails on the shapes).
-pub struct Mdc<T: Scalar, E: Engine = Host>
+pub struct Mdc<T: Scalar, E: Fourier + Dense = Host>
 where
     T::Real: FftReal,
 {
@@ -137,7 +137,7 @@ where
 /// How the products run: the host pipeline (operators made by [`Mdc::new`]), or the engine path
 /// (made by [`Mdc::to_engine`]). One per operator, so the variants' sizes do not matter.
 #[allow(clippy::large_enum_variant)]
-enum State<R: FftReal, E: Engine> {
+enum State<R: FftReal, E: Fourier + Dense> {
     Host(Pipeline<R>),
     Engine(EngineMdc<E, R>),
 }
@@ -291,7 +291,7 @@ where
     }
 }
 
-impl<T: Scalar, E: Engine> Mdc<T, E>
+impl<T: Scalar, E: Fourier + Dense> Mdc<T, E>
 where
     T::Real: FftReal,
 {
@@ -304,7 +304,7 @@ where
     /// # Errors
     /// [`Error::Allocation`] if the engine has no room; what the engine's FFT plans report (on
     /// that rank; [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
-    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Mdc<T, F>> {
+    pub fn to_engine<F: Fourier + Dense>(&self, engine: &F) -> Result<Mdc<T, F>> {
         let layout = |s: &Space| s.layout().cloned().expect("MDC's spaces are plain");
         let (model, data) = (layout(&self.domain), layout(&self.range));
         let state = self.comm.agree_value(EngineMdc::new(
@@ -368,7 +368,7 @@ where
     }
 }
 
-impl<T: Scalar, E: Engine> LinearOperator<T, E> for Mdc<T, E>
+impl<T: Scalar, E: Fourier + Dense> LinearOperator<T, E> for Mdc<T, E>
 where
     T::Real: FftReal,
 {
@@ -398,7 +398,7 @@ where
 
 /// A product of the host pipeline (operators made by [`Mdc::new`], whose engine is the host):
 /// real inputs and outputs as reals, complex ones as complex numbers.
-fn host_product<T: Scalar, E: Engine>(
+fn host_product<T: Scalar, E: Fourier + Dense>(
     pipeline: &Pipeline<T::Real>,
     adjoint: bool,
     x: E::Slice<'_, T>,

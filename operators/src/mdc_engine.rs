@@ -18,8 +18,9 @@
 
 use crate::fft::moves::{Move, Place};
 use crate::fft::FftReal;
-use crate::seam::{engine_reals, engine_reals_mut};
-use distlops_core::{Communicator, Engine, HasComplex, Layout, MatOp, Result, Scalar, StridedCopy};
+use distlops_core::{
+    Communicator, Dense, Fourier, HasComplex, Layout, MatOp, Result, Scalar, StridedCopy,
+};
 use ndarray::Array1;
 use num_complex::Complex;
 use num_traits::Zero;
@@ -48,7 +49,7 @@ pub(crate) struct MdcShape<'a, R> {
 }
 
 /// Buffers of a product, allocated once.
-struct Work<E: Engine, R: FftReal> {
+struct Work<E: Fourier + Dense, R: FftReal> {
     /// Model-side lines (`lines_m x nt` complex), twice.
     m: [E::Storage<C<R>>; 2],
     /// Data-side lines (`lines_d x nt` complex), twice.
@@ -62,7 +63,7 @@ struct Work<E: Engine, R: FftReal> {
 
 /// The moves of one side (model or data): the real parts between the vector and the lines,
 /// and the spectra between the lines and the frequency split.
-struct Side<E: Engine, R: FftReal> {
+struct Side<E: Fourier + Dense, R: FftReal> {
     to_lines: Move,
     from_lines: Move,
     to_freq: Move,
@@ -71,7 +72,7 @@ struct Side<E: Engine, R: FftReal> {
 }
 
 /// The engine state of an [`Mdc`](crate::Mdc).
-pub(crate) struct EngineMdc<E: Engine, R: FftReal> {
+pub(crate) struct EngineMdc<E: Fourier + Dense, R: FftReal> {
     engine: E,
     comm: Communicator,
     dims: (usize, usize, usize, usize),
@@ -87,7 +88,7 @@ pub(crate) struct EngineMdc<E: Engine, R: FftReal> {
     work: Mutex<Work<E, R>>,
 }
 
-impl<E: Engine, R: FftReal> EngineMdc<E, R> {
+impl<E: Fourier + Dense, R: FftReal> EngineMdc<E, R> {
     /// Plans the product on `engine`: uploads the kernel (and `K^H` with `save_gt`) and the
     /// weights, plans the moves and the FFTs, and allocates every buffer. No communication.
     ///
@@ -263,7 +264,7 @@ impl<E: Engine, R: FftReal> EngineMdc<E, R> {
         } else {
             (&self.model, &self.data, m, d, xf, yf)
         };
-        self.vector_to_lines(first, engine_reals::<T, E>(input), a0, send, recv)?;
+        self.vector_to_lines(first, E::reals(input), a0, send, recv)?;
         if let (false, Some((shift, _))) = (adjoint, &self.shift) {
             for c in shift {
                 E::strided_copy(c, E::slice(a0), E::slice_mut(a1));
@@ -321,9 +322,9 @@ impl<E: Engine, R: FftReal> EngineMdc<E, R> {
             &self.engine,
             &self.comm,
             reals,
-            E::as_reals_mut::<R>(E::slice_mut(lines)),
-            E::as_reals_mut::<R>(E::slice_mut(send)),
-            E::as_reals_mut::<R>(E::slice_mut(recv)),
+            E::reals_mut(E::slice_mut(lines)),
+            E::reals_mut(E::slice_mut(send)),
+            E::reals_mut(E::slice_mut(recv)),
         )
     }
 
@@ -345,10 +346,10 @@ impl<E: Engine, R: FftReal> EngineMdc<E, R> {
         side.from_lines.run::<R, E>(
             &self.engine,
             &self.comm,
-            E::as_reals::<R>(E::slice(lines)),
-            engine_reals_mut::<T, E>(out),
-            E::as_reals_mut::<R>(E::slice_mut(send)),
-            E::as_reals_mut::<R>(E::slice_mut(recv)),
+            E::reals(E::slice(lines)),
+            E::reals_mut(out),
+            E::reals_mut(E::slice_mut(send)),
+            E::reals_mut(E::slice_mut(recv)),
         )
     }
 

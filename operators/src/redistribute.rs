@@ -26,7 +26,7 @@ use std::sync::Mutex;
 /// * Reproducibility: values are only moved: the output holds the input's bits, on any number
 ///   of ranks.
 /// * Engines: [`new`](Self::new) makes the operator on the host; [`to_engine`](Self::to_engine)
-///   the same moves on any engine (strided copies and one [`Engine::exchange`], NCCL on a CUDA
+///   the same moves on any engine (strided copies and one [`Collectives::exchange`](distlops_core::Collectives::exchange), NCCL on a CUDA
 ///   device).
 /// * PyLops-MPI: no operator; its `DistributedArray.redistribute` is the array method
 ///   [`DistributedArray::redistribute_to`](distlops_core::DistributedArray::redistribute_to)

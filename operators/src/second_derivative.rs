@@ -7,7 +7,7 @@ use crate::dist_stencil::{
 use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::{DerivativeKind, SecondDerivativeParams};
 use distlops_core::operator::Space;
-use distlops_core::{resolve_axis, Communicator, Engine, Host, Layout, Result, Scalar};
+use distlops_core::{resolve_axis, Banded, Communicator, Host, Layout, Result, Scalar};
 
 /// Second derivative along `axis` of a distributed array, by the three-point finite difference
 /// with step `sampling` (`dx`): the values of PyLops' serial `SecondDerivative` on the gathered
@@ -44,10 +44,10 @@ use distlops_core::{resolve_axis, Communicator, Engine, Host, Layout, Result, Sc
 /// primitives, all on the engine (nothing goes through host memory on a device):
 ///
 /// * per product, the ghost slabs along the distributed axis are packed with strided copies
-///   and move in one `Engine::exchange` (every rank takes part, also a rank without messages),
+///   and move in one `Collectives::exchange` (every rank takes part, also a rank without messages),
 ///   and each input read along the distributed axis is extended with its ghost rows by strided
 ///   copies (the exchange is not overlapped with computation, as it is on the host);
-/// * the derivative is one `Engine::band` (interior taps plus explicit boundary rows, in this
+/// * the derivative is one `Banded::band` (interior taps plus explicit boundary rows, in this
 ///   rank's rows), its adjoint the band of the transposed matrix;
 /// * band tables and work buffers are allocated once, in `to_engine`; the stream threshold has no
 ///   effect there.
@@ -74,7 +74,7 @@ use distlops_core::{resolve_axis, Communicator, Engine, Host, Layout, Result, Sc
 /// });
 /// assert!(ok.into_iter().all(|r| r.unwrap()));
 /// ```
-pub struct SecondDerivative<T: Scalar, E: Engine = Host> {
+pub struct SecondDerivative<T: Scalar, E: Banded = Host> {
     stencil: DistStencil<T, E>,
     domain: Space,
     range: Space,
@@ -149,7 +149,7 @@ impl<T: Scalar> SecondDerivative<T> {
     stream_min_bytes_option!();
 }
 
-impl<T: Scalar, E: Engine> SecondDerivative<T, E> {
+impl<T: Scalar, E: Banded> SecondDerivative<T, E> {
     stencil_to_engine!(SecondDerivative {
         axis,
         sampling,

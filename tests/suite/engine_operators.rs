@@ -10,7 +10,9 @@ use super::check::dist;
 use super::engines::{same_bits, TestEngine};
 use super::util::{global, rel_err, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt, Space};
-use distlops::core::{Communicator, Complex32, Complex64, DistVector, Engine, Host, RealScalar};
+use distlops::core::{
+    Communicator, Complex32, Complex64, DistVector, FullEngine, Host, RealScalar,
+};
 use distlops::operators::local::{
     Conj, Diagonal, Identity, LocalOperator, MatrixMult, Pad, Transpose, Zero,
 };
@@ -23,7 +25,7 @@ fn values<T: TestScalar>(n: usize, seed: u64) -> ArrayD<T> {
 }
 
 /// `op.matvec` (or `rmatvec`) on an engine block filled with NaN first, downloaded.
-pub fn product<T: TestScalar, E: Engine>(
+pub fn product<T: TestScalar, E: FullEngine>(
     engine: &E,
     op: &dyn LocalOperator<T, E>,
     adjoint: bool,
@@ -42,7 +44,7 @@ pub fn product<T: TestScalar, E: Engine>(
 }
 
 /// One local operator on engine `E` against its host twin, forward and adjoint.
-fn compare_local<T: TestScalar, E: Engine>(
+fn compare_local<T: TestScalar, E: FullEngine>(
     engine: &E,
     name: &str,
     host: &dyn LocalOperator<T>,
@@ -124,7 +126,7 @@ fn local_operators<T: TestScalar, E: TestEngine>(comm: &Communicator) {
 }
 
 /// A data-free operator (the same value on every engine): engine `E` against the host, bitwise.
-fn moves<T: TestScalar, E: Engine, O: LocalOperator<T> + LocalOperator<T, E>>(
+fn moves<T: TestScalar, E: FullEngine, O: LocalOperator<T> + LocalOperator<T, E>>(
     engine: &E,
     name: &str,
     op: O,
@@ -138,7 +140,7 @@ fn matrix<T: TestScalar>(n: usize, m: usize, seed: u64) -> Array2<T> {
 }
 
 /// A `MatrixMult` on `engine`.
-fn dense<T: TestScalar, E: Engine>(
+fn dense<T: TestScalar, E: FullEngine>(
     engine: &E,
     n: usize,
     m: usize,
@@ -153,7 +155,7 @@ fn dense<T: TestScalar, E: Engine>(
 }
 
 /// A `Diagonal` on `engine`.
-fn diagonal<T: TestScalar, E: Engine>(
+fn diagonal<T: TestScalar, E: FullEngine>(
     engine: &E,
     n: usize,
     seed: u64,
@@ -163,7 +165,7 @@ fn diagonal<T: TestScalar, E: Engine>(
 }
 
 /// A random vector of `space` on `engine`, and the same on the host.
-pub fn vectors<T: TestScalar, E: Engine>(
+pub fn vectors<T: TestScalar, E: FullEngine>(
     comm: &Communicator,
     engine: &E,
     space: &Space,
@@ -179,7 +181,7 @@ pub fn vectors<T: TestScalar, E: Engine>(
 
 /// A distributed operator on engine `E` against its host twin: the same spaces, a dot test, and
 /// both products compared on the gathered vectors.
-pub fn compare_dist<T: TestScalar, E: Engine>(
+pub fn compare_dist<T: TestScalar, E: FullEngine>(
     comm: &Communicator,
     engine: &E,
     name: &str,
@@ -204,7 +206,7 @@ pub fn compare_dist<T: TestScalar, E: Engine>(
 
 /// Rank `r`'s BlockDiag pieces: several per rank, of sizes that differ between ranks (ranges of
 /// one device block).
-fn block_ops<T: TestScalar, E: Engine>(
+fn block_ops<T: TestScalar, E: FullEngine>(
     e: &E,
     r: usize,
     seed: u64,
@@ -217,7 +219,7 @@ fn block_ops<T: TestScalar, E: Engine>(
 }
 
 /// Rank `r`'s VStack operators (6 columns each).
-fn vstack_ops<T: TestScalar, E: Engine>(
+fn vstack_ops<T: TestScalar, E: FullEngine>(
     e: &E,
     r: usize,
     seed: u64,
@@ -226,7 +228,7 @@ fn vstack_ops<T: TestScalar, E: Engine>(
 }
 
 /// Rank `r`'s HStack operators (5 rows each).
-fn hstack_ops<T: TestScalar, E: Engine>(
+fn hstack_ops<T: TestScalar, E: FullEngine>(
     e: &E,
     r: usize,
     seed: u64,
@@ -239,7 +241,7 @@ fn hstack_ops<T: TestScalar, E: Engine>(
 
 /// BlockDiag, VStack, HStack and Broadcasted of engine-`E` local operators, with uneven blocks
 /// per rank, and CGLS on a VStack of per-rank MatrixMult.
-fn stacking_operators<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
+fn stacking_operators<T: TestScalar, E: FullEngine>(comm: &Communicator, engine: &E) {
     let r = comm.rank();
     let seed = 30 + 10 * r as u64;
     let host = BlockDiag::new(comm, block_ops::<T, Host>(&Host, r, seed)).unwrap();
@@ -286,7 +288,7 @@ pub fn operators_all_dtypes<E: TestEngine>(comm: &Communicator) {
 }
 
 /// The stacking operators on `engine`, every dtype.
-pub fn stacking_all_dtypes<E: Engine>(comm: &Communicator, engine: &E) {
+pub fn stacking_all_dtypes<E: FullEngine>(comm: &Communicator, engine: &E) {
     stacking_operators::<f64, E>(comm, engine);
     stacking_operators::<Complex64, E>(comm, engine);
     stacking_operators::<f32, E>(comm, engine);

@@ -8,12 +8,12 @@ use super::util::{global, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, Space};
 use distlops::core::VectorRef;
 use distlops::core::{
-    BinaryOp, Communicator, Complex32, Complex64, DistVector, DistributedArray, Engine, Host,
-    Layout, MatOp, NormOrd, Result,
+    BinaryOp, Communicator, Complex32, Complex64, Compute, Dense, DistVector, DistributedArray,
+    Engine, Host, Layout, MatOp, Memory, NormOrd, Result,
 };
 
 /// An engine the suite can instantiate: how a rank gets its engine value.
-pub trait TestEngine: Engine {
+pub trait TestEngine: distlops::core::FullEngine {
     /// This rank's engine (its device, for `Cuda`).
     fn for_rank(comm: &Communicator) -> Self;
 }
@@ -315,7 +315,7 @@ impl<T: TestScalar, E: Engine> LinearOperator<T, E> for DiagOp<T, E> {
 }
 
 /// A block-diagonal operator of one dense tall block per rank (`BlockDiag` of `MatrixMult`),
-/// through `Engine::matmul` (cuBLAS on a device).
+/// through `Dense::matmul` (cuBLAS on a device).
 struct BlockMatmul<T: TestScalar, E: Engine> {
     a: E::Storage<T>,
     domain: Space,
@@ -323,7 +323,7 @@ struct BlockMatmul<T: TestScalar, E: Engine> {
     comm: Communicator,
 }
 
-impl<T: TestScalar, E: Engine> LinearOperator<T, E> for BlockMatmul<T, E> {
+impl<T: TestScalar, E: Dense> LinearOperator<T, E> for BlockMatmul<T, E> {
     fn domain(&self) -> &Space {
         &self.domain
     }

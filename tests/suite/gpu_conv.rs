@@ -16,7 +16,7 @@ use super::engine_operators::{compare_dist, product, vectors};
 use super::engines::TestEngine;
 use super::util::{global, rel_err, TestScalar};
 use distlops::core::operator::LinearOperatorExt;
-use distlops::core::{Communicator, Complex32, Complex64, Engine, Host, Layout, RealScalar};
+use distlops::core::{Communicator, Complex32, Complex64, FullEngine, Host, Layout, RealScalar};
 use distlops::operators::local::{
     Convolve1D, ConvolveMethod, DerivativeKind, LocalOperator, PoststackLinearModelling,
 };
@@ -47,7 +47,7 @@ fn vdot<T: TestScalar>(a: &ArrayD<T>, b: &ArrayD<T>) -> T {
 
 /// A host operator and its engine twin: both products against the host's to `T::TOL` (times
 /// `slack`), every element written, and `<A x, y> = <x, A^H y>` on the engine.
-fn compare<T: TestScalar, E: Engine>(
+fn compare<T: TestScalar, E: FullEngine>(
     engine: &E,
     what: &str,
     host: &dyn LocalOperator<T>,
@@ -88,7 +88,7 @@ fn mine(comm: &Communicator, i: usize) -> bool {
 
 /// Every case of the host tests' `convolve1d` (shapes, axes, filter lengths up to and past the
 /// signal's, every valid offset), built with both host methods, then moved to the engine.
-fn convolve_short<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
+fn convolve_short<T: TestScalar, E: FullEngine>(comm: &Communicator, engine: &E) {
     let mut case = 0;
     for dims in [&[7][..], &[5, 3], &[3, 5, 7]] {
         for axis in 0..dims.len() {
@@ -122,7 +122,7 @@ fn convolve_short<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
 /// Long filters (FFT on the host above the thresholds, direct bands on the engine), filters of
 /// more taps than one band holds (several accumulating bands), longer than the signal, and an
 /// empty axis.
-fn convolve_long<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
+fn convolve_long<T: TestScalar, E: FullEngine>(comm: &Communicator, engine: &E) {
     let cases: &[(&[usize], usize, usize, usize)] = &[
         (&[301], 0, 45, 22),
         (&[301], 0, 33, 0),
@@ -175,7 +175,7 @@ type PoststackCase = (
 /// The post-stack operator: every derivative kind, offsets, both host paths (lines along the last
 /// axis, groups of outer slices with a tail group), traces of 1 and 2 samples, real and complex
 /// wavelets.
-fn poststack<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
+fn poststack<T: TestScalar, E: FullEngine>(comm: &Communicator, engine: &E) {
     use DerivativeKind::{Backward, Centered, Forward};
     let t: Vec<f64> = (0..11).map(|i| 0.004 * i as f64).collect();
     let ricker21: Vec<T> = ricker(&t, 15.0)
@@ -228,7 +228,7 @@ fn poststack<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
 }
 
 /// Rank `r`'s blocks: sizes that change with the rank, both convolution methods on the host.
-fn blocks<T: TestScalar, E: Engine>(engine: &E, r: usize) -> Vec<Box<dyn LocalOperator<T, E>>> {
+fn blocks<T: TestScalar, E: FullEngine>(engine: &E, r: usize) -> Vec<Box<dyn LocalOperator<T, E>>> {
     let h: Vec<T> = filter(4, 3 + r as u64, false);
     let long: Vec<T> = filter(37, 5, true);
     let wav: Vec<T> = filter(5, 9, true);
@@ -270,7 +270,7 @@ fn host_blocks<T: TestScalar>(r: usize) -> Vec<Box<dyn LocalOperator<T>>> {
 /// post-stack example's one block per rank on the N-D space split along the first axis; dot
 /// tests and both products against the host `BlockDiag`; a vector of another layout is an error
 /// on every rank.
-fn block_diag<T: TestScalar, E: Engine>(comm: &Communicator, engine: &E) {
+fn block_diag<T: TestScalar, E: FullEngine>(comm: &Communicator, engine: &E) {
     let r = comm.rank();
     let host = BlockDiag::new(comm, host_blocks::<T>(r)).unwrap();
     let dev = BlockDiag::new(comm, blocks::<T, E>(engine, r)).unwrap();

@@ -13,8 +13,8 @@ use super::mdc::case_params;
 use super::util::{global, rel_err, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
 use distlops::core::{
-    balanced_counts, Communicator, Complex32, Complex64, DistVector, DistributedArray, Engine,
-    Error, Layout, RealScalar,
+    balanced_counts, Communicator, Complex32, Complex64, DistVector, DistributedArray, Error,
+    FullEngine, Layout, RealScalar,
 };
 use distlops::operators::{FftReal, Fredholm1, Fredholm1Params, Mdc, MdcParams};
 use ndarray::{s, Array3, ArrayD};
@@ -22,7 +22,7 @@ use num_complex::Complex;
 
 /// `op` applied (or its adjoint) on engine `E` to the host array `x` of `layout`, into an
 /// output filled with NaN first; the result on the host.
-fn product<T: TestScalar, E: Engine, L: LinearOperator<T, E>>(
+fn product<T: TestScalar, E: FullEngine, L: LinearOperator<T, E>>(
     op: &L,
     engine: &E,
     comm: &Communicator,
@@ -52,7 +52,7 @@ fn product<T: TestScalar, E: Engine, L: LinearOperator<T, E>>(
 
 /// Forward and adjoint of `dev` (on `E`) against `host`, and the engine's dot test (on the
 /// real parts when `real_linear`).
-fn compare<T: TestScalar, E: Engine, H: LinearOperator<T>, D: LinearOperator<T, E>>(
+fn compare<T: TestScalar, E: FullEngine, H: LinearOperator<T>, D: LinearOperator<T, E>>(
     what: &str,
     comm: &Communicator,
     engine: &E,

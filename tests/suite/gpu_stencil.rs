@@ -18,7 +18,7 @@ use super::halo::{grids, width_cases};
 use super::util::{global, rel_err, TestScalar, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
 use distlops::core::{
-    Communicator, Complex32, Complex64, DistVector, Engine, Host, Layout, RealScalar,
+    Communicator, Complex32, Complex64, DistVector, FullEngine, Host, Layout, RealScalar,
     StackedDistributedArray, Vector,
 };
 use distlops::operators::local::DerivativeKind;
@@ -29,7 +29,7 @@ use distlops::operators::{
 use ndarray::ArrayD;
 
 /// A host vector on `engine` (the same structure).
-fn on<T: TestScalar, E: Engine>(v: &DistVector<T>, engine: &E) -> DistVector<T, E> {
+fn on<T: TestScalar, E: FullEngine>(v: &DistVector<T>, engine: &E) -> DistVector<T, E> {
     match v {
         DistVector::Array(a) => DistVector::Array(a.to_engine(engine).unwrap()),
         DistVector::Stacked(s) => DistVector::Stacked(
@@ -41,7 +41,7 @@ fn on<T: TestScalar, E: Engine>(v: &DistVector<T>, engine: &E) -> DistVector<T, 
 
 /// `y = A x` (or `A^H x`) into a vector of the output space on `engine` filled with NaN first,
 /// flattened (collective).
-fn product<T: TestScalar, E: Engine>(
+fn product<T: TestScalar, E: FullEngine>(
     engine: &E,
     op: &dyn LinearOperator<T, E>,
     adjoint: bool,
@@ -64,7 +64,7 @@ fn product<T: TestScalar, E: Engine>(
 
 /// The engine operator `dev` against its host twin `host` (domain: arrays of `dims`; range:
 /// `nout` of them), forward and adjoint to rounding, and a dot test on the engine.
-fn compare<T: TestScalar, E: Engine>(
+fn compare<T: TestScalar, E: FullEngine>(
     comm: &Communicator,
     engine: &E,
     host: &dyn LinearOperator<T>,

@@ -1,12 +1,13 @@
 //! The engine primitives the device operators are written on, on engine `E` against the host:
-//! [`Engine::band`] (the same bits on every engine), [`Engine::fft`] (against a direct DFT sum)
-//! [`Engine::matmul_batched`] (against host products) and the [`Engine::as_reals`] views. Local
+//! [`Banded::band`] (the same bits on every engine), [`Fourier::fft`] (against a direct DFT sum)
+//! [`Dense::matmul_batched`] (against host products) and the [`Engine::as_reals`] views. Local
 //! to each rank: no communication.
 
 use super::engines::TestEngine;
 use super::util::{global, TestScalar};
 use distlops::core::{
-    AxisBand, Communicator, Complex32, Complex64, Engine, FftReal, Host, MatOp, Scalar,
+    AxisBand, Banded, Communicator, Complex32, Complex64, Dense, FftReal, Host, MatOp, Memory,
+    Scalar,
 };
 use ndarray::{ArrayD, ArrayView1, IxDyn};
 
@@ -136,13 +137,10 @@ where
     // as_reals: the real view of a complex block, written through the mutable view.
     let x: ArrayD<R::Complex> = global(&[5], 9);
     let mut dx = engine.upload(x.view()).unwrap();
-    let reals = E::read_slice(E::as_reals::<R>(E::slice(&dx)));
+    let reals = E::read_slice(E::reals(E::slice(&dx)));
     let want: Vec<R> = x.iter().flat_map(|c| [c.re(), c.im()]).collect();
     assert_eq!(reals, want, "as_reals on {}", E::NAME);
-    E::fill_slice(
-        E::as_reals_mut::<R>(E::slice_mut(&mut dx)),
-        R::make(2.0, 0.0),
-    );
+    E::fill_slice(E::reals_mut(E::slice_mut(&mut dx)), R::make(2.0, 0.0));
     let filled = ArrayD::from_shape_vec(IxDyn(&[5]), vec![R::Complex::make(2.0, 2.0); 5]).unwrap();
     assert_eq!(E::download(&dx), filled, "as_reals_mut on {}", E::NAME);
 }

@@ -9,10 +9,10 @@
 use crate::measure::{time_op, vector_checks, Record};
 use crate::Res;
 use distlops::core::operator::{LinearOperator, LinearOperatorExt};
-use distlops::core::{Communicator, DistVector, Engine, Host, Scalar};
+use distlops::core::{Communicator, DistVector, Engine, FullEngine, Host, Scalar};
 
 /// An engine the benchmark runs on: how a rank gets it, and how to wait for its work.
-pub trait BenchEngine: Engine {
+pub trait BenchEngine: FullEngine {
     /// This rank's engine.
     fn for_rank(comm: &Communicator) -> Res<Self>;
     /// Waits until the work enqueued on this engine is done.

@@ -6,7 +6,7 @@ use crate::measure::{time_op, vector_checks, Record};
 use crate::Res;
 use distlops::core::operator::{LinearOperatorExt, Op};
 use distlops::core::{
-    Communicator, DistVector, DistributedArray, Engine, Host, Layout, StackedDistributedArray,
+    Communicator, DistVector, DistributedArray, FullEngine, Host, Layout, StackedDistributedArray,
 };
 use distlops::ndarray::ArrayD;
 use distlops::operators::local::{LocalOperator, PoststackLinearModelling};
@@ -19,7 +19,7 @@ const DIMS: [usize; 3] = [20, 267, 550];
 
 /// The operator `BDiag`, its layout and the model `m[y,x,z] = ln(2000 + 2z + 150 floor(z/50) +
 /// 0.5x + 2y)` (this rank's slab only), on engine `E`.
-struct Setup<E: Engine = Host> {
+struct Setup<E: FullEngine = Host> {
     g: Op<f64, E>,
     layout: Layout,
     m: DistVector<f64, E>,
@@ -42,7 +42,7 @@ fn parts(comm: &Communicator) -> Res<(Layout, DistVector<f64>, PoststackLinearMo
 }
 
 /// `BDiag` of one block per rank over `layout`.
-fn bdiag<E: Engine>(
+fn bdiag<E: FullEngine>(
     comm: &Communicator,
     layout: &Layout,
     block: Box<dyn LocalOperator<f64, E>>,

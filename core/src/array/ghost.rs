@@ -24,7 +24,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// Widths may exceed a neighbour's thickness: the slabs then come from several ranks. All
     /// messages are posted at once (non-blocking), so the exchange takes one step, not a pipeline
     /// through the ranks. On any engine: the slabs are packed and placed by the engine's strided
-    /// copies and move in one [`Engine::exchange`]; the result is a block of that engine.
+    /// copies and move in one [`Collectives::exchange`](crate::Collectives::exchange); the result is a block of that engine.
     ///
     /// # Errors
     /// [`Error::UnsupportedPartition`] for replicated arrays (they have no neighbours).

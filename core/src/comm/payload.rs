@@ -1,8 +1,8 @@
 //! Payload collectives on engine memory: the values of arrays, as opposed to the metadata
 //! (layouts, sizes, agreement on errors) that the host communicator carries.
 //!
-//! Each engine moves its own payloads ([`Engine::all_reduce_sum`], [`Engine::broadcast`],
-//! [`Engine::exchange`]): the host hands its slices straight to the communicator; the `Cuda`
+//! Each engine moves its own payloads ([`Collectives::all_reduce_sum`], [`Collectives::broadcast`],
+//! [`Collectives::exchange`]): the host hands its slices straight to the communicator; the `Cuda`
 //! engine uses the device collectives it carries for the communicator (NCCL, see
 //! `Cuda::with_collectives`) and otherwise stages the values through host memory: copied out,
 //! moved by the host communicator, copied back, in the same order on every rank, so results are

@@ -16,7 +16,7 @@
 use super::seam::DevicePtr;
 use super::{Cuda, DeviceSlice, DeviceSliceMut};
 use crate::comm::{Communicator, ReduceOp};
-use crate::engine::Engine;
+use crate::engine::Memory;
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use std::sync::Arc;
@@ -197,7 +197,7 @@ pub(crate) enum Payload<'a> {
     },
 }
 
-/// [`Engine::all_reduce_sum`] without device collectives: through MPI by address where MPI
+/// [`Collectives::all_reduce_sum`] without device collectives: through MPI by address where MPI
 /// takes device pointers, else staged through host memory.
 pub(crate) fn fallback_all_reduce_sum<T: Scalar>(
     comm: &Communicator,
@@ -222,7 +222,7 @@ pub(crate) fn fallback_all_reduce_sum<T: Scalar>(
     Ok(())
 }
 
-/// [`Engine::broadcast`] without device collectives (as [`fallback_all_reduce_sum`]).
+/// [`Collectives::broadcast`] without device collectives (as [`fallback_all_reduce_sum`]).
 pub(crate) fn fallback_broadcast<T: Scalar>(
     comm: &Communicator,
     buf: DeviceSliceMut<'_, T>,
@@ -248,7 +248,7 @@ pub(crate) fn fallback_broadcast<T: Scalar>(
     Ok(())
 }
 
-/// [`Engine::all_gather_varcount`] without device collectives (as
+/// [`Collectives::all_gather_varcount`] without device collectives (as
 /// [`fallback_all_reduce_sum`]).
 pub(crate) fn fallback_all_gather_varcount<T: Scalar>(
     comm: &Communicator,
@@ -274,7 +274,7 @@ pub(crate) fn fallback_all_gather_varcount<T: Scalar>(
     Ok(())
 }
 
-/// [`Engine::exchange`] without device collectives (as [`fallback_all_reduce_sum`]).
+/// [`Collectives::exchange`] without device collectives (as [`fallback_all_reduce_sum`]).
 pub(crate) fn fallback_exchange<T: Scalar>(
     comm: &Communicator,
     cuda: &Cuda,

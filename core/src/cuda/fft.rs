@@ -227,7 +227,7 @@ impl<R: HasComplex> Drop for DeviceFft<R> {
 mod tests {
     use super::super::seam::{FftKind, FftPlan};
     use super::super::Cuda;
-    use crate::engine::Engine;
+    use crate::engine::Memory;
     use num_complex::Complex64;
 
     /// cuFFT's advanced layout through the seam: every other element of padded rows in, a

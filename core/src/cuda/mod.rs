@@ -85,8 +85,8 @@ pub fn kernel_names() -> Vec<String> {
 }
 
 use crate::engine::{
-    check_batched_lens, check_matmul_lens, BinaryOp, Engine, MatOp, NormTerm, OrderFree, Sealed,
-    SliceLen, StridedCopy,
+    check_batched_lens, check_matmul_lens, Banded, BinaryOp, Collectives, Compute, Dense, Fourier,
+    MatOp, Memory, NormTerm, OrderFree, Sealed, SliceLen, StridedCopy,
 };
 use crate::error::{Error, Result};
 use crate::repro::BlockNode;
@@ -113,7 +113,7 @@ const MAX_SYNC_GRID: u32 = 64;
 /// Device work on this rank's blocks does no communication. The calls that do are
 /// [collective](crate#collective-calls) and say so: [`Cuda::for_rank`] (under MPI),
 /// [`Cuda::with_collectives`], [`Cuda::symmetric_heap`] and the heap's allocations, frees and
-/// barriers, and the engine's payload primitives ([`Engine::all_reduce_sum`] and its
+/// barriers, and the engine's payload primitives ([`Collectives::all_reduce_sum`] and its
 /// siblings).
 #[derive(Clone)]
 pub struct Cuda {
@@ -485,14 +485,12 @@ fn count(n: usize) -> KernelArg {
 
 impl Sealed for Cuda {}
 
-impl Engine for Cuda {
+impl Memory for Cuda {
     type Storage<T: Scalar> = DeviceBlock<T>;
     const NAME: &'static str = "cuda";
-
     fn of<T: Scalar>(block: &DeviceBlock<T>) -> Self {
         block.cuda().clone()
     }
-
     fn zeros<T: Scalar>(&self, shape: &[usize]) -> Result<DeviceBlock<T>> {
         let len = shape
             .iter()
@@ -515,7 +513,6 @@ impl Engine for Cuda {
             shape: shape.to_vec(),
         })
     }
-
     fn upload<T: Scalar>(&self, values: ArrayViewD<'_, T>) -> Result<DeviceBlock<T>> {
         let buf = self.buffer::<T>(values.len())?;
         match values.as_slice() {
@@ -527,20 +524,16 @@ impl Engine for Cuda {
             shape: values.shape().to_vec(),
         })
     }
-
     fn download<T: Scalar>(block: &DeviceBlock<T>) -> ArrayD<T> {
         let data = block.cuda().ok(block.cuda().read(&block.buf), "download");
         ArrayD::from_shape_vec(IxDyn(&block.shape), data).expect("the length is the shape's")
     }
-
     fn host_view<T: Scalar>(_block: &DeviceBlock<T>) -> Option<ArrayViewD<'_, T>> {
         None
     }
-
     fn shape<T: Scalar>(block: &DeviceBlock<T>) -> &[usize] {
         &block.shape
     }
-
     fn duplicate<T: Scalar>(block: &DeviceBlock<T>) -> DeviceBlock<T> {
         let cuda = block.cuda();
         let buf = cuda.ok(cuda.buffer::<T>(block.len()), "allocating a copy");
@@ -552,164 +545,11 @@ impl Engine for Cuda {
         Self::copy(block, &mut out);
         out
     }
-
     fn recycle<T: Scalar>(_block: &mut DeviceBlock<T>) {
         // The buffer frees itself when the block drops.
     }
-
-    fn fill<T: Scalar>(y: &mut DeviceBlock<T>, value: T) {
-        Self::fill_slice(Self::slice_mut(y), value);
-    }
-
-    fn scale<T: Scalar>(y: &mut DeviceBlock<T>, alpha: T) {
-        // SAFETY: `scale` reads and writes y[0..n) of a block of n elements.
-        unsafe {
-            y.cuda().launch::<T>(
-                "scale",
-                y.len(),
-                false,
-                &[count(y.len()), arg(alpha), KernelArg::Ptr(y.buf.ptr)],
-            )
-        };
-    }
-
-    fn conj<T: Scalar>(y: &mut DeviceBlock<T>) {
-        Self::conj_slice(Self::slice_mut(y));
-    }
-
-    fn copy<T: Scalar>(x: &DeviceBlock<T>, y: &mut DeviceBlock<T>) {
-        Self::copy_slice(Self::slice(x), Self::slice_mut(y));
-    }
-
-    fn axpy<T: Scalar>(alpha: T, x: &DeviceBlock<T>, y: &mut DeviceBlock<T>) {
-        Self::axpy_slice(alpha, Self::slice(x), Self::slice_mut(y));
-    }
-
-    fn axpby<T: Scalar>(alpha: T, x: &DeviceBlock<T>, beta: T, y: &mut DeviceBlock<T>) {
-        same(x, y);
-        let args = [
-            count(y.len()),
-            arg(alpha),
-            KernelArg::Ptr(x.buf.ptr),
-            arg(beta),
-            KernelArg::Ptr(y.buf.ptr),
-        ];
-        // SAFETY: as `axpy`.
-        unsafe { y.cuda().launch::<T>("axpby", y.len(), false, &args) };
-    }
-
-    fn binary<T: Scalar>(
-        op: BinaryOp,
-        x: &DeviceBlock<T>,
-        y: &DeviceBlock<T>,
-        out: &mut DeviceBlock<T>,
-    ) {
-        same(x, y);
-        same(x, out);
-        let args = [
-            count(x.len()),
-            KernelArg::I32(op.code()),
-            KernelArg::Ptr(x.buf.ptr),
-            KernelArg::Ptr(y.buf.ptr),
-            KernelArg::Ptr(out.buf.ptr),
-        ];
-        // SAFETY: `binary` reads x[0..n), y[0..n) and writes out[0..n); all have n (checked).
-        unsafe { out.cuda().launch::<T>("binary", x.len(), false, &args) };
-    }
-
-    fn binary_assign<T: Scalar>(op: BinaryOp, y: &mut DeviceBlock<T>, x: &DeviceBlock<T>) {
-        same(x, y);
-        let args = [
-            count(y.len()),
-            KernelArg::I32(op.code()),
-            KernelArg::Ptr(y.buf.ptr),
-            KernelArg::Ptr(x.buf.ptr),
-            KernelArg::Ptr(y.buf.ptr),
-        ];
-        // SAFETY: as `binary`, with `out` aliasing the first input, which the kernel allows.
-        unsafe { y.cuda().launch::<T>("binary", y.len(), false, &args) };
-    }
-
-    fn dot_nodes<T: Scalar>(
-        conj: bool,
-        x: &DeviceBlock<T>,
-        y: &DeviceBlock<T>,
-        nodes: &[BlockNode],
-    ) -> Vec<T> {
-        same(x, y);
-        let cuda = x.cuda();
-        let r = tree::node_values::<T>(cuda, x.len(), nodes, &|out, n_out, chunk, start, stop| {
-            let args = [
-                count(n_out),
-                count(chunk),
-                count(stop - start),
-                KernelArg::I32(i32::from(conj)),
-                KernelArg::Ptr(x.buf.at(start)),
-                KernelArg::Ptr(y.buf.at(start)),
-                KernelArg::Ptr(out),
-            ];
-            // SAFETY: the kernel reads x and y at [start, stop) (inside the blocks: `at` checks
-            // `stop <= len` through the tree's bounds) and writes out[0..n_out), which the tree
-            // allocated.
-            unsafe { cuda.launch::<T>("leaf_dot", n_out, false, &args) };
-        });
-        cuda.ok(r, "dot")
-    }
-
-    fn norm_nodes<T: Scalar>(
-        term: NormTerm,
-        x: &DeviceBlock<T>,
-        nodes: &[BlockNode],
-    ) -> Vec<T::Real> {
-        if term != NormTerm::Abs2 {
-            // The slow path: these norms are computed from the downloaded block.
-            return Host::norm_nodes(term, &Self::download(x), nodes);
-        }
-        let cuda = x.cuda();
-        let r = tree::node_values::<T::Real>(
-            cuda,
-            x.len(),
-            nodes,
-            &|out, n_out, chunk, start, stop| {
-                let args = [
-                    count(n_out),
-                    count(chunk),
-                    count(stop - start),
-                    KernelArg::Ptr(x.buf.at(start)),
-                    KernelArg::Ptr(out),
-                ];
-                // SAFETY: as in `dot_nodes`.
-                unsafe { cuda.launch::<T>("leaf_abs2", n_out, false, &args) };
-            },
-        );
-        cuda.ok(r, "norm")
-    }
-
-    fn order_free<T: Scalar>(kind: OrderFree, x: &DeviceBlock<T>) -> T::Real {
-        if kind != OrderFree::MaxAbs || x.len() == 0 {
-            return Host::order_free(kind, &Self::download(x));
-        }
-        let cuda = x.cuda();
-        let blocks = Cuda::sync_blocks(x.len());
-        let partials = cuda.ok(cuda.buffer::<T::Real>(blocks), "allocating partials");
-        let args = [
-            count(x.len()),
-            KernelArg::Ptr(x.buf.ptr),
-            KernelArg::Ptr(partials.ptr),
-        ];
-        // SAFETY: `max_abs` reads x[0..n) and writes one partial per block; `partials` has one
-        // slot for each of the `sync_blocks(n)` blocks the launch uses.
-        unsafe { cuda.launch::<T>("max_abs", x.len(), true, &args) };
-        let partials = cuda.ok(cuda.read(&partials), "reading partials");
-        Host::order_free(
-            OrderFree::MaxAbs,
-            &ArrayD::from_shape_vec(IxDyn(&[blocks]), partials).expect("1-D"),
-        )
-    }
-
     type Slice<'a, T: Scalar> = DeviceSlice<'a, T>;
     type SliceMut<'a, T: Scalar> = DeviceSliceMut<'a, T>;
-
     fn slice<T: Scalar>(block: &DeviceBlock<T>) -> DeviceSlice<'_, T> {
         DeviceSlice {
             ptr: block.buf.ptr,
@@ -833,6 +673,182 @@ impl Engine for Cuda {
         y.cuda
             .ok(r.and_then(|()| y.cuda.synchronize()), "host to device copy");
     }
+    fn on_host<'a, T: Scalar>(_x: DeviceSlice<'a, T>) -> Option<&'a [T]>
+    where
+        Self: 'a,
+    {
+        None
+    }
+    fn on_host_mut<'a, T: Scalar>(_y: DeviceSliceMut<'a, T>) -> Option<&'a mut [T]>
+    where
+        Self: 'a,
+    {
+        None
+    }
+    fn reals<'a, T: Scalar>(x: DeviceSlice<'a, T>) -> DeviceSlice<'a, T::Real>
+    where
+        Self: 'a,
+    {
+        DeviceSlice {
+            ptr: x.ptr,
+            len: crate::reals::width::<T>() * x.len,
+            cuda: x.cuda,
+            _t: PhantomData,
+        }
+    }
+    fn reals_mut<'a, T: Scalar>(x: DeviceSliceMut<'a, T>) -> DeviceSliceMut<'a, T::Real>
+    where
+        Self: 'a,
+    {
+        DeviceSliceMut {
+            ptr: x.ptr,
+            len: crate::reals::width::<T>() * x.len,
+            cuda: x.cuda,
+            _t: PhantomData,
+        }
+    }
+}
+
+impl Compute for Cuda {
+    fn fill<T: Scalar>(y: &mut DeviceBlock<T>, value: T) {
+        Self::fill_slice(Self::slice_mut(y), value);
+    }
+    fn scale<T: Scalar>(y: &mut DeviceBlock<T>, alpha: T) {
+        // SAFETY: `scale` reads and writes y[0..n) of a block of n elements.
+        unsafe {
+            y.cuda().launch::<T>(
+                "scale",
+                y.len(),
+                false,
+                &[count(y.len()), arg(alpha), KernelArg::Ptr(y.buf.ptr)],
+            )
+        };
+    }
+    fn conj<T: Scalar>(y: &mut DeviceBlock<T>) {
+        Self::conj_slice(Self::slice_mut(y));
+    }
+    fn copy<T: Scalar>(x: &DeviceBlock<T>, y: &mut DeviceBlock<T>) {
+        Self::copy_slice(Self::slice(x), Self::slice_mut(y));
+    }
+    fn axpy<T: Scalar>(alpha: T, x: &DeviceBlock<T>, y: &mut DeviceBlock<T>) {
+        Self::axpy_slice(alpha, Self::slice(x), Self::slice_mut(y));
+    }
+    fn axpby<T: Scalar>(alpha: T, x: &DeviceBlock<T>, beta: T, y: &mut DeviceBlock<T>) {
+        same(x, y);
+        let args = [
+            count(y.len()),
+            arg(alpha),
+            KernelArg::Ptr(x.buf.ptr),
+            arg(beta),
+            KernelArg::Ptr(y.buf.ptr),
+        ];
+        // SAFETY: as `axpy`.
+        unsafe { y.cuda().launch::<T>("axpby", y.len(), false, &args) };
+    }
+    fn binary<T: Scalar>(
+        op: BinaryOp,
+        x: &DeviceBlock<T>,
+        y: &DeviceBlock<T>,
+        out: &mut DeviceBlock<T>,
+    ) {
+        same(x, y);
+        same(x, out);
+        let args = [
+            count(x.len()),
+            KernelArg::I32(op.code()),
+            KernelArg::Ptr(x.buf.ptr),
+            KernelArg::Ptr(y.buf.ptr),
+            KernelArg::Ptr(out.buf.ptr),
+        ];
+        // SAFETY: `binary` reads x[0..n), y[0..n) and writes out[0..n); all have n (checked).
+        unsafe { out.cuda().launch::<T>("binary", x.len(), false, &args) };
+    }
+    fn binary_assign<T: Scalar>(op: BinaryOp, y: &mut DeviceBlock<T>, x: &DeviceBlock<T>) {
+        same(x, y);
+        let args = [
+            count(y.len()),
+            KernelArg::I32(op.code()),
+            KernelArg::Ptr(y.buf.ptr),
+            KernelArg::Ptr(x.buf.ptr),
+            KernelArg::Ptr(y.buf.ptr),
+        ];
+        // SAFETY: as `binary`, with `out` aliasing the first input, which the kernel allows.
+        unsafe { y.cuda().launch::<T>("binary", y.len(), false, &args) };
+    }
+    fn dot_nodes<T: Scalar>(
+        conj: bool,
+        x: &DeviceBlock<T>,
+        y: &DeviceBlock<T>,
+        nodes: &[BlockNode],
+    ) -> Vec<T> {
+        same(x, y);
+        let cuda = x.cuda();
+        let r = tree::node_values::<T>(cuda, x.len(), nodes, &|out, n_out, chunk, start, stop| {
+            let args = [
+                count(n_out),
+                count(chunk),
+                count(stop - start),
+                KernelArg::I32(i32::from(conj)),
+                KernelArg::Ptr(x.buf.at(start)),
+                KernelArg::Ptr(y.buf.at(start)),
+                KernelArg::Ptr(out),
+            ];
+            // SAFETY: the kernel reads x and y at [start, stop) (inside the blocks: `at` checks
+            // `stop <= len` through the tree's bounds) and writes out[0..n_out), which the tree
+            // allocated.
+            unsafe { cuda.launch::<T>("leaf_dot", n_out, false, &args) };
+        });
+        cuda.ok(r, "dot")
+    }
+    fn norm_nodes<T: Scalar>(
+        term: NormTerm,
+        x: &DeviceBlock<T>,
+        nodes: &[BlockNode],
+    ) -> Vec<T::Real> {
+        if term != NormTerm::Abs2 {
+            // The slow path: these norms are computed from the downloaded block.
+            return Host::norm_nodes(term, &Self::download(x), nodes);
+        }
+        let cuda = x.cuda();
+        let r = tree::node_values::<T::Real>(
+            cuda,
+            x.len(),
+            nodes,
+            &|out, n_out, chunk, start, stop| {
+                let args = [
+                    count(n_out),
+                    count(chunk),
+                    count(stop - start),
+                    KernelArg::Ptr(x.buf.at(start)),
+                    KernelArg::Ptr(out),
+                ];
+                // SAFETY: as in `dot_nodes`.
+                unsafe { cuda.launch::<T>("leaf_abs2", n_out, false, &args) };
+            },
+        );
+        cuda.ok(r, "norm")
+    }
+    fn order_free<T: Scalar>(kind: OrderFree, x: &DeviceBlock<T>) -> T::Real {
+        if kind != OrderFree::MaxAbs || x.len() == 0 {
+            return Host::order_free(kind, &Self::download(x));
+        }
+        let cuda = x.cuda();
+        let blocks = Cuda::sync_blocks(x.len());
+        let partials = cuda.ok(cuda.buffer::<T::Real>(blocks), "allocating partials");
+        let args = [
+            count(x.len()),
+            KernelArg::Ptr(x.buf.ptr),
+            KernelArg::Ptr(partials.ptr),
+        ];
+        // SAFETY: `max_abs` reads x[0..n) and writes one partial per block; `partials` has one
+        // slot for each of the `sync_blocks(n)` blocks the launch uses.
+        unsafe { cuda.launch::<T>("max_abs", x.len(), true, &args) };
+        let partials = cuda.ok(cuda.read(&partials), "reading partials");
+        Host::order_free(
+            OrderFree::MaxAbs,
+            &ArrayD::from_shape_vec(IxDyn(&[blocks]), partials).expect("1-D"),
+        )
+    }
     fn fill_slice<T: Scalar>(y: DeviceSliceMut<'_, T>, value: T) {
         // SAFETY: `fill` writes y[0..n) of a slice of n elements.
         unsafe {
@@ -914,89 +930,6 @@ impl Engine for Cuda {
         // reads d at (i / inner) % nd < nd, the length of `d`.
         unsafe { y.cuda.launch::<T>("diag_mul", x.len, false, &args) };
     }
-    fn band<T: Scalar>(
-        band: &crate::AxisBand,
-        table: DeviceSlice<'_, f64>,
-        x: DeviceSlice<'_, T>,
-        y: DeviceSliceMut<'_, T>,
-        accumulate: bool,
-    ) {
-        assert!(
-            x.cuda == y.cuda && table.cuda == y.cuda,
-            "device slices on different devices"
-        );
-        band.check(table.len, x.len, y.len);
-        let (_, n_out, n_src, inner) = band.dims();
-        let args = [
-            count(y.len),
-            count(n_out),
-            count(n_src),
-            count(inner),
-            KernelArg::Ptr(table.ptr),
-            KernelArg::I32(i32::from(accumulate)),
-            KernelArg::Ptr(x.ptr),
-            KernelArg::Ptr(y.ptr),
-        ];
-        // SAFETY: `table` is the band's packed table (its length checked against the band's),
-        // whose indices `AxisBand::new` validated: explicit rows below n_out, their source rows
-        // and the valid interior rows below n_src. The kernel writes y[i] for i < outer * n_out *
-        // inner = y.len and reads x at (o * n_src + j) * inner + k < outer * n_src * inner =
-        // x.len (both lengths checked above).
-        unsafe { y.cuda.launch::<T>("band", y.len, false, &args) };
-    }
-    fn on_host<'a, T: Scalar>(_x: DeviceSlice<'a, T>) -> Option<&'a [T]>
-    where
-        Self: 'a,
-    {
-        None
-    }
-    fn on_host_mut<'a, T: Scalar>(_y: DeviceSliceMut<'a, T>) -> Option<&'a mut [T]>
-    where
-        Self: 'a,
-    {
-        None
-    }
-    fn as_reals<'a, R: crate::HasComplex>(x: DeviceSlice<'a, R::Complex>) -> DeviceSlice<'a, R>
-    where
-        Self: 'a,
-    {
-        DeviceSlice {
-            ptr: x.ptr,
-            len: 2 * x.len,
-            cuda: x.cuda,
-            _t: PhantomData,
-        }
-    }
-    fn as_reals_mut<'a, R: crate::HasComplex>(
-        x: DeviceSliceMut<'a, R::Complex>,
-    ) -> DeviceSliceMut<'a, R>
-    where
-        Self: 'a,
-    {
-        DeviceSliceMut {
-            ptr: x.ptr,
-            len: 2 * x.len,
-            cuda: x.cuda,
-            _t: PhantomData,
-        }
-    }
-    type FftPlan<R: crate::FftReal> = DeviceFft<R>;
-    fn fft_plan<R: crate::FftReal>(&self, n: usize, batch: usize) -> Result<DeviceFft<R>> {
-        crate::host_fft::check_plan(n, batch)?;
-        DeviceFft::complex(self, &[n], batch)
-    }
-    fn fft<R: crate::FftReal>(
-        plan: &DeviceFft<R>,
-        x: DeviceSlice<'_, R::Complex>,
-        y: DeviceSliceMut<'_, R::Complex>,
-        inverse: bool,
-    ) -> Result<()> {
-        if inverse {
-            plan.inverse_c2c(x, y)
-        } else {
-            plan.forward_c2c(x, y)
-        }
-    }
     fn strided_copy<T: Scalar>(
         copy: &StridedCopy,
         x: DeviceSlice<'_, T>,
@@ -1035,6 +968,139 @@ impl Engine for Cuda {
         // kernel touches exactly those indices. `y` is borrowed mutably, so it does not overlap `x`.
         unsafe { y.cuda.launch::<T>("strided_copy", n, false, &args) };
     }
+}
+
+impl Collectives for Cuda {
+    fn all_reduce_sum<T: Scalar>(
+        comm: &crate::Communicator,
+        send: DeviceSlice<'_, T>,
+        recv: DeviceSliceMut<'_, T>,
+    ) -> Result<()> {
+        same_slices((send.len, send.cuda), (recv.len, recv.cuda));
+        let Some(c) = send.cuda.collectives_for(comm) else {
+            return collective::fallback_all_reduce_sum(comm, send, recv);
+        };
+        let (count, dtype) = collective::reals::<T>(send.len);
+        // SAFETY: both slices are live ranges of `send.len` elements, that is `count` reals, on
+        // the device the collectives were made for.
+        let r = unsafe { c.all_reduce_sum(send.ptr, recv.ptr, count, dtype) };
+        collective::on_device(send.cuda, c, "all-reduce", r)
+    }
+    fn broadcast<T: Scalar>(
+        comm: &crate::Communicator,
+        buf: DeviceSliceMut<'_, T>,
+        root: usize,
+    ) -> Result<()> {
+        let Some(c) = buf.cuda.collectives_for(comm) else {
+            return collective::fallback_broadcast(comm, buf, root);
+        };
+        let (count, dtype) = collective::reals::<T>(buf.len);
+        // SAFETY: `buf` is a live range of `count` reals on the collectives' device.
+        let r = unsafe { c.broadcast(buf.ptr, count, dtype, root) };
+        collective::on_device(buf.cuda, c, "broadcast", r)
+    }
+    fn all_gather_varcount<T: Scalar>(
+        comm: &crate::Communicator,
+        send: DeviceSlice<'_, T>,
+        recv: DeviceSliceMut<'_, T>,
+        counts: &[usize],
+    ) -> Result<()> {
+        assert!(send.cuda == recv.cuda, "slices on different devices");
+        let Some(c) = send.cuda.collectives_for(comm) else {
+            return collective::fallback_all_gather_varcount(comm, send, recv, counts);
+        };
+        let reals: Vec<usize> = counts
+            .iter()
+            .map(|&n| collective::reals::<T>(n).0)
+            .collect();
+        let dtype = collective::reals::<T>(0).1;
+        // SAFETY: `send` holds counts[rank] elements and `recv` their sum (checked by the
+        // caller, `Communicator::all_gather_varcount_on`), in reals as `reals` counts them.
+        let r = unsafe { c.all_gather_varcount(send.ptr, recv.ptr, &reals, dtype) };
+        collective::on_device(send.cuda, c, "all-gather", r)
+    }
+    fn exchange<T: Scalar>(
+        &self,
+        comm: &crate::Communicator,
+        sends: &[(usize, DeviceSlice<'_, T>)],
+        recvs: &mut [(usize, DeviceSliceMut<'_, T>)],
+    ) -> Result<()> {
+        let on_self =
+            sends.iter().all(|s| s.1.cuda == self) && recvs.iter().all(|r| r.1.cuda == self);
+        assert!(on_self, "exchange of slices of another device");
+        let Some(c) = self.collectives_for(comm) else {
+            return collective::fallback_exchange(comm, self, sends, recvs);
+        };
+        let s: Vec<_> = sends
+            .iter()
+            .map(|(p, x)| (*p, x.ptr, collective::reals::<T>(x.len).0))
+            .collect();
+        let r: Vec<_> = recvs
+            .iter()
+            .map(|(p, y)| (*p, y.ptr, collective::reals::<T>(y.len).0))
+            .collect();
+        let dtype = collective::reals::<T>(0).1;
+        // SAFETY: every entry is a live range of its slice's length (in reals) on this device;
+        // the receive slices are borrowed mutably, so no two overlap.
+        let result = unsafe { c.exchange(&s, &r, dtype) };
+        collective::on_device(self, c, "exchange", result)
+    }
+}
+
+impl Banded for Cuda {
+    fn band<T: Scalar>(
+        band: &crate::AxisBand,
+        table: DeviceSlice<'_, f64>,
+        x: DeviceSlice<'_, T>,
+        y: DeviceSliceMut<'_, T>,
+        accumulate: bool,
+    ) {
+        assert!(
+            x.cuda == y.cuda && table.cuda == y.cuda,
+            "device slices on different devices"
+        );
+        band.check(table.len, x.len, y.len);
+        let (_, n_out, n_src, inner) = band.dims();
+        let args = [
+            count(y.len),
+            count(n_out),
+            count(n_src),
+            count(inner),
+            KernelArg::Ptr(table.ptr),
+            KernelArg::I32(i32::from(accumulate)),
+            KernelArg::Ptr(x.ptr),
+            KernelArg::Ptr(y.ptr),
+        ];
+        // SAFETY: `table` is the band's packed table (its length checked against the band's),
+        // whose indices `AxisBand::new` validated: explicit rows below n_out, their source rows
+        // and the valid interior rows below n_src. The kernel writes y[i] for i < outer * n_out *
+        // inner = y.len and reads x at (o * n_src + j) * inner + k < outer * n_src * inner =
+        // x.len (both lengths checked above).
+        unsafe { y.cuda.launch::<T>("band", y.len, false, &args) };
+    }
+}
+
+impl Fourier for Cuda {
+    type FftPlan<R: crate::FftReal> = DeviceFft<R>;
+    fn fft_plan<R: crate::FftReal>(&self, n: usize, batch: usize) -> Result<DeviceFft<R>> {
+        crate::host_fft::check_plan(n, batch)?;
+        DeviceFft::complex(self, &[n], batch)
+    }
+    fn fft<R: crate::FftReal>(
+        plan: &DeviceFft<R>,
+        x: DeviceSlice<'_, R::Complex>,
+        y: DeviceSliceMut<'_, R::Complex>,
+        inverse: bool,
+    ) -> Result<()> {
+        if inverse {
+            plan.inverse_c2c(x, y)
+        } else {
+            plan.forward_c2c(x, y)
+        }
+    }
+}
+
+impl Dense for Cuda {
     fn matmul_slices<T: Scalar>(
         op: MatOp,
         dims: (usize, usize, usize),
@@ -1099,82 +1165,5 @@ impl Engine for Cuda {
         // do not overlap), each a live range of this device; y is borrowed mutably, so C overlaps
         // neither input.
         unsafe { cuda.api.gemm(cuda.api.stream(), &g) }
-    }
-    fn all_reduce_sum<T: Scalar>(
-        comm: &crate::Communicator,
-        send: DeviceSlice<'_, T>,
-        recv: DeviceSliceMut<'_, T>,
-    ) -> Result<()> {
-        same_slices((send.len, send.cuda), (recv.len, recv.cuda));
-        let Some(c) = send.cuda.collectives_for(comm) else {
-            return collective::fallback_all_reduce_sum(comm, send, recv);
-        };
-        let (count, dtype) = collective::reals::<T>(send.len);
-        // SAFETY: both slices are live ranges of `send.len` elements, that is `count` reals, on
-        // the device the collectives were made for.
-        let r = unsafe { c.all_reduce_sum(send.ptr, recv.ptr, count, dtype) };
-        collective::on_device(send.cuda, c, "all-reduce", r)
-    }
-
-    fn broadcast<T: Scalar>(
-        comm: &crate::Communicator,
-        buf: DeviceSliceMut<'_, T>,
-        root: usize,
-    ) -> Result<()> {
-        let Some(c) = buf.cuda.collectives_for(comm) else {
-            return collective::fallback_broadcast(comm, buf, root);
-        };
-        let (count, dtype) = collective::reals::<T>(buf.len);
-        // SAFETY: `buf` is a live range of `count` reals on the collectives' device.
-        let r = unsafe { c.broadcast(buf.ptr, count, dtype, root) };
-        collective::on_device(buf.cuda, c, "broadcast", r)
-    }
-
-    fn all_gather_varcount<T: Scalar>(
-        comm: &crate::Communicator,
-        send: DeviceSlice<'_, T>,
-        recv: DeviceSliceMut<'_, T>,
-        counts: &[usize],
-    ) -> Result<()> {
-        assert!(send.cuda == recv.cuda, "slices on different devices");
-        let Some(c) = send.cuda.collectives_for(comm) else {
-            return collective::fallback_all_gather_varcount(comm, send, recv, counts);
-        };
-        let reals: Vec<usize> = counts
-            .iter()
-            .map(|&n| collective::reals::<T>(n).0)
-            .collect();
-        let dtype = collective::reals::<T>(0).1;
-        // SAFETY: `send` holds counts[rank] elements and `recv` their sum (checked by the
-        // caller, `Communicator::all_gather_varcount_on`), in reals as `reals` counts them.
-        let r = unsafe { c.all_gather_varcount(send.ptr, recv.ptr, &reals, dtype) };
-        collective::on_device(send.cuda, c, "all-gather", r)
-    }
-
-    fn exchange<T: Scalar>(
-        &self,
-        comm: &crate::Communicator,
-        sends: &[(usize, DeviceSlice<'_, T>)],
-        recvs: &mut [(usize, DeviceSliceMut<'_, T>)],
-    ) -> Result<()> {
-        let on_self =
-            sends.iter().all(|s| s.1.cuda == self) && recvs.iter().all(|r| r.1.cuda == self);
-        assert!(on_self, "exchange of slices of another device");
-        let Some(c) = self.collectives_for(comm) else {
-            return collective::fallback_exchange(comm, self, sends, recvs);
-        };
-        let s: Vec<_> = sends
-            .iter()
-            .map(|(p, x)| (*p, x.ptr, collective::reals::<T>(x.len).0))
-            .collect();
-        let r: Vec<_> = recvs
-            .iter()
-            .map(|(p, y)| (*p, y.ptr, collective::reals::<T>(y.len).0))
-            .collect();
-        let dtype = collective::reals::<T>(0).1;
-        // SAFETY: every entry is a live range of its slice's length (in reals) on this device;
-        // the receive slices are borrowed mutably, so no two overlap.
-        let result = unsafe { c.exchange(&s, &r, dtype) };
-        collective::on_device(self, c, "exchange", result)
     }
 }

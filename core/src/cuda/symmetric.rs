@@ -29,7 +29,7 @@ use super::seam::DevicePtr;
 use super::{Buffer, Cuda, DeviceBlock, DeviceSlice, DeviceSliceMut};
 use crate::array::DistributedArray;
 use crate::comm::{Communicator, Fingerprint};
-use crate::engine::Engine;
+use crate::engine::Compute;
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::scalar::Scalar;

@@ -1,7 +1,7 @@
 //! [`VectorSum`]: the reproducible sum of vector-valued terms spread over ranks.
 
 use crate::comm::Communicator;
-use crate::engine::{Engine, SliceLen};
+use crate::engine::{Engine, Memory, SliceLen};
 use crate::error::Result;
 use crate::scalar::Scalar;
 use std::sync::Mutex;
@@ -157,7 +157,7 @@ impl Plan {
 /// terms first). Node `j` of level `k` covers the terms `j 2^k .. min((j + 1) 2^k, N)`; level 0
 /// holds the terms themselves and the root is the one node of level `L`, the smallest `L` with
 /// `2^L >= N`. A node's value is its left child's value plus its right child's, `l + 1 * r`
-/// element-wise ([`Engine::axpy_slice`]), or its left child's value alone when the right child
+/// element-wise ([`Compute::axpy_slice`](crate::Compute::axpy_slice)), or its left child's value alone when the right child
 /// covers no term (past `N`). Complex terms add component-wise, so their real and imaginary parts
 /// follow the same tree.
 ///
@@ -225,7 +225,7 @@ pub struct VectorSum<T: Scalar, E: Engine> {
 }
 
 /// The engine of the buffers, this rank's stack of partial sums and the gathered maximal nodes.
-type Buffers<T, E> = (E, <E as Engine>::Storage<T>, <E as Engine>::Storage<T>);
+type Buffers<T, E> = (E, <E as Memory>::Storage<T>, <E as Memory>::Storage<T>);
 
 impl<T: Scalar, E: Engine> std::fmt::Debug for VectorSum<T, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -2,11 +2,11 @@
 //! same code runs on the host, `to_engine(&Host)`, and on a device):
 //!
 //! 1. the slabs of this rank that other ranks need along the distributed axis are packed with
-//!    [`Engine::strided_copy`] into a send buffer and move in one [`Engine::exchange`] into a
+//!    [`Compute::strided_copy`] into a send buffer and move in one [`Collectives::exchange`] into a
 //!    receive buffer;
 //! 2. each input that a term along the distributed axis reads is laid out as an *extended block*
 //!    (its ghost rows in front, the local block, its ghost rows behind), again by strided copies;
-//! 3. every [`Term`](super::Term) is one [`Engine::band`] into its output: the term's band in
+//! 3. every [`Term`](super::Term) is one [`Banded::band`] into its output: the term's band in
 //!    global indices, converted at construction to this rank's output rows and to the rows of
 //!    the block it reads (the extended block along the distributed axis, the local block along
 //!    any other axis), with `accumulate` for every term of an output after the first.
@@ -23,7 +23,7 @@
 
 use super::plan::Plan;
 use distlops_core::{
-    AxisBand, Communicator, Engine, Error, RealScalar, Result, Scalar, SliceLen, StridedCopy,
+    AxisBand, Banded, Communicator, Error, RealScalar, Result, Scalar, SliceLen, StridedCopy,
 };
 use ndarray::ArrayView1;
 use std::ops::Range;
@@ -271,7 +271,7 @@ impl EnginePlan {
 }
 
 /// The work buffers of one direction on one engine, locked for the length of a product.
-struct Work<T: Scalar, E: Engine> {
+struct Work<T: Scalar, E: Banded> {
     send: E::Storage<T>,
     recv: E::Storage<T>,
     extended: Vec<Option<E::Storage<T>>>,
@@ -279,7 +279,7 @@ struct Work<T: Scalar, E: Engine> {
 
 /// One direction on engine `E`: its [`EnginePlan`], the band tables in the engine's memory and
 /// the work buffers, allocated once.
-pub(super) struct EngineDirection<T: Scalar, E: Engine> {
+pub(super) struct EngineDirection<T: Scalar, E: Banded> {
     plan: Arc<EnginePlan>,
     engine: E,
     /// Per output, per term, `band.table()` on the engine.
@@ -287,7 +287,7 @@ pub(super) struct EngineDirection<T: Scalar, E: Engine> {
     work: Mutex<Work<T, E>>,
 }
 
-impl<T: Scalar, E: Engine> EngineDirection<T, E> {
+impl<T: Scalar, E: Banded> EngineDirection<T, E> {
     /// `plan` on `engine`: its tables uploaded and its buffers allocated.
     ///
     /// # Errors
@@ -327,7 +327,7 @@ impl<T: Scalar, E: Engine> EngineDirection<T, E> {
     }
 
     /// `outputs = A inputs` on this rank's blocks (C order, `E`'s memory). Collective over
-    /// `comm` when a term acts along the distributed axis (one [`Engine::exchange`]).
+    /// `comm` when a term acts along the distributed axis (one [`Collectives::exchange`]).
     ///
     /// # Errors
     /// What the engine's exchange reports.

@@ -1,16 +1,16 @@
 //! The engine path of the distributed Fourier operators: the steps of a product written once
-//! over `E: Engine` from the engine's primitives, so that the same code runs on the host and on
+//! over `E: Fourier` from the engine's primitives, so that the same code runs on the host and on
 //! a device.
 //!
 //! The steps are those of the host [`Pipeline`](super::pipeline::Pipeline), planned by the same
 //! code ([`Steps`]): transforms along whole local lines and all-to-all transposes between them.
 //! A line step brings the transformed axis last with strided copies (the input's ifftshift as
 //! two copies of a rotation, zero padding by a fill, truncation by a shorter copy), applies the
-//! per-sample weights of the adjoint ([`Engine::diag_mul`] on the real view), runs one batched
-//! FFT of every line ([`Engine::fft`], planned once), applies the per-bin weights of the forward
+//! per-sample weights of the adjoint ([`Compute::diag_mul`] on the real view), runs one batched
+//! FFT of every line ([`Fourier::fft`], planned once), applies the per-bin weights of the forward
 //! (normalisation, the real transform's `sqrt(2)`), and copies the kept bins back in place (the
 //! output's fftshift as two copies). A transpose packs boxes with strided copies and moves them
-//! with one [`Engine::exchange`] ([`TransposePlan::run_on`]). Every buffer is allocated once,
+//! with one [`Collectives::exchange`] ([`TransposePlan::run_on`]). Every buffer is allocated once,
 //! when the path is built.
 
 use super::line::AxisSpec;
@@ -19,7 +19,7 @@ use super::split::Split;
 use super::transpose::TransposePlan;
 use super::FftReal;
 use distlops_core::{
-    balanced_counts, Communicator, Engine, HasComplex, Layout, Result, Scalar, StridedCopy,
+    balanced_counts, Communicator, Fourier, HasComplex, Layout, Result, Scalar, StridedCopy,
 };
 use num_traits::Zero;
 use std::any::TypeId;
@@ -229,7 +229,7 @@ impl EngineBuilder {
     /// [`Error::Allocation`](distlops_core::Error::Allocation) or
     /// [`Error::Device`](distlops_core::Error::Device) if the engine has no room or rejects a
     /// plan.
-    pub(crate) fn finish<R: FftReal, E: Engine>(
+    pub(crate) fn finish<R: FftReal, E: Fourier>(
         mut self,
         engine: &E,
         comm: &Communicator,
@@ -350,7 +350,7 @@ impl Steps for EngineBuilder {
 }
 
 /// A line step on an engine.
-struct EngineLine<R: FftReal, E: Engine> {
+struct EngineLine<R: FftReal, E: Fourier> {
     desc: LineDesc,
     /// The weights as reals (each twice), in the engine's memory.
     pre: Option<E::Storage<R>>,
@@ -360,13 +360,13 @@ struct EngineLine<R: FftReal, E: Engine> {
 }
 
 /// A step on an engine.
-enum EngineStep<R: FftReal, E: Engine> {
+enum EngineStep<R: FftReal, E: Fourier> {
     Line(EngineLine<R, E>),
     Transpose(TransposePlan),
 }
 
 /// The buffers of a product: two states, two line buffers, the transposes' packing buffers.
-struct EngineWork<R: FftReal, E: Engine> {
+struct EngineWork<R: FftReal, E: Fourier> {
     a: E::Storage<Cx<R>>,
     b: E::Storage<Cx<R>>,
     l1: E::Storage<Cx<R>>,
@@ -376,7 +376,7 @@ struct EngineWork<R: FftReal, E: Engine> {
 }
 
 /// The forward and adjoint products on an engine, with their buffers.
-pub(crate) struct EnginePipeline<R: FftReal, E: Engine> {
+pub(crate) struct EnginePipeline<R: FftReal, E: Fourier> {
     engine: E,
     comm: Communicator,
     /// Complex numbers of this rank's domain and range blocks.
@@ -388,7 +388,7 @@ pub(crate) struct EnginePipeline<R: FftReal, E: Engine> {
 }
 
 /// `x` as a slice of `U`. Panics unless `U` is `T`.
-fn retype<'a, E: Engine, T: Scalar, U: Scalar>(x: E::Slice<'a, T>) -> E::Slice<'a, U> {
+fn retype<'a, E: Fourier, T: Scalar, U: Scalar>(x: E::Slice<'a, T>) -> E::Slice<'a, U> {
     assert!(
         TypeId::of::<T>() == TypeId::of::<U>(),
         "retype to another type"
@@ -400,7 +400,7 @@ fn retype<'a, E: Engine, T: Scalar, U: Scalar>(x: E::Slice<'a, T>) -> E::Slice<'
 }
 
 /// `y` as a mutable slice of `U`. Panics unless `U` is `T`.
-fn retype_mut<'a, E: Engine, T: Scalar, U: Scalar>(y: E::SliceMut<'a, T>) -> E::SliceMut<'a, U> {
+fn retype_mut<'a, E: Fourier, T: Scalar, U: Scalar>(y: E::SliceMut<'a, T>) -> E::SliceMut<'a, U> {
     assert!(
         TypeId::of::<T>() == TypeId::of::<U>(),
         "retype to another type"
@@ -434,7 +434,7 @@ fn every(
         .expect("lengths checked by the caller")
 }
 
-impl<R: FftReal, E: Engine> EnginePipeline<R, E> {
+impl<R: FftReal, E: Fourier> EnginePipeline<R, E> {
     /// The forward product of this rank's block `x` into `y` (the operator's element type `T`:
     /// complex, or real with `(re, im)` pairs in the range). Collective when there are
     /// transposes.
@@ -501,17 +501,17 @@ impl<R: FftReal, E: Engine> EnginePipeline<R, E> {
             match src {
                 Side::Complex(x, false) => E::copy_slice(x, a),
                 Side::Complex(x, true) => {
-                    let mut a = E::as_reals_mut::<R>(a);
+                    let mut a = E::reals_mut(a);
                     E::fill_slice(E::sub_mut(&mut a, 0..2 * n_in), R::zero());
                     let c = every(n_in, (2, 2 * n_in), (2, 2 * n_in));
-                    E::strided_copy(&c, E::as_reals::<R>(x), a);
+                    E::strided_copy(&c, E::reals(x), a);
                 }
                 Side::Values(x) => {
-                    let mut a = E::as_reals_mut::<R>(a);
+                    let mut a = E::reals_mut(a);
                     E::fill_slice(E::sub_mut(&mut a, 0..2 * n_in), R::zero());
                     E::strided_copy(&every(n_in, (1, n_in), (2, 2 * n_in)), x, a);
                 }
-                Side::Pairs(x) => E::copy_slice(x, E::as_reals_mut::<R>(a)),
+                Side::Pairs(x) => E::copy_slice(x, E::reals_mut(a)),
             }
         }
         let mut at_a = true;
@@ -529,9 +529,9 @@ impl<R: FftReal, E: Engine> EnginePipeline<R, E> {
                 EngineStep::Line(l) => l.run(E::slice(from), E::slice_mut(to), l1, l2)?,
                 EngineStep::Transpose(t) => {
                     let (n_src, n_dst) = t.lens();
-                    let x = E::as_reals::<R>(E::sub(E::slice(from), 0..n_src / 2));
+                    let x = E::reals(E::sub(E::slice(from), 0..n_src / 2));
                     let mut to = E::slice_mut(to);
-                    let y = E::as_reals_mut::<R>(E::sub_mut(&mut to, 0..n_dst / 2));
+                    let y = E::reals_mut(E::sub_mut(&mut to, 0..n_dst / 2));
                     let mut send = E::slice_mut(send);
                     let recv = E::slice_mut(recv);
                     t.run_on::<E, R>(&self.engine, &self.comm, x, y, &mut send, recv)?;
@@ -545,19 +545,19 @@ impl<R: FftReal, E: Engine> EnginePipeline<R, E> {
             Side::Complex(mut y, true) => {
                 E::fill_slice(E::sub_mut(&mut y, 0..n_out), Cx::<R>::zero());
                 let c = every(n_out, (2, 2 * n_out), (2, 2 * n_out));
-                E::strided_copy(&c, E::as_reals::<R>(last), E::as_reals_mut::<R>(y));
+                E::strided_copy(&c, E::reals(last), E::reals_mut(y));
             }
             Side::Values(y) => {
                 let c = every(n_out, (2, 2 * n_out), (1, n_out));
-                E::strided_copy(&c, E::as_reals::<R>(last), y);
+                E::strided_copy(&c, E::reals(last), y);
             }
-            Side::Pairs(y) => E::copy_slice(E::as_reals::<R>(last), y),
+            Side::Pairs(y) => E::copy_slice(E::reals(last), y),
         }
         Ok(())
     }
 }
 
-impl<R: FftReal, E: Engine> EngineLine<R, E> {
+impl<R: FftReal, E: Fourier> EngineLine<R, E> {
     /// Transforms every line of `x` into `y` through the line buffers `l1` and `l2`.
     fn run(
         &self,
@@ -596,7 +596,7 @@ impl<R: FftReal, E: Engine> EngineLine<R, E> {
             let (from, to) = (E::sub(E::freeze(from), 0..n), E::sub_mut(to, 0..n));
             match weights {
                 Some(w) => {
-                    let (from, to) = (E::as_reals::<R>(from), E::as_reals_mut::<R>(to));
+                    let (from, to) = (E::reals(from), E::reals_mut(to));
                     E::diag_mul(E::slice(w), 1, from, to);
                 }
                 None => E::fft(plan, from, to, d.inverse)?,

@@ -2,8 +2,8 @@
 //! (a Scatter [`Layout`]) and where each element sits in the rank's flat buffer (a stride per
 //! global axis, so the same plan packs, unpacks, permutes axes, crops or pads lines, and reads or
 //! writes the real parts of complex numbers seen as reals). One grouped exchange
-//! ([`Engine::exchange`]) carries the boxes that pairs of ranks share, packed and unpacked with
-//! [`Engine::strided_copy`]; everything is planned once.
+//! ([`Collectives::exchange`]) carries the boxes that pairs of ranks share, packed and unpacked with
+//! [`Compute::strided_copy`]; everything is planned once.
 
 use super::split::Split;
 use super::transpose::shared_box;

@@ -223,7 +223,7 @@ impl TransposePlan {
     }
 
     /// [`run`](Self::run) on any engine: the packing by the engine's strided copies, the
-    /// messages by its [`exchange`](Engine::exchange). Collective.
+    /// messages by its [`exchange`](Collectives::exchange). Collective.
     ///
     /// # Errors
     /// What the engine's exchange reports (a device failure, ranks that disagree).

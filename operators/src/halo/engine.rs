@@ -1,6 +1,6 @@
 //! [`Halo`](super::Halo) on any engine, written once with the engine's primitives: the boxes
-//! of its messages packed and placed with [`Engine::strided_copy`], moved with one
-//! [`Engine::exchange`], and the adjoint's sums done with [`Engine::axpy_slice`] on each received
+//! of its messages packed and placed with [`Compute::strided_copy`], moved with one
+//! [`Collectives::exchange`], and the adjoint's sums done with [`Compute::axpy_slice`] on each received
 //! box (gathered into a scratch buffer and put back), message by message in the host's order.
 
 use super::Message;

@@ -7,7 +7,7 @@ use super::LocalOperator;
 use distlops_core::band::MAX_BAND_TAPS;
 use distlops_core::kernels::axpy;
 use distlops_core::{
-    AxisBand, Complex32, Complex64, Engine, Error, Host, RealScalar, Result, Scalar, SliceLen,
+    AxisBand, Banded, Complex32, Complex64, Error, Host, RealScalar, Result, Scalar, SliceLen,
 };
 use ndarray::ArrayView1;
 use rustfft::{Fft, FftPlanner};
@@ -47,25 +47,25 @@ pub const FFT_THRESHOLD_CONTIGUOUS: usize = 64;
 ///
 /// The constructors build a host operator (`E = Host`) running the kernels above.
 /// [`to_engine`](Self::to_engine) gives the same operator on any engine, where a product is the
-/// direct method as one [`Engine::band`] call along the axis: the taps `h[k]` read source row
+/// direct method as one [`Banded::band`](distlops_core::Banded::band) call along the axis: the taps `h[k]` read source row
 /// `i + offset - k`, and the band's valid range `0..n` drops the rows outside the signal, the
 /// truncation of the host's direct method; the adjoint is the transposed band (taps
 /// `conj(h[nh - 1 - k])`, valid range `0..nout`). The band's coefficients are real, so a complex
 /// filter takes a second band of its imaginary parts into a work buffer (allocated once, in
-/// `to_engine`) and one [`Engine::axpy_slice`] by `i`; a filter of more than
+/// `to_engine`) and one [`Compute::axpy_slice`](distlops_core::Compute::axpy_slice) by `i`; a filter of more than
 /// [`MAX_BAND_TAPS`] taps is split into several accumulating bands. The filter's tables are
 /// uploaded once, so a product moves no data between host and device, and there is no
 /// communication.
 ///
 /// * On the engine path the method is always [`ConvolveMethod::Direct`]
 ///   ([`method`](Self::method) says so), whatever the filter length: a path through the engine's
-///   FFT ([`Engine::fft`], cuFFT on a device) above a crossover length is not built, so long
+///   FFT ([`Fourier::fft`](distlops_core::Fourier::fft), cuFFT on a device) above a crossover length is not built, so long
 ///   filters cost `O(n len(h))` there.
 /// * Results equal the host operator's to rounding, not bitwise (the host's direct method runs a
 ///   register-blocked kernel along the last axis, its FFT method another sum altogether):
 ///   relative differences of about `1e-15` in double precision (tested to `1e-12`).
 /// * [`to_engine(&Host)`](Self::to_engine) runs this engine path on the host.
-pub struct Convolve1D<T: Scalar, E: Engine = Host> {
+pub struct Convolve1D<T: Scalar, E: Banded = Host> {
     dims: Vec<usize>,
     dimsd: Vec<usize>,
     axis: usize,
@@ -82,7 +82,7 @@ pub struct Convolve1D<T: Scalar, E: Engine = Host> {
 }
 
 /// How the products run.
-enum Path<T: Scalar, E: Engine> {
+enum Path<T: Scalar, E: Banded> {
     /// The host kernels (only built with `E = Host`): direct (`None`) or by FFT.
     Host(Option<FftConv>),
     /// Bands on the engine.
@@ -90,7 +90,7 @@ enum Path<T: Scalar, E: Engine> {
 }
 
 /// The convolution on an engine: both directions' bands and the work buffer of a complex filter.
-struct EngineConv<T: Scalar, E: Engine> {
+struct EngineConv<T: Scalar, E: Banded> {
     forward: EngineBands<E>,
     adjoint: EngineBands<E>,
     /// `max(nrows, ncols)` values when the filter has imaginary parts (empty otherwise).
@@ -99,12 +99,12 @@ struct EngineConv<T: Scalar, E: Engine> {
 
 /// One direction of the convolution as bands: the real parts of the taps, and the imaginary
 /// parts (none for a real filter), each in pieces of at most [`MAX_BAND_TAPS`] taps.
-struct EngineBands<E: Engine> {
+struct EngineBands<E: Banded> {
     re: Vec<(AxisBand, E::Storage<f64>)>,
     im: Vec<(AxisBand, E::Storage<f64>)>,
 }
 
-impl<T: Scalar, E: Engine> std::fmt::Debug for Convolve1D<T, E> {
+impl<T: Scalar, E: Banded> std::fmt::Debug for Convolve1D<T, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Convolve1D")
             .field("dims", &self.dims)
@@ -265,7 +265,7 @@ impl<T: Scalar> Convolve1D<T> {
     }
 }
 
-impl<T: Scalar, E: Engine> Convolve1D<T, E> {
+impl<T: Scalar, E: Banded> Convolve1D<T, E> {
     /// The same operator on `engine`, running the direct method as bands (see
     /// [Engines](Convolve1D#engines)): the filter's tables are uploaded and the work buffer is
     /// allocated here, once. The method becomes [`ConvolveMethod::Direct`].
@@ -275,7 +275,7 @@ impl<T: Scalar, E: Engine> Convolve1D<T, E> {
     ///
     /// # Errors
     /// [`Error::Allocation`] if the engine has no room for the tables or the work buffer.
-    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Convolve1D<T, F>> {
+    pub fn to_engine<F: Banded>(&self, engine: &F) -> Result<Convolve1D<T, F>> {
         let nh = self.h.len();
         let (outer, inner) = (self.outer, self.inner);
         let forward = EngineBands::new(
@@ -560,7 +560,7 @@ impl FftWork {
     }
 }
 
-impl<E: Engine> EngineBands<E> {
+impl<E: Banded> EngineBands<E> {
     /// `out[i] = sum_k g[k] input[i + shift - k]` on blocks `(outer, n_out, inner)` from
     /// `(outer, n_src, inner)`, with `input` rows outside `0..n_src` left out.
     fn new<G: Scalar>(
@@ -621,7 +621,7 @@ impl<E: Engine> EngineBands<E> {
     }
 }
 
-impl<T: Scalar, E: Engine> EngineConv<T, E> {
+impl<T: Scalar, E: Banded> EngineConv<T, E> {
     fn apply(&self, adjoint: bool, input: E::Slice<'_, T>, mut out: E::SliceMut<'_, T>) {
         let bands = if adjoint {
             &self.adjoint
@@ -642,7 +642,7 @@ impl<T: Scalar, E: Engine> EngineConv<T, E> {
     }
 }
 
-impl<T: Scalar, E: Engine> LocalOperator<T, E> for Convolve1D<T, E> {
+impl<T: Scalar, E: Banded> LocalOperator<T, E> for Convolve1D<T, E> {
     fn dims(&self) -> &[usize] {
         &self.dims
     }

@@ -3,7 +3,7 @@
 
 use super::shape::{check_axis, check_dims, check_matvec_on, check_rmatvec_on, split_axis};
 use super::LocalOperator;
-use distlops_core::{Engine, Error, Host, Result, Scalar};
+use distlops_core::{Engine, Error, Host, Memory, Result, Scalar};
 
 /// `y = d ∘ x` (element-wise product), and `x = conj(d) ∘ y` in adjoint mode. PyLops:
 /// `Diagonal(diag, dims, axis)`.
@@ -16,7 +16,7 @@ use distlops_core::{Engine, Error, Host, Result, Scalar};
 ///   (PyLops' `Diagonal(diag, dims, axis)`).
 ///
 /// The diagonal lives on the engine `E` ([`to_engine`](Self::to_engine) moves it), and the
-/// product is the engine's [`diag_mul`](Engine::diag_mul), the same expression `d_i x_i` on
+/// product is the engine's [`diag_mul`](distlops_core::Compute::diag_mul), the same expression `d_i x_i` on
 /// every engine, so host and device give the same bits.
 #[derive(Debug)]
 pub struct Diagonal<T: Scalar, E: Engine = Host> {

@@ -3,7 +3,7 @@
 
 use super::shape::{check_dims, check_matvec_on, check_rmatvec_on};
 use super::LocalOperator;
-use distlops_core::{Engine, Error, Host, MatOp, NodeShared, Result, Scalar};
+use distlops_core::{Dense, Error, Host, MatOp, Memory, NodeShared, Result, Scalar};
 use ndarray::{Array2, ArrayView2, ArrayViewD};
 
 /// `Y = A X` with a dense `A` of shape `N x M`. PyLops: `MatrixMult(A, otherdims)`.
@@ -13,7 +13,7 @@ use ndarray::{Array2, ArrayView2, ArrayViewD};
 ///   model is seen as a matrix `X` of shape `M x prod(otherdims)` and `Y = A X`, `X = A^H Y`.
 ///
 /// The matrix lives on the engine `E` ([`to_engine`](Self::to_engine) moves it) and the product
-/// is the engine's [`matmul_slices`](Engine::matmul_slices). On the host, the vector case runs one
+/// is the engine's [`matmul_slices`](Dense::matmul_slices). On the host, the vector case runs one
 /// dot product per row of `A` (forward) and row-wise AXPYs (adjoint), both over contiguous rows,
 /// so each application streams `A` once from memory, and the matrix case uses a GEMM (ndarray's
 /// `general_mat_mul`). On a CUDA device both are one cuBLAS `gemm`.
@@ -23,7 +23,7 @@ use ndarray::{Array2, ArrayView2, ArrayViewD};
 /// (a Broadcast matrix of PyLops-MPI's `MPIMatrixMult` held once per node). The products run the
 /// same kernel on the same values, so their results are bitwise those of [`new`](Self::new).
 #[derive(Debug)]
-pub struct MatrixMult<T: Scalar, E: Engine = Host> {
+pub struct MatrixMult<T: Scalar, E: Dense = Host> {
     a: Matrix<T, E>,
     /// `(N, M)`.
     shape: (usize, usize),
@@ -34,7 +34,7 @@ pub struct MatrixMult<T: Scalar, E: Engine = Host> {
 }
 
 /// Where `A` lives: on the engine (one copy per rank), or in a node-shared array on the host.
-enum Matrix<T: Scalar, E: Engine> {
+enum Matrix<T: Scalar, E: Dense> {
     Engine(E::Storage<T>),
     NodeShared {
         a: NodeShared<T>,
@@ -44,7 +44,7 @@ enum Matrix<T: Scalar, E: Engine> {
     },
 }
 
-impl<T: Scalar, E: Engine> std::fmt::Debug for Matrix<T, E> {
+impl<T: Scalar, E: Dense> std::fmt::Debug for Matrix<T, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
             Matrix::Engine(a) => f.debug_tuple("Engine").field(a).finish(),
@@ -53,7 +53,7 @@ impl<T: Scalar, E: Engine> std::fmt::Debug for Matrix<T, E> {
     }
 }
 
-impl<T: Scalar, E: Engine> Matrix<T, E> {
+impl<T: Scalar, E: Dense> Matrix<T, E> {
     fn slice(&self) -> E::Slice<'_, T> {
         match self {
             Matrix::Engine(a) => E::slice(a),
@@ -147,7 +147,7 @@ impl<T: Scalar> MatrixMult<T> {
     }
 }
 
-impl<T: Scalar, E: Engine> MatrixMult<T, E> {
+impl<T: Scalar, E: Dense> MatrixMult<T, E> {
     fn build(a: Matrix<T, E>, (n, m): (usize, usize), other: &[usize]) -> Result<Self> {
         let dims: Vec<usize> = std::iter::once(m).chain(other.iter().copied()).collect();
         let dimsd: Vec<usize> = std::iter::once(n).chain(other.iter().copied()).collect();
@@ -170,7 +170,7 @@ impl<T: Scalar, E: Engine> MatrixMult<T, E> {
     ///
     /// # Errors
     /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room for `A`.
-    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<MatrixMult<T, F>> {
+    pub fn to_engine<F: Dense>(&self, engine: &F) -> Result<MatrixMult<T, F>> {
         Ok(MatrixMult {
             a: Matrix::Engine(self.a.with_host_view(|a| engine.upload(a))?),
             shape: self.shape,
@@ -187,7 +187,7 @@ impl<T: Scalar, E: Engine> MatrixMult<T, E> {
     }
 }
 
-impl<T: Scalar, E: Engine> LocalOperator<T, E> for MatrixMult<T, E> {
+impl<T: Scalar, E: Dense> LocalOperator<T, E> for MatrixMult<T, E> {
     fn dims(&self) -> &[usize] {
         &self.dims
     }

@@ -82,11 +82,11 @@ pub use zero::Zero;
 /// `matvec` and `rmatvec` overwrite their output and allocate nothing. Object-safe: distributed
 /// operators hold `Box<dyn LocalOperator<T, E>>`. On the host (`E = Host`, the default) the
 /// arrays are `&[T]` and `&mut [T]`; on another engine they are that engine's slices
-/// ([`Engine::Slice`]), and the operator's data lives on the engine too. [`MatrixMult`],
+/// ([`Memory::Slice`](distlops_core::Memory::Slice)), and the operator's data lives on the engine too. [`MatrixMult`],
 /// [`Diagonal`], [`Identity`], [`Zero`], [`Transpose`] and [`Conj`] are written once for every
 /// engine (their data moves with `to_engine`); the others are host operators.
 /// [`Convolve1D`] and [`PoststackLinearModelling`] are built on the host and run on any engine
-/// after `to_engine` (as [`Engine::band`] products).
+/// after `to_engine` (as [`Banded::band`](distlops_core::Banded::band) products).
 pub trait LocalOperator<T: Scalar, E: Engine = Host>: Send + Sync {
     /// The model shape (of `x` in `y = A x`).
     fn dims(&self) -> &[usize];

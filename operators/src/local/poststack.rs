@@ -8,7 +8,7 @@ use super::{
     Convolve1D, ConvolveMethod, DerivativeKind, FirstDerivativeParams, LocalFirstDerivative,
     LocalOperator,
 };
-use distlops_core::{signed_axis, AxisBand, Engine, Host, SliceLen};
+use distlops_core::{signed_axis, AxisBand, Banded, Host, SliceLen};
 use distlops_core::{Result, Scalar};
 use ndarray::ArrayView1;
 use std::sync::{Mutex, TryLockError};
@@ -39,7 +39,7 @@ use std::sync::{Mutex, TryLockError};
 ///
 /// The constructors build a host operator (`E = Host`) running the kernels above.
 /// [`to_engine`](Self::to_engine) gives the same operator on any engine, as two
-/// [`Engine::band`] calls per product: `D` as a band (the interior taps, and the rows outside
+/// [`Banded::band`] calls per product: `D` as a band (the interior taps, and the rows outside
 /// the interior, zero ones included, as explicit rows) into a work buffer of the model's size,
 /// then the wavelet's [`Convolve1D`] band (see [its engines section](Convolve1D#engines): the
 /// direct method only, no FFT path); the adjoint is `W^H` into the work buffer, then the
@@ -63,7 +63,7 @@ use std::sync::{Mutex, TryLockError};
 /// assert_eq!(&d[5..], &[0.0; 5]); // a constant trace has no reflectivity
 /// # Ok::<(), distlops_core::Error>(())
 /// ```
-pub struct PoststackLinearModelling<T: Scalar, E: Engine = Host> {
+pub struct PoststackLinearModelling<T: Scalar, E: Banded = Host> {
     dims: Vec<usize>,
     axis: usize,
     wavelet: Vec<T>,
@@ -73,7 +73,7 @@ pub struct PoststackLinearModelling<T: Scalar, E: Engine = Host> {
 }
 
 /// How the products run.
-enum PostPath<T: Scalar, E: Engine> {
+enum PostPath<T: Scalar, E: Banded> {
     /// The host kernels (only built with `E = Host`).
     Host(Box<HostPath<T>>),
     /// Bands on the engine.
@@ -82,7 +82,7 @@ enum PostPath<T: Scalar, E: Engine> {
 
 /// The engine path: `D` and `D^T` as bands, the convolution on the engine, and the work buffer
 /// (`D m`, or `W^H d`) of the model's size.
-struct EnginePath<T: Scalar, E: Engine> {
+struct EnginePath<T: Scalar, E: Banded> {
     derivative: (AxisBand, E::Storage<f64>),
     derivative_t: (AxisBand, E::Storage<f64>),
     convolve: Convolve1D<T, E>,
@@ -252,7 +252,7 @@ impl<T: Scalar> Parts<T> {
     }
 }
 
-impl<T: Scalar, E: Engine> std::fmt::Debug for PoststackLinearModelling<T, E> {
+impl<T: Scalar, E: Banded> std::fmt::Debug for PoststackLinearModelling<T, E> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         let mut d = f.debug_struct("PoststackLinearModelling");
         d.field("dims", &self.dims)
@@ -382,7 +382,7 @@ fn derivative_band(
     AxisBand::new((outer, n, n, inner), band.taps(), 0, 0..n, &rows)
 }
 
-impl<T: Scalar, E: Engine> PoststackLinearModelling<T, E> {
+impl<T: Scalar, E: Banded> PoststackLinearModelling<T, E> {
     /// The same operator on `engine`, as bands (see [Engines](PoststackLinearModelling#engines)):
     /// the tables are uploaded and the work buffer is allocated here, once.
     /// A rank-local operator, so no communication: when every rank moves its block, agree on
@@ -392,7 +392,7 @@ impl<T: Scalar, E: Engine> PoststackLinearModelling<T, E> {
     /// # Errors
     /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room for the
     /// tables or the work buffer.
-    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<PoststackLinearModelling<T, F>> {
+    pub fn to_engine<F: Banded>(&self, engine: &F) -> Result<PoststackLinearModelling<T, F>> {
         let split = split_axis(&self.dims, self.axis);
         let upload = |band: AxisBand| -> Result<(AxisBand, F::Storage<f64>)> {
             let table = engine.upload(ArrayView1::from(band.table()).into_dyn())?;
@@ -460,7 +460,7 @@ impl<T: Scalar, E: Engine> PoststackLinearModelling<T, E> {
     }
 }
 
-impl<T: Scalar, E: Engine> EnginePath<T, E> {
+impl<T: Scalar, E: Banded> EnginePath<T, E> {
     /// `y = W D x`, or `y = D^T W^H x` with `adjoint`.
     fn apply(&self, adjoint: bool, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) {
         let mut guard = self.work.lock().unwrap_or_else(|e| e.into_inner());
@@ -545,7 +545,7 @@ impl<T: Scalar> HostPath<T> {
     }
 }
 
-impl<T: Scalar, E: Engine> LocalOperator<T, E> for PoststackLinearModelling<T, E> {
+impl<T: Scalar, E: Banded> LocalOperator<T, E> for PoststackLinearModelling<T, E> {
     fn dims(&self) -> &[usize] {
         &self.dims
     }

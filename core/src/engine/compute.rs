@@ -1,0 +1,150 @@
+//! [`Compute`]: the element-wise updates, the sums of the canonical tree, order-free norms,
+//! diagonal products and strided copies, on one rank's memory (no communication).
+
+use super::{Memory, StridedCopy};
+use crate::kernels;
+use crate::repro::BlockNode;
+use crate::scalar::{RealScalar, Scalar};
+
+/// An element-wise binary operation (`out = x op y`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BinaryOp {
+    /// `x + y`.
+    Add,
+    /// `x - y`.
+    Sub,
+    /// `x * y`.
+    Mul,
+    /// `x / y`.
+    Div,
+}
+
+impl BinaryOp {
+    /// `a op b`.
+    #[inline(always)]
+    pub fn apply<T: Scalar>(self, a: T, b: T) -> T {
+        match self {
+            BinaryOp::Add => a + b,
+            BinaryOp::Sub => a - b,
+            BinaryOp::Mul => a * b,
+            BinaryOp::Div => a / b,
+        }
+    }
+
+    /// The code the device kernels use (0 to 3 in this order).
+    pub fn code(self) -> i32 {
+        self as i32
+    }
+}
+
+/// The terms of a sum-based norm: `|x|^2` (order 2), `|x|` (order 1) or `|x|^p`.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum NormTerm {
+    /// `|x_i|^2`.
+    Abs2,
+    /// `|x_i|`.
+    Abs,
+    /// `|x_i|^p`.
+    AbsPow(f64),
+}
+
+impl NormTerm {
+    /// The leaf sum of these terms over `x`, in the fixed pattern of [`kernels`].
+    pub(crate) fn leaf<T: Scalar>(self, x: &[T]) -> T::Real {
+        match self {
+            NormTerm::Abs2 => kernels::sum_abs2(x),
+            NormTerm::Abs => kernels::sum_abs(x),
+            NormTerm::AbsPow(p) => {
+                kernels::sum_abs_pow(x, <T::Real as RealScalar>::real_from_f64(p))
+            }
+        }
+    }
+}
+
+/// A norm that does not depend on the order of its terms: the count of non-zeros, the largest or
+/// the smallest modulus.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OrderFree {
+    /// The number of non-zero entries.
+    CountNonzero,
+    /// `max |x_i|` (0 for an empty block; NaN wins).
+    MaxAbs,
+    /// `min |x_i|` (+inf for an empty block; NaN wins).
+    MinAbs,
+}
+
+impl OrderFree {
+    /// The partial over one host slice.
+    pub(crate) fn host<T: Scalar>(self, x: &[T]) -> T::Real {
+        match self {
+            OrderFree::CountNonzero => {
+                <T::Real as RealScalar>::real_from_f64(kernels::count_nonzero(x) as f64)
+            }
+            OrderFree::MaxAbs => kernels::max_abs(x),
+            OrderFree::MinAbs => kernels::min_abs(x),
+        }
+    }
+}
+
+/// The computations every distributed array and solver needs, on this rank's blocks. Element-wise
+/// updates compute the expressions of [`kernels`](crate::kernels) and sums the nodes of the
+/// [`repro`](crate::repro) tree, so every engine gives the same bits. No communication.
+pub trait Compute: Memory {
+    /// `y_i = value`.
+    fn fill<T: Scalar>(y: &mut Self::Storage<T>, value: T);
+    /// `y_i *= alpha`.
+    fn scale<T: Scalar>(y: &mut Self::Storage<T>, alpha: T);
+    /// `y_i = conj(y_i)` (nothing for real types).
+    fn conj<T: Scalar>(y: &mut Self::Storage<T>);
+    /// `y = x`.
+    fn copy<T: Scalar>(x: &Self::Storage<T>, y: &mut Self::Storage<T>);
+    /// `y += alpha x`.
+    fn axpy<T: Scalar>(alpha: T, x: &Self::Storage<T>, y: &mut Self::Storage<T>);
+    /// `y = alpha x + beta y`.
+    fn axpby<T: Scalar>(alpha: T, x: &Self::Storage<T>, beta: T, y: &mut Self::Storage<T>);
+    /// `out = x op y`.
+    fn binary<T: Scalar>(
+        op: BinaryOp,
+        x: &Self::Storage<T>,
+        y: &Self::Storage<T>,
+        out: &mut Self::Storage<T>,
+    );
+    /// `y = y op x`.
+    fn binary_assign<T: Scalar>(op: BinaryOp, y: &mut Self::Storage<T>, x: &Self::Storage<T>);
+
+    /// The values of the given nodes of the canonical sum tree (see
+    /// [`SumTree::block_nodes`](crate::repro::SumTree::block_nodes)) of `sum conj?(x_i) y_i`.
+    fn dot_nodes<T: Scalar>(
+        conj: bool,
+        x: &Self::Storage<T>,
+        y: &Self::Storage<T>,
+        nodes: &[BlockNode],
+    ) -> Vec<T>;
+    /// The values of the given nodes of the canonical sum tree of the norm terms of `x`.
+    fn norm_nodes<T: Scalar>(
+        term: NormTerm,
+        x: &Self::Storage<T>,
+        nodes: &[BlockNode],
+    ) -> Vec<T::Real>;
+    /// An order-free norm's partial over the block.
+    fn order_free<T: Scalar>(kind: OrderFree, x: &Self::Storage<T>) -> T::Real;
+
+    /// `y_i = value` on a slice.
+    fn fill_slice<T: Scalar>(y: Self::SliceMut<'_, T>, value: T);
+    /// `y = x` on slices of one length.
+    fn copy_slice<T: Scalar>(x: Self::Slice<'_, T>, y: Self::SliceMut<'_, T>);
+    /// `y_i = conj(y_i)` on a slice (nothing for real types).
+    fn conj_slice<T: Scalar>(y: Self::SliceMut<'_, T>);
+    /// `y += alpha x` on slices of one length.
+    fn axpy_slice<T: Scalar>(alpha: T, x: Self::Slice<'_, T>, y: Self::SliceMut<'_, T>);
+    /// `y_i = d_j x_i` with `j = (i / inner) mod len(d)`: a diagonal broadcast over the axes
+    /// before and after the one it runs along (`inner` is the product of the axes after it).
+    fn diag_mul<T: Scalar>(
+        d: Self::Slice<'_, T>,
+        inner: usize,
+        x: Self::Slice<'_, T>,
+        y: Self::SliceMut<'_, T>,
+    );
+    /// The strided copy `copy` from `x` to `y` (elements of `y` outside the box are untouched).
+    fn strided_copy<T: Scalar>(copy: &StridedCopy, x: Self::Slice<'_, T>, y: Self::SliceMut<'_, T>);
+}

@@ -1,0 +1,121 @@
+//! [`Compute`] for [`Host`]: the kernels of [`kernels`](crate::kernels) on contiguous slices.
+
+use super::{flat, flat_mut, Host};
+use crate::engine::{BinaryOp, Compute, NormTerm, OrderFree, StridedCopy};
+use crate::kernels;
+use crate::repro::{node_value, BlockNode};
+use crate::scalar::Scalar;
+use ndarray::ArrayD;
+
+impl Compute for Host {
+    fn fill<T: Scalar>(y: &mut ArrayD<T>, value: T) {
+        y.fill(value);
+    }
+    fn scale<T: Scalar>(y: &mut ArrayD<T>, alpha: T) {
+        kernels::scale(alpha, flat_mut(y));
+    }
+    fn conj<T: Scalar>(y: &mut ArrayD<T>) {
+        Self::conj_slice(flat_mut(y));
+    }
+    fn copy<T: Scalar>(x: &ArrayD<T>, y: &mut ArrayD<T>) {
+        Self::copy_slice(flat(x), flat_mut(y));
+    }
+    fn axpy<T: Scalar>(alpha: T, x: &ArrayD<T>, y: &mut ArrayD<T>) {
+        Self::axpy_slice(alpha, flat(x), flat_mut(y));
+    }
+    fn axpby<T: Scalar>(alpha: T, x: &ArrayD<T>, beta: T, y: &mut ArrayD<T>) {
+        kernels::axpby(alpha, flat(x), beta, flat_mut(y));
+    }
+    fn binary<T: Scalar>(op: BinaryOp, x: &ArrayD<T>, y: &ArrayD<T>, out: &mut ArrayD<T>) {
+        kernels::zip_map_into(flat(x), flat(y), flat_mut(out), |a, b| op.apply(a, b));
+    }
+    fn binary_assign<T: Scalar>(op: BinaryOp, y: &mut ArrayD<T>, x: &ArrayD<T>) {
+        kernels::zip_apply(flat_mut(y), flat(x), |a, b| op.apply(a, b));
+    }
+
+    fn dot_nodes<T: Scalar>(
+        conj: bool,
+        x: &ArrayD<T>,
+        y: &ArrayD<T>,
+        nodes: &[BlockNode],
+    ) -> Vec<T> {
+        let (x, y) = (flat(x), flat(y));
+        let eval = |leaf: &dyn Fn(std::ops::Range<usize>) -> T| -> Vec<T> {
+            nodes
+                .iter()
+                .map(|n| node_value(n.level, n.range.clone(), &leaf))
+                .collect()
+        };
+        if conj {
+            eval(&|r| kernels::vdot(&x[r.clone()], &y[r]))
+        } else {
+            eval(&|r| kernels::dot(&x[r.clone()], &y[r]))
+        }
+    }
+    fn norm_nodes<T: Scalar>(term: NormTerm, x: &ArrayD<T>, nodes: &[BlockNode]) -> Vec<T::Real> {
+        let x = flat(x);
+        nodes
+            .iter()
+            .map(|n| node_value(n.level, n.range.clone(), &|r| term.leaf(&x[r])))
+            .collect()
+    }
+    fn order_free<T: Scalar>(kind: OrderFree, x: &ArrayD<T>) -> T::Real {
+        kind.host(flat(x))
+    }
+
+    fn fill_slice<T: Scalar>(y: &mut [T], value: T) {
+        y.fill(value);
+    }
+    fn copy_slice<T: Scalar>(x: &[T], y: &mut [T]) {
+        y.copy_from_slice(x);
+    }
+    fn conj_slice<T: Scalar>(y: &mut [T]) {
+        if T::IS_COMPLEX {
+            y.iter_mut().for_each(|v| *v = v.conj());
+        }
+    }
+    fn axpy_slice<T: Scalar>(alpha: T, x: &[T], y: &mut [T]) {
+        kernels::axpy(alpha, x, y);
+    }
+    fn diag_mul<T: Scalar>(d: &[T], inner: usize, x: &[T], y: &mut [T]) {
+        host_diag_mul(d, inner, x, y);
+    }
+    fn strided_copy<T: Scalar>(copy: &StridedCopy, x: &[T], y: &mut [T]) {
+        copy.host(x, y);
+    }
+}
+
+/// `y_i = d_j x_i`, `j = (i / inner) mod len(d)`, on host slices.
+fn host_diag_mul<T: Scalar>(d: &[T], inner: usize, x: &[T], y: &mut [T]) {
+    assert_eq!(x.len(), y.len(), "diag_mul on slices of different lengths");
+    let block = d.len() * inner;
+    if block == 0 {
+        assert!(
+            x.is_empty(),
+            "diag_mul with an empty diagonal on a non-empty slice"
+        );
+        return;
+    }
+    assert_eq!(
+        x.len() % block,
+        0,
+        "diag_mul: the length is not a multiple of the diagonal's"
+    );
+    for (xb, yb) in x.chunks_exact(block).zip(y.chunks_exact_mut(block)) {
+        if inner == 1 {
+            for ((yv, &xv), &dv) in yb.iter_mut().zip(xb).zip(d) {
+                *yv = dv * xv;
+            }
+        } else {
+            for ((yr, xr), &dv) in yb
+                .chunks_exact_mut(inner)
+                .zip(xb.chunks_exact(inner))
+                .zip(d)
+            {
+                for (yv, &xv) in yr.iter_mut().zip(xr) {
+                    *yv = dv * xv;
+                }
+            }
+        }
+    }
+}
