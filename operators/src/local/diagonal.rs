@@ -127,6 +127,24 @@ impl<T: Scalar, E: Engine> Diagonal<T, E> {
         })
     }
 
+    /// The same operator with its diagonal moved to `engine`, consuming this one: kept as it is
+    /// (no copy) when `engine` is the engine it is on, copied there as
+    /// [`to_engine`](Self::to_engine) does otherwise
+    /// ([`Memory::transfer`](distlops_core::Memory::transfer)). No communication: agree on the
+    /// outcome as for `to_engine`.
+    ///
+    /// # Errors
+    /// As [`to_engine`](Self::to_engine) (never when the diagonal stays where it is).
+    pub fn into_engine<F: Engine>(self, engine: &F) -> Result<Diagonal<T, F>> {
+        Ok(Diagonal {
+            diag: E::transfer(self.diag, engine)?,
+            diag_conj: E::transfer(self.diag_conj, engine)?,
+            dims: self.dims,
+            axis: self.axis,
+            split: self.split,
+        })
+    }
+
     /// The broadcast axis, if any.
     pub fn axis(&self) -> Option<usize> {
         self.axis

@@ -89,11 +89,14 @@ impl<T: Scalar> MatrixMult<T> {
     /// would have more than `usize::MAX` elements.
     pub fn with_otherdims(a: Array2<T>, otherdims: &[usize]) -> Result<Self> {
         let shape = a.dim();
-        Self::build(
-            Matrix::Engine(Host.upload(a.view().into_dyn())?),
-            shape,
-            otherdims,
-        )
+        // The host engine keeps C-contiguous blocks: a matrix in that layout is kept as it is
+        // (no copy), any other is copied once into one.
+        let a = if a.is_standard_layout() {
+            a.into_dyn()
+        } else {
+            Host.upload(a.view().into_dyn())?
+        };
+        Self::build(Matrix::Engine(a), shape, otherdims)
     }
 
     /// `y = A x` with `A` a 2-D [`NodeShared`] array, read in place by every rank of its node (no
@@ -176,6 +179,42 @@ impl<T: Scalar, E: Dense> MatrixMult<T, E> {
             shape: self.shape,
             dims: self.dims.clone(),
             dimsd: self.dimsd.clone(),
+            ncol: self.ncol,
+        })
+    }
+
+    /// The same operator with its matrix moved to `engine`, consuming this one: when `engine`
+    /// is the engine `A` is on (`into_engine(&Host)` of a host operator, the same device) `A` is
+    /// kept as it is, no copy (a node-shared `A` stays node-shared); otherwise `A` is copied there
+    /// as [`to_engine`](Self::to_engine) does and released
+    /// ([`Memory::transfer`](distlops_core::Memory::transfer)). No communication: agree on the
+    /// outcome as for `to_engine`.
+    ///
+    /// # Errors
+    /// As [`to_engine`](Self::to_engine) (never when `A` stays where it is).
+    pub fn into_engine<F: Dense>(self, engine: &F) -> Result<MatrixMult<T, F>> {
+        let a = match self.a {
+            Matrix::Engine(a) => Matrix::Engine(E::transfer(a, engine)?),
+            Matrix::NodeShared { a, slice } => {
+                // A node-shared `A` is in main memory: it stays shared on the host engine (the
+                // same type as `E`, whose slice function it keeps); on another it is uploaded.
+                let mut slot = Some(slice);
+                let any: &mut dyn std::any::Any = &mut slot;
+                match any.downcast_mut::<Option<for<'b> fn(&'b NodeShared<T>) -> F::Slice<'b, T>>>()
+                {
+                    Some(same) => Matrix::NodeShared {
+                        a,
+                        slice: same.take().expect("the slot holds the function"),
+                    },
+                    None => Matrix::Engine(engine.upload(a.view())?),
+                }
+            }
+        };
+        Ok(MatrixMult {
+            a,
+            shape: self.shape,
+            dims: self.dims,
+            dimsd: self.dimsd,
             ncol: self.ncol,
         })
     }
