@@ -1,17 +1,29 @@
 //! [`Dense`] for [`Host`]: the project's matrix-vector kernels for one column, the `gemm` crate's
 //! matrix product for several.
 //!
-//! Which kernel runs, measured on this project's 2-core AMD EPYC (AVX2, no AVX-512) against
-//! `faer` 0.24, `gemm` 0.19, ndarray's `general_mat_mul` (`matrixmultiply` 0.3) and OpenBLAS
-//! 0.3 (NumPy's, one thread); the table and the commands are in `BENCHMARKS.md` ("Dense
-//! kernels"):
+//! Which kernel runs was measured on this project's 2-core AMD EPYC (AVX2, no AVX-512), one
+//! thread, candidates interleaved in each round (medians; the machine was heavily loaded, so
+//! only the ratios within a row mean something), against `faer` 0.24 (`Par::Seq`), `gemm` 0.19,
+//! ndarray's `general_mat_mul` (`matrixmultiply` 0.3) and OpenBLAS 0.3 (NumPy 2.4's, one thread):
+//!
+//! | case | project kernel | faer | gemm | matrixmultiply | OpenBLAS |
+//! |---|---|---|---|---|---|
+//! | f64 `A x`, 4000 x 2000 | 24.4 ms | 38.7 ms | 35.8 ms | | 25.6 ms |
+//! | f64 `A^H x`, 4000 x 2000 | 24.1 ms | 41.1 ms | 38.1 ms | | 25.6 ms |
+//! | c64 `A x`, 4000 x 2000 | 48.2 ms | 84.0 ms | 77.7 ms | | 53.8 ms |
+//! | c64 `A^H x`, 4000 x 2000 | 65.1 ms | 92.6 ms | 212 ms | | 67.9 ms |
+//! | f64 `A X`, 2000³ | | 1.63 s | 1.64 s | 1.59 s | 1.22 s |
+//! | f64 `A^H X`, 2000³ | | 2.30 s | 1.94 s | 1.96 s | 1.47 s |
+//! | c64 `A X`, 2000³ | | 6.58 s | 6.93 s | 15.9 s | 5.92 s |
+//! | c64 `A^H X`, 2000³ | | 6.86 s | 5.86 s | 14.0 s | 5.24 s |
 //!
 //! * `k = 1` (`A x`, `A^H x`): the streaming kernels of [`crate::dense`] (one read of `A`, AVX2
-//!   FMA), every type. They are memory-bound; none of the libraries read `A` faster (OpenBLAS's
-//!   GEMV ties, `faer` and `gemm` are 1.2-2x slower on matrices larger than the caches).
-//! * `k > 1`: `gemm` (single-threaded, [`gemm::Parallelism::None`]), every type. For complex
-//!   types it runs 2.0-2.4x faster than `matrixmultiply` (within 10-20% of OpenBLAS); for real
-//!   ones the three Rust libraries tie and OpenBLAS is about 1.1-1.3x faster.
+//!   FMA), every type: memory-bound, and no library reads `A` faster (OpenBLAS's GEMV ties; the
+//!   f64 `A x` row is the explicit AVX2 kernel, the generic one it replaced took 30.8 ms there).
+//! * `k > 1`: `gemm` (single-threaded, `Parallelism::None`), every type: 2.0-2.4x faster than
+//!   `matrixmultiply` for complex types, a tie for real ones (where OpenBLAS is 1.3x faster than
+//!   all three Rust libraries on this machine); lighter to build than `faer` (which calls `gemm`
+//!   and adds its own kernels), and it takes strides and accumulation ([`Host::gemm`]).
 //!
 //! The sums over the inner dimension run in each kernel's own order: results agree with the
 //! device's cuBLAS (and between the `k = 1` and `k > 1` kernels) to rounding, not bitwise.

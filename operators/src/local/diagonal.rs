@@ -15,7 +15,8 @@ use distlops_core::{Engine, Error, Host, Memory, Result, Scalar};
 ///   axis: `y[.., i, ..] = d_i x[.., i, ..]` with `i` the index along `axis`
 ///   (PyLops' `Diagonal(diag, dims, axis)`).
 ///
-/// The diagonal lives on the engine `E` ([`to_engine`](Self::to_engine) moves it), and the
+/// The diagonal lives on the engine `E` ([`to_engine`](Self::to_engine) copies it there,
+/// [`into_engine`](Self::into_engine) moves it), and the
 /// product is the engine's [`diag_mul`](distlops_core::Compute::diag_mul), the same expression `d_i x_i` on
 /// every engine, so host and device give the same bits.
 #[derive(Debug)]

@@ -12,11 +12,13 @@ use ndarray::{Array2, ArrayView2, ArrayViewD};
 /// * With `otherdims = (d1, d2, ...)`: `dims = (M, d1, d2, ...)`, `dimsd = (N, d1, d2, ...)`; the
 ///   model is seen as a matrix `X` of shape `M x prod(otherdims)` and `Y = A X`, `X = A^H Y`.
 ///
-/// The matrix lives on the engine `E` ([`to_engine`](Self::to_engine) moves it) and the product
+/// The matrix lives on the engine `E` ([`to_engine`](Self::to_engine) copies it there,
+/// [`into_engine`](Self::into_engine) moves it: no copy onto the engine it is on) and the product
 /// is the engine's [`matmul_slices`](Dense::matmul_slices). On the host, the vector case runs one
 /// dot product per row of `A` (forward) and row-wise AXPYs (adjoint), both over contiguous rows,
-/// so each application streams `A` once from memory, and the matrix case uses a GEMM (ndarray's
-/// `general_mat_mul`). On a CUDA device both are one cuBLAS `gemm`.
+/// so each application streams `A` once from memory, and the matrix case uses a GEMM
+/// ([`Host::gemm`]). On a CUDA device both are one cuBLAS `gemm`. [`new`](Self::new) keeps the
+/// array it is given (no copy) when it is C-contiguous.
 ///
 /// On the host, `A` may also be a [`NodeShared`] array ([`from_node_shared`](Self::from_node_shared)):
 /// one copy per node that every rank of the node reads in place, instead of one copy per rank
