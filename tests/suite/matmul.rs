@@ -375,7 +375,7 @@ pub fn into_engine_moves<E: TestEngine>(comm: &Communicator) {
     let v = DistVector::Stacked(StackedDistributedArray::new(vec![x.into(), y.into()]).unwrap());
     let v = v.into_engine(&Host).unwrap();
     let DistVector::Stacked(s) = &v else {
-        panic!("into_engine made a stack into {v:?}")
+        panic!("into_engine made a stack into an array")
     };
     let ptrs: Vec<_> = s
         .parts()
