@@ -308,6 +308,25 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
         })
     }
 
+    /// The same vector moved to `engine`, consuming it: every array moved with
+    /// [`DistributedArray::into_engine`] (kept as it is, no copy, when it is already on `engine`);
+    /// stacks keep their structure. [Collective](crate#collective-calls), as
+    /// [`to_engine`](Self::to_engine).
+    ///
+    /// # Errors
+    /// As [`DistributedArray::into_engine`].
+    pub fn into_engine<F: Engine>(self, engine: &F) -> Result<DistVector<T, F>> {
+        Ok(match self {
+            DistVector::Array(a) => DistVector::Array(a.into_engine(engine)?),
+            DistVector::Stacked(s) => DistVector::Stacked(StackedDistributedArray::new(
+                s.parts
+                    .into_iter()
+                    .map(|p| p.into_engine(engine))
+                    .collect::<Result<Vec<_>>>()?,
+            )?),
+        })
+    }
+
     /// Conjugates every element in place (nothing for real types). No communication.
     pub fn conj_in_place(&mut self) {
         match self {

@@ -962,6 +962,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         payload_collectives_cuda,
     ),
     ("engines::symmetric_heap[cuda]", symmetric_heap_cuda),
+    (
+        "matmul::into_engine_moves[cuda]",
+        super::matmul::into_engine_moves::<distlops::core::Cuda>,
+    ),
     ("engines::device_fft[cuda]", device_fft_cuda),
     (
         "primitives::primitives_all_dtypes[cuda]",

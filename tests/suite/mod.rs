@@ -300,6 +300,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("matmul::block_f64_c64", matmul::block_f64_c64),
     ("matmul::kinds_and_layouts", matmul::kinds_and_layouts),
     ("matmul::errors", matmul::errors),
+    (
+        "matmul::into_engine_moves",
+        matmul::into_engine_moves::<distlops::core::Host>,
+    ),
     ("mdc::mdc_all_dtypes", mdc::mdc_all_dtypes),
     ("mdc::mdc_errors", mdc::mdc_errors),
     ("solvers::solvers_f64", solvers::solvers_f64),

@@ -187,6 +187,20 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         ))
     }
 
+    /// This array moved to `engine`, consuming it: when `engine` is the engine the block is on
+    /// (`x.into_engine(&Host)` for a host array, the same device) the block is kept as it is, no
+    /// copy; otherwise it is copied there as [`to_engine`](Self::to_engine) does and released
+    /// (see [`Memory::transfer`](crate::Memory::transfer)). Same layout and mask.
+    /// [Collective](crate#collective-calls), as `to_engine` (the ranks agree on the outcome).
+    ///
+    /// # Errors
+    /// As [`to_engine`](Self::to_engine) (never when the block stays where it is).
+    pub fn into_engine<F: Engine>(self, engine: &F) -> Result<DistributedArray<T, F>> {
+        let (comm, layout, local, mask) = self.into_parts();
+        let local = comm.agree_value(E::transfer(local, engine))?;
+        Ok(DistributedArray::from_parts(comm, layout, local, mask))
+    }
+
     /// A copy of this array in main memory (see [`to_engine`](Self::to_engine)).
     /// [Collective](crate#collective-calls), as `to_engine`.
     ///
