@@ -119,32 +119,21 @@ fn from_parts<T: Scalar>(re: f64, im: f64) -> T {
 /// gathered. PyLops-MPI fills its start vector from each rank's unseeded generator (reference
 /// study §7, quirk 16), so its runs are not reproducible. No communication.
 ///
-/// On a device engine the values are drawn on the host and uploaded.
+/// On every engine the values of this rank's block are drawn on the host and written into the
+/// block with [`Memory::write_slice`](distlops_core::Memory::write_slice).
 ///
 /// # Panics
-/// If the host or the engine has no memory for a copy of a block (as `Vec` does).
+/// If the host has no memory for a copy of a block (as `Vec` does).
 pub fn fill_seeded<T: Scalar, E: Engine>(v: &mut DistVector<T, E>, seed: u64) {
     fn go<T: Scalar, E: Engine>(v: &mut DistVector<T, E>, seed: u64, base: &mut u64) {
         match v {
             DistVector::Array(a) => {
                 let (layout, rank) = (a.layout().clone(), a.rank());
-                let engine = a.engine();
-                let block = a.local_block_mut();
-                // Only this rank's block: filled in place on the host, through a local copy on
-                // a device (no communication either way).
-                match E::on_host_mut(E::slice_mut(block)) {
-                    Some(local) => fill_block(&layout, rank, local, seed, *base),
-                    None => {
-                        let mut host = E::download(block);
-                        let local = host
-                            .as_slice_mut()
-                            .expect("a downloaded block is contiguous");
-                        fill_block(&layout, rank, local, seed, *base);
-                        *block = engine
-                            .upload(host.view())
-                            .unwrap_or_else(|e| panic!("fill_seeded: {e}"));
-                    }
-                }
+                // Only this rank's block: drawn on the host and written into the engine's block
+                // (no communication, nothing read back).
+                let mut values = vec![T::zero(); layout.local_len(rank)];
+                fill_block(&layout, rank, &mut values, seed, *base);
+                E::write_slice(&values, E::slice_mut(a.local_block_mut()));
                 *base += layout.global_len() as u64;
             }
             DistVector::Stacked(s) => s.parts_mut().iter_mut().for_each(|p| go(p, seed, base)),

@@ -23,6 +23,7 @@ pub mod ghost;
 pub mod gpu_agree;
 pub mod gpu_conv;
 pub mod gpu_fft;
+pub mod gpu_halo;
 pub mod gpu_mdc;
 pub mod gpu_stencil;
 pub mod halo;
@@ -380,8 +381,8 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         gpu_stencil::thin_ranks_all_dtypes::<distlops::core::Host>,
     ),
     (
-        "gpu_stencil::halo_all_dtypes[host]",
-        gpu_stencil::halo_all_dtypes::<distlops::core::Host>,
+        "gpu_halo::halo_all_dtypes[host]",
+        gpu_halo::halo_all_dtypes::<distlops::core::Host>,
     ),
     (
         "engines::payload_collectives[host]",

@@ -25,7 +25,8 @@
     DL_EMU_ENTRY(fill_##S, false), DL_EMU_ENTRY(scale_##S, false), DL_EMU_ENTRY(axpy_##S, false),   \
         DL_EMU_ENTRY(axpby_##S, false), DL_EMU_ENTRY(binary_##S, false),                          \
         DL_EMU_ENTRY(diag_mul_##S, false), DL_EMU_ENTRY(strided_copy_##S, false),                 \
-        DL_EMU_ENTRY(leaf_dot_##S, false), DL_EMU_ENTRY(leaf_abs2_##S, false),                    \
+        DL_EMU_ENTRY(strided_add_##S, false), DL_EMU_ENTRY(leaf_dot_##S, false),                  \
+        DL_EMU_ENTRY(leaf_abs2_##S, false),                                                       \
         DL_EMU_ENTRY(node_sum_##S, false), DL_EMU_ENTRY(gather_##S, false),                       \
         DL_EMU_ENTRY(max_abs_##S, true), DL_EMU_ENTRY(band_##S, false),
 extern "C" const dl_emu_kernel dl_emu_table_test[] = {
@@ -199,6 +200,14 @@ template <typename T> void test_type(const char* s) {
                 for (size_t r = 0; r < rows; ++r)
                     for (size_t c = 0; c < cols; ++c) want[c * rows + r] = y[r * cols + c];
                 check(same(t, want), "strided_copy" + at);
+
+                // Strided add: the same box added onto x's first m values, y's value first.
+                std::vector<T> sum(x.begin(), x.begin() + m);
+                launch("strided_add_" + S, grid, block, dl_index(m), st, static_cast<const T*>(y.data()), sum.data());
+                for (size_t r = 0; r < rows; ++r)
+                    for (size_t c = 0; c < cols; ++c)
+                        want[c * rows + r] = ref<T>::add(x[c * rows + r], y[r * cols + c]);
+                check(same(sum, want), "strided_add" + at);
             }
 
             // Band: (outer 3, n rows, inner 2) from n + 3 source rows, four taps through a shift
