@@ -72,7 +72,7 @@ pub mod mpi {
 
 pub use array::{DistributedArray, Mask, NormOrd};
 pub use axis::{resolve_axes, resolve_axis, signed_axis, AxisArg};
-pub use band::AxisBand;
+pub use band::{AxisBand, BandChain};
 pub use comm::{CommStats, OpStats, ReduceRequest};
 pub use comm::{Communicator, Fingerprint, ReduceOp, Threads};
 #[cfg(any(feature = "emulator", feature = "cuda"))]

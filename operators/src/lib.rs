@@ -101,4 +101,4 @@ pub use summa::SummaMatrixMult;
 pub use vstack::VStack;
 pub mod local;
 pub mod wavelets;
-pub use local::{ConvolveMethod, DerivativeKind, FirstDerivativeParams, SecondDerivativeParams};
+pub use local::{DerivativeKind, FirstDerivativeParams, SecondDerivativeParams};
