@@ -79,7 +79,8 @@ pub use comm::{Communicator, Fingerprint, ReduceOp, Threads};
 pub use cuda::Cuda;
 pub use engine::{
     Banded, BinaryOp, Collectives, Compute, Dense, Engine, Fourier, FullEngine, Host, MatOp,
-    Memory, SliceLen, StridedCopy,
+    Memory, SliceLen, StencilBand, StencilPart, StencilPlan, StencilRow, StencilTerm, Stencils,
+    StridedCopy,
 };
 pub use error::{Error, NonFiniteKind, Result};
 pub use host_fft::FftReal;

@@ -55,7 +55,6 @@ macro_rules! stored_spaces {
 
 mod block_diag;
 mod broadcasted;
-mod combine;
 mod dist_matrix_mult;
 mod dist_stencil;
 mod fft;
@@ -79,8 +78,8 @@ mod vstack;
 
 pub use block_diag::BlockDiag;
 pub use broadcasted::Broadcasted;
-pub use combine::DEFAULT_STREAM_MIN_BYTES;
 pub use dist_matrix_mult::{DistMatrixMult, MatrixBlocks, MatrixMultKind, ProcessGrid};
+pub use distlops_core::engine::DEFAULT_STREAM_MIN_BYTES;
 pub use fft::{FftNorm, FftReal};
 pub use fft_nd::{
     Fft, Fft2d, Fft2dParams, FftDecomposition, FftNd, FftNdParams, FftParams, FftStage,

@@ -12,6 +12,7 @@
 #include "elementwise.cu"
 #include "reduce.cu"
 #include "band.cu"
+#include "stencil.cu"
 
 #include <cstdio>
 #include <cstring>
@@ -31,7 +32,7 @@
         DL_EMU_ENTRY(max_abs_##S, true), DL_EMU_ENTRY(band_##S, false),
 extern "C" const dl_emu_kernel dl_emu_table_test[] = {
     DL_FOR_EACH_SCALAR(DL_TEST_ENTRIES) DL_EMU_ENTRY(conj_c32, false),
-    DL_EMU_ENTRY(conj_c64, false),
+    DL_EMU_ENTRY(conj_c64, false), DL_EMU_ENTRY(stencil_f32, false), DL_EMU_ENTRY(stencil_f64, false),
     dl_emu_kernel{nullptr, false, nullptr},
 };
 extern "C" const dl_emu_kernel* const dl_emu_tables[] = {dl_emu_table_test, nullptr};
@@ -325,6 +326,8 @@ template <typename T> void test_type(const char* s) {
     }
 }
 
+#include "stencil_test.h"
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -332,6 +335,8 @@ int main(int argc, char** argv) {
     test_type<double>("f64");
     test_type<c32>("c32");
     test_type<c64>("c64");
+    test_stencil<float>("f32");
+    test_stencil<double>("f64");
     if (argc < 2) {
         check(false, "usage: kernel_test KERNELS_TXT");
     } else {

@@ -65,6 +65,7 @@ mod nccl;
 mod nvshmem;
 mod seam;
 mod sources;
+mod stencils;
 mod symmetric;
 mod tree;
 

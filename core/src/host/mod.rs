@@ -7,6 +7,7 @@ mod compute;
 mod dense;
 mod fourier;
 mod memory;
+mod stencils;
 mod strided;
 
 use ndarray::ArrayD;

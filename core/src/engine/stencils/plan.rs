@@ -1,24 +1,32 @@
-//! The plan of one direction (forward or adjoint) of a [`DistStencil`](super::DistStencil),
-//! fixed at construction and independent of where the data lives: the local shape and strides,
-//! the line axis and its lines, the rows the vectorised path computes, the merged sources of every
-//! class of lines ([`Templates`]), the fixes at the boundaries (the rows outside the fast range
-//! and the junctions between lines), and the ghost exchange (which rows every input needs from
-//! which rank, which rows this rank sends to which, and which of them must be packed). An
-//! execution ([`super::host`] on host slices) reads it and derives nothing of its own.
+//! [`StencilPlan`]: one direction (forward or adjoint) of a sum of 1-D stencils on this rank's
+//! block, fixed at construction and independent of where the data lives: the local shape and
+//! strides, the line axis and its lines, the rows the vector kernel computes, the merged sources
+//! of every class of lines ([`Templates`]), the ghost exchange ([`super::ghosts`]) and the
+//! packed description a device reads ([`super::table`]). An engine's
+//! [`Stencils::stencil`](super::Stencils::stencil) reads it and derives nothing of its own.
 
-use crate::combine::{DEFAULT_STREAM_MIN_BYTES, MAX_SOURCES};
-use crate::local::stencil::{Band, RowKind};
-use distlops_core::{Error, Layout, RealScalar, Result};
+use super::band::{StencilBand, StencilRow};
+use super::ghosts::{GhostSend, Piece};
+use crate::error::{Error, Result};
+use crate::layout::Layout;
+use crate::scalar::{RealScalar, Scalar};
 use std::ops::Range;
 
-/// The largest number of dimensions the engine handles (its index arithmetic lives on the stack).
-pub(super) const MAX_NDIM: usize = 32;
+/// The largest number of dimensions a plan handles (its index arithmetic lives on the stack).
+pub const MAX_STENCIL_NDIM: usize = 32;
+/// The most sources (stencil entries, over all terms) one output element of a plan may combine.
+pub const MAX_STENCIL_SOURCES: usize = 64;
 /// The most templates (combinations of line classes) of one output.
 const MAX_TEMPLATES: usize = 4096;
 
-/// One stencil of an operator: `outputs[out] += band (along axis) inputs[inp]`.
-#[derive(Debug, Clone)]
-pub(crate) struct Term {
+/// The default size from which [`Host`](crate::Host) writes the outputs of a stencil product with
+/// streaming stores: 8 MiB of outputs per rank (see [`StencilPlan::set_stream_min_bytes`]).
+pub const DEFAULT_STREAM_MIN_BYTES: usize = 8 << 20;
+
+/// One term of a stencil product: `outputs[out] += band (along axis) inputs[inp]`, the band in
+/// global indices along that axis.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StencilTerm {
     /// The output it adds to.
     pub out: usize,
     /// The input it reads.
@@ -26,91 +34,74 @@ pub(crate) struct Term {
     /// The axis it acts along.
     pub axis: usize,
     /// The 1-D matrix along that axis, in global indices.
-    pub band: Band,
+    pub band: StencilBand,
 }
 
-/// A ghost slab received from one rank: global rows `start..start + len` of input `inp` along the
-/// distributed axis, stored C-ordered as the local block with `len` rows along that axis.
-#[derive(Debug)]
-pub(super) struct Piece {
-    /// The input it belongs to.
-    pub inp: usize,
-    /// The rank it comes from.
-    pub src: usize,
-    /// Its first global row along the distributed axis.
-    pub start: usize,
-    /// Its number of rows along the distributed axis.
-    pub len: usize,
-    /// Strides (in reals) of the buffer.
-    pub strides: Vec<usize>,
-}
-
-/// Local rows `rows` (along the distributed axis) of input `inp` that rank `dest` needs.
-#[derive(Debug)]
-pub(super) struct Outgoing {
-    /// The input it belongs to.
-    pub inp: usize,
-    /// The rank it goes to.
-    pub dest: usize,
-    /// Its local rows along the distributed axis.
-    pub rows: Range<usize>,
-    /// Index of the packing buffer (numbered from 0 in the order of the list), `None` when the
-    /// slab is contiguous in the input.
-    pub pack: Option<usize>,
-}
-
-/// Everything one direction (forward or adjoint) needs, fixed at construction (but for the
-/// stream threshold, an option of the operator).
-pub(super) struct Plan<R> {
+/// One direction of a stencil operator on one rank: `outputs[t.out] = sum_t band_t (along
+/// t.axis) inputs[t.inp]`, every array with the same Scatter layout; what an engine's
+/// [`Stencils::stencil`](super::Stencils::stencil) computes, and the ghost exchange it needs
+/// (see the [module](super) for the exact arithmetic). Built once; engines keep
+/// [`table`](Self::table) in their memory.
+#[derive(Debug, Clone)]
+pub struct StencilPlan<R> {
     /// Terms along axes before the line axis, per output.
-    pub outer_terms: Vec<Vec<Term>>,
+    pub(crate) outer_terms: Vec<Vec<StencilTerm>>,
     /// Terms along the line axis, per output.
-    pub line_terms: Vec<Vec<Term>>,
+    pub(crate) line_terms: Vec<Vec<StencilTerm>>,
+    pub(crate) ninputs: usize,
+    /// The reals of every input and output block on this rank.
+    pub(crate) local_len: usize,
     /// The local shape and its C strides in reals.
-    pub shape: Vec<usize>,
-    pub strides: Vec<usize>,
-    pub line_axis: usize,
+    pub(crate) shape: Vec<usize>,
+    pub(crate) strides: Vec<usize>,
+    pub(crate) line_axis: usize,
     /// Rows of a line, reals per row, reals per line.
-    pub n_line: usize,
-    pub inner: usize,
-    pub line_len: usize,
+    pub(crate) n_line: usize,
+    pub(crate) inner: usize,
+    pub(crate) line_len: usize,
     /// Whether rows are one element of the global array (at most 2 reals): their boundary rows
-    /// are then summed directly rather than by the vector kernel (see the host's `put_row`). A property of
-    /// the global shape, so every split computes a row the same way.
-    pub row_scalar: bool,
+    /// are then summed directly (see the [module](super)). A property of the global shape, so
+    /// every split computes a row the same way.
+    pub(crate) row_scalar: bool,
     /// The distributed axis, this rank's offset and extent along it.
-    pub axis: usize,
-    pub offset: usize,
-    pub n_local: usize,
+    pub(crate) axis: usize,
+    pub(crate) offset: usize,
+    pub(crate) n_local: usize,
     /// Per output, the rows of a line that the vectorised path computes.
-    pub fast: Vec<Range<usize>>,
+    pub(crate) fast: Vec<Range<usize>>,
     /// Per output, the merged sources of the lines that read no ghost rows, by class.
-    pub templates: Vec<Templates<R>>,
+    pub(crate) templates: Vec<Templates<R>>,
     /// The bytes of all outputs on this rank, and the size from which they are written with
     /// streaming stores (see [`stream`](Self::stream)).
     output_bytes: usize,
     stream_min_bytes: usize,
     /// Rows (line axis distributed) or lines (earlier axis distributed) computed after the ghosts
     /// arrive: this many at the front and at the back of the local block.
-    deferred: (usize, usize),
+    pub(crate) deferred: (usize, usize),
     /// Reals per row of a slab along the distributed axis, and slabs before it (`pre`).
-    pub post: usize,
-    pub pre: usize,
-    /// The ghost slabs this rank receives, one per input and rank they come from and side.
-    pub pieces: Vec<Piece>,
-    /// The slabs this rank sends.
-    pub outgoing: Vec<Outgoing>,
+    pub(crate) post: usize,
+    pub(crate) pre: usize,
+    /// Whether a term acts along the distributed axis (the same on every rank).
+    pub(crate) exchanges: bool,
+    /// The ghost slabs this rank receives, one after another in one buffer of `ghost_len` reals.
+    pub(crate) pieces: Vec<Piece>,
+    pub(crate) ghost_len: usize,
+    /// The slabs this rank sends, and the reals of the buffer they are packed into.
+    pub(crate) sends: Vec<GhostSend>,
+    pub(crate) send_len: usize,
+    /// The description a device reads (see [`super::table`]).
+    pub(crate) table: Vec<f64>,
 }
 
 /// A source relative to a line: `(input, offset in reals from the line's row, coefficient)`.
-pub(super) type Entry<R> = (usize, isize, R);
+pub(crate) type Entry<R> = (usize, isize, R);
 
 /// The templates of one output. Along every axis before the line axis, a local index is of class
 /// 0 where every term along that axis uses its interior taps, of its own class `k >= 1` where
 /// some term has an explicit (boundary) row, or of none where a term reads ghost rows. Lines of
-/// the same classes share a [`Template`]; lines with no class take the general path
-/// (`line_general` of the execution).
-pub(super) struct Templates<R> {
+/// the same classes share a [`Template`]; lines with no class take the general path.
+#[derive(Debug, Clone)]
+pub(crate) struct Templates<R> {
     /// Per axis before the line axis, per local index, its class.
     pub class: Vec<Vec<Option<u16>>>,
     /// The template of a line is `list[sum_b class_b * weight[b]]`.
@@ -121,7 +112,7 @@ pub(super) struct Templates<R> {
 impl<R> Templates<R> {
     /// The template of the line whose indices along the axes before the line axis are `idx`.
     #[inline]
-    pub(super) fn of(&self, idx: &[usize]) -> Option<&Template<R>> {
+    pub(crate) fn of(&self, idx: &[usize]) -> Option<&Template<R>> {
         let mut k = 0;
         for ((class, w), &i) in self.class.iter().zip(&self.weight).zip(idx) {
             k += usize::from(class[i]?) * w;
@@ -131,11 +122,12 @@ impl<R> Templates<R> {
 }
 
 /// The sources of one output on the lines of one class, merged once at construction.
-pub(super) struct Template<R> {
+#[derive(Debug, Clone)]
+pub(crate) struct Template<R> {
     /// The sources of the rows in the output's fast range.
     pub fast: Vec<Entry<R>>,
     /// Indices in `fast` of the source of each input that lies furthest ahead in memory (the one
-    /// a streamed product reads from memory first, see [`combine_streamed`](crate::combine::combine_streamed)).
+    /// a streamed product reads from memory first).
     pub leaders: Vec<usize>,
     /// The sources of each row before and after the fast range (empty lists when the line axis
     /// is the distributed one: those rows take the general path).
@@ -149,7 +141,8 @@ pub(super) struct Template<R> {
     pub rows: bool,
 }
 
-/// Adds `(inp, rel, c)` to `list`, merging with an entry of the same input and offset.
+/// Adds `(inp, rel, c)` to `list`, merging with an entry of the same input and offset (the
+/// coefficients converted to `R` first, then added in `R` in the order they come).
 fn add_entry<R: RealScalar>(list: &mut Vec<Entry<R>>, inp: usize, rel: isize, c: f64) {
     let c = R::real_from_f64(c);
     match list.iter_mut().find(|e| e.0 == inp && e.1 == rel) {
@@ -159,7 +152,7 @@ fn add_entry<R: RealScalar>(list: &mut Vec<Entry<R>>, inp: usize, rel: isize, c:
 }
 
 /// C-order strides of `shape`, in units of `w` reals per element.
-fn c_strides(shape: &[usize], w: usize) -> Vec<usize> {
+pub(crate) fn c_strides(shape: &[usize], w: usize) -> Vec<usize> {
     let mut s = vec![w; shape.len()];
     for k in (0..shape.len().saturating_sub(1)).rev() {
         s[k] = s[k + 1] * shape[k + 1];
@@ -167,48 +160,41 @@ fn c_strides(shape: &[usize], w: usize) -> Vec<usize> {
     s
 }
 
-fn intersect(a: &Range<usize>, b: &Range<usize>) -> Range<usize> {
-    let start = a.start.max(b.start);
-    start..a.end.min(b.end).max(start)
-}
-
-/// The most entries any row of `band` has.
-fn max_entries(band: &Band) -> usize {
-    let explicit = (0..band.len())
-        .filter(|&i| !band.interior().contains(&i))
-        .map(|i| match band.row(i) {
-            RowKind::Explicit(e) => e.len(),
-            RowKind::Interior => 0,
-        })
-        .max()
-        .unwrap_or(0);
-    explicit.max(band.taps().len())
-}
-
-impl<R: RealScalar> Plan<R> {
+impl<R: RealScalar> StencilPlan<R> {
     /// Plans `outputs[t.out] += band_t (along t.axis) inputs[t.inp]` for every term `t` on
-    /// `rank`'s block of `layout`, with `w` reals per element, outputs written with streaming
-    /// stores from [`DEFAULT_STREAM_MIN_BYTES`] on. No communication.
+    /// `rank`'s block of `layout` (every input and output has that layout), for elements of
+    /// type `T`, outputs written with streaming stores from [`DEFAULT_STREAM_MIN_BYTES`] on. No
+    /// communication.
+    ///
+    /// The terms of an output are summed in the order: those along axes before the last axis
+    /// any term acts along (the *line axis*), as given, then those along the line axis, as given
+    /// (see the [module](super)); in that order, the terms of an output that read one input must
+    /// come one after another.
     ///
     /// # Errors
-    /// [`Error::AxisOutOfRange`] for a term's axis; [`Error::InvalidArgument`] beyond the
-    /// engine's limits ([`MAX_NDIM`] dimensions, [`MAX_SOURCES`] stencil entries per output row).
-    #[allow(clippy::too_many_arguments)]
-    pub(super) fn new(
+    /// [`Error::AxisOutOfRange`] for a term's axis; [`Error::InvalidArgument`] for a band whose
+    /// length is not the global length of its axis, an input or output out of range, terms of
+    /// one input that do not follow each other, `rank` not a rank of the layout, or beyond the
+    /// limits ([`MAX_STENCIL_NDIM`] dimensions, [`MAX_STENCIL_SOURCES`] stencil entries per
+    /// output element).
+    pub fn new<T: Scalar<Real = R>>(
         what: &str,
-        rank: usize,
         layout: &Layout,
-        w: usize,
-        ninputs: usize,
-        noutputs: usize,
-        terms: Vec<Term>,
+        rank: usize,
+        (ninputs, noutputs): (usize, usize),
+        terms: Vec<StencilTerm>,
     ) -> Result<Self> {
+        let w = std::mem::size_of::<T>() / std::mem::size_of::<R>();
         let global = layout.global_shape();
         let ndim = global.len();
-        if ndim > MAX_NDIM {
-            return Err(Error::InvalidArgument(format!(
-                "{what}: arrays of at most {MAX_NDIM} dimensions, got {ndim}"
-            )));
+        let bad = |why: String| Err(Error::InvalidArgument(format!("{what}: {why}")));
+        if ndim == 0 || ndim > MAX_STENCIL_NDIM {
+            return bad(format!(
+                "arrays of 1 to {MAX_STENCIL_NDIM} dimensions, got {ndim}"
+            ));
+        }
+        if rank >= layout.nranks() {
+            return bad(format!("rank {rank} of {} ranks", layout.nranks()));
         }
         for t in &terms {
             if t.axis >= ndim {
@@ -218,20 +204,28 @@ impl<R: RealScalar> Plan<R> {
                     ndim,
                 });
             }
-            debug_assert_eq!(t.band.len(), global[t.axis]);
-            debug_assert!(t.inp < ninputs && t.out < noutputs);
+            if t.band.len() != global[t.axis] || t.inp >= ninputs || t.out >= noutputs {
+                return bad(format!(
+                    "a term of {} rows along axis {} of {global:?}, input {} of {ninputs}, \
+                     output {} of {noutputs}",
+                    t.band.len(),
+                    t.axis,
+                    t.inp,
+                    t.out
+                ));
+            }
         }
         for out in 0..noutputs {
             let entries: usize = terms
                 .iter()
                 .filter(|t| t.out == out)
-                .map(|t| max_entries(&t.band))
+                .map(|t| t.band.max_entries())
                 .sum();
-            if entries > MAX_SOURCES {
-                return Err(Error::InvalidArgument(format!(
-                    "{what}: {entries} stencil entries per output row, at most {MAX_SOURCES} \
-                     (too many axes)"
-                )));
+            if entries > MAX_STENCIL_SOURCES {
+                return bad(format!(
+                    "{entries} stencil entries per output element, at most \
+                     {MAX_STENCIL_SOURCES} (too many axes)"
+                ));
             }
         }
         let axis = layout.axis();
@@ -251,9 +245,23 @@ impl<R: RealScalar> Plan<R> {
                 outer_terms[t.out].push(t);
             }
         }
-        let mut plan = Plan {
+        for (outer, line) in outer_terms.iter().zip(&line_terms) {
+            let inputs: Vec<usize> = outer.iter().chain(line).map(|t| t.inp).collect();
+            if inputs
+                .windows(2)
+                .enumerate()
+                .any(|(k, p)| p[0] != p[1] && inputs[..k].contains(&p[1]))
+            {
+                return bad(format!(
+                    "the terms of one input must follow each other, got inputs {inputs:?}"
+                ));
+            }
+        }
+        let mut plan = StencilPlan {
             outer_terms,
             line_terms,
+            ninputs,
+            local_len: shape_len,
             shape,
             strides,
             line_axis,
@@ -271,23 +279,17 @@ impl<R: RealScalar> Plan<R> {
             deferred: (0, 0),
             post: 0,
             pre: 0,
+            exchanges: terms.iter().any(|t| t.axis == axis),
             pieces: Vec::new(),
-            outgoing: Vec::new(),
+            ghost_len: 0,
+            sends: Vec::new(),
+            send_len: 0,
+            table: Vec::new(),
         };
         plan.fast = (0..noutputs).map(|out| plan.fast_rows(out)).collect();
         plan.templates = (0..noutputs).map(|out| plan.templates(out)).collect();
-        // Ghost widths of every input along the distributed axis.
-        let widths: Vec<(usize, usize)> = (0..ninputs)
-            .map(|inp| {
-                terms
-                    .iter()
-                    .filter(|t| t.inp == inp && t.axis == axis)
-                    .fold((0, 0), |(f, b), t| {
-                        (f.max(t.band.front()), b.max(t.band.back()))
-                    })
-            })
-            .collect();
-        plan.plan_ghosts(rank, layout, w, &widths);
+        plan.plan_ghosts(rank, layout, w, &terms)?;
+        plan.table = plan.pack_table();
         Ok(plan)
     }
 
@@ -328,7 +330,7 @@ impl<R: RealScalar> Plan<R> {
                 let g = i + off_b;
                 let (mut interior, mut ghost) = (true, false);
                 for t in self.outer_terms[out].iter().filter(|t| t.axis == b) {
-                    interior &= matches!(t.band.row(g), RowKind::Interior);
+                    interior &= matches!(t.band.row(g), StencilRow::Interior);
                     t.band.for_each_entry(g, |col, _| ghost |= !local(col));
                 }
                 cb.push(if ghost {
@@ -410,18 +412,9 @@ impl<R: RealScalar> Plan<R> {
         let row_entries = |r: usize| {
             let mut e = outer.clone();
             for t in &self.line_terms[out] {
-                match t.band.row(r) {
-                    RowKind::Interior => {
-                        for &(o, c) in t.band.taps() {
-                            add_entry(&mut e, t.inp, o * inner, c);
-                        }
-                    }
-                    RowKind::Explicit(entries) => {
-                        for &(col, c) in entries {
-                            add_entry(&mut e, t.inp, (col as isize - r as isize) * inner, c);
-                        }
-                    }
-                }
+                t.band.for_each_entry(r, |col, c| {
+                    add_entry(&mut e, t.inp, (col as isize - r as isize) * inner, c);
+                });
             }
             e
         };
@@ -461,96 +454,44 @@ impl<R: RealScalar> Plan<R> {
         }
     }
 
-    /// The ghost exchange: what every input needs from other ranks (`widths[inp]` rows before and
-    /// after the local block along the distributed axis, from as many ranks as hold them) and
-    /// what this rank sends, and which of those slabs must be packed.
-    fn plan_ghosts(&mut self, rank: usize, layout: &Layout, w: usize, widths: &[(usize, usize)]) {
-        let axis = self.axis;
-        self.deferred = widths
-            .iter()
-            .fold((0, 0), |(f, b), &(wf, wb)| (f.max(wf), b.max(wb)));
-        self.pre = self.shape[..axis].iter().product();
-        self.post = self.shape[axis + 1..].iter().product::<usize>() * w;
-        if self.pre * self.post == 0 {
-            return;
-        }
-        let n_global = layout.global_shape()[axis];
-        let owned = |r: usize| layout.offset(r)..layout.offset(r) + layout.count(r);
-        for (inp, &(wf, wb)) in widths.iter().enumerate() {
-            // What rank r needs from others: `wf` rows before its block, `wb` after it.
-            let wanted = |r: usize| {
-                let o = owned(r);
-                if o.is_empty() {
-                    [0..0, 0..0]
-                } else {
-                    [
-                        o.start.saturating_sub(wf)..o.start,
-                        o.end..(o.end + wb).min(n_global),
-                    ]
-                }
-            };
-            let mine = owned(rank);
-            for q in (0..layout.nranks()).filter(|&q| q != rank) {
-                for want in wanted(q) {
-                    let part = intersect(&mine, &want);
-                    if !part.is_empty() {
-                        self.outgoing.push(Outgoing {
-                            inp,
-                            dest: q,
-                            rows: part.start - self.offset..part.end - self.offset,
-                            pack: None,
-                        });
-                    }
-                }
-            }
-            for p in (0..layout.nranks()).filter(|&p| p != rank) {
-                for want in wanted(rank) {
-                    let part = intersect(&owned(p), &want);
-                    if !part.is_empty() {
-                        let mut s = self.shape.clone();
-                        s[axis] = part.len();
-                        self.pieces.push(Piece {
-                            inp,
-                            src: p,
-                            start: part.start,
-                            len: part.len(),
-                            strides: c_strides(&s, w),
-                        });
-                    }
-                }
-            }
-        }
-        // Slabs are contiguous in the input only when nothing precedes the distributed axis.
-        if self.pre > 1 {
-            for (k, o) in self.outgoing.iter_mut().enumerate() {
-                o.pack = Some(k);
-            }
-        }
-    }
-
-    /// Sets the size from which the outputs are written with streaming stores (see
-    /// [`stream`](Self::stream)).
-    pub(super) fn set_stream_min_bytes(&mut self, bytes: usize) {
+    /// Sets the size from which [`Host`](crate::Host) writes the outputs with streaming stores
+    /// (see [`stream`](Self::stream)): a tuning knob of the host kernels that never changes a
+    /// value; other engines ignore it.
+    pub fn set_stream_min_bytes(&mut self, bytes: usize) {
         self.stream_min_bytes = bytes;
     }
 
     /// Whether the outputs are large enough (at least the stream threshold, by default
-    /// [`DEFAULT_STREAM_MIN_BYTES`], on this rank) to be written with streaming stores.
+    /// [`DEFAULT_STREAM_MIN_BYTES`], on this rank) for the host to write them with streaming
+    /// stores.
     #[inline]
-    pub(super) fn stream(&self) -> bool {
+    pub fn stream(&self) -> bool {
         self.output_bytes >= self.stream_min_bytes
     }
 
-    /// The reals of a slab of `rows` rows along the distributed axis (a ghost [`Piece`] or an
-    /// [`Outgoing`] slab, packed).
-    pub(super) fn slab_len(&self, rows: usize) -> usize {
-        self.pre * rows * self.post
+    /// The inputs and outputs of this direction.
+    pub fn arity(&self) -> (usize, usize) {
+        (self.ninputs, self.templates.len())
+    }
+
+    /// The reals of every input and output block on this rank.
+    pub fn local_len(&self) -> usize {
+        self.local_len
+    }
+
+    /// The packed description of the plan that a device reads (upload it once with the
+    /// engine's `upload`; see [`super::table`]).
+    pub fn table(&self) -> &[f64] {
+        &self.table
     }
 
     /// The indices along the distributed axis (of rows when the line axis is the distributed
-    /// one, else of lines) that are computed while the ghost slabs are in flight; those before
-    /// and after follow once they have arrived.
-    pub(super) fn overlapped(&self) -> Range<usize> {
+    /// one, else of lines) that read no ghost rows ([`StencilPart::Interior`]); those before
+    /// and after it read ghost rows ([`StencilPart::Rim`]).
+    ///
+    /// [`StencilPart::Interior`]: super::StencilPart::Interior
+    /// [`StencilPart::Rim`]: super::StencilPart::Rim
+    pub fn interior_range(&self) -> Range<usize> {
         let n = self.n_local;
         let (front, back) = self.deferred;
         let a = front.min(n);
@@ -560,24 +501,23 @@ impl<R: RealScalar> Plan<R> {
 
     /// Where the line (or row) of input `inp` whose index along `b` is the global `g` and along
     /// the other axes before the line axis is `idx` starts; `base` is the local offset of line
-    /// `idx`. In a ghost slab when `b` is the distributed axis and `g` is not local.
+    /// `idx`. In the ghost buffer when `b` is the distributed axis and `g` is not local.
     #[inline]
-    pub(super) fn locate(&self, inp: usize, idx: &[usize], base: usize, b: usize, g: usize) -> At {
+    pub(crate) fn locate(&self, inp: usize, idx: &[usize], base: usize, b: usize, g: usize) -> At {
         let la = self.line_axis;
         if b == self.axis && !(self.offset..self.offset + self.n_local).contains(&g) {
-            let (k, piece) = self
+            let piece = self
                 .pieces
                 .iter()
-                .enumerate()
-                .find(|(_, p)| p.inp == inp && (p.start..p.start + p.len).contains(&g))
+                .find(|p| p.inp == inp && (p.start..p.start + p.len).contains(&g))
                 .expect("the ghost plan covers every row a stencil reaches");
-            let mut at = (g - piece.start) * piece.strides[b];
+            let mut at = piece.at + (g - piece.start) * piece.strides[b];
             for (a, &i) in idx.iter().enumerate().take(la) {
                 if a != b {
                     at += i * piece.strides[a];
                 }
             }
-            return At::Ghost(k, at);
+            return At::Ghost(at);
         }
         let local = g - if b == self.axis { self.offset } else { 0 };
         At::Local(if b < la {
@@ -590,17 +530,17 @@ impl<R: RealScalar> Plan<R> {
     /// Whether every term of output `out` along the line axis uses its interior taps on the
     /// rows whose global index along the line axis is `g`.
     #[inline]
-    pub(super) fn interior_row(&self, out: usize, g: usize) -> bool {
+    pub(crate) fn interior_row(&self, out: usize, g: usize) -> bool {
         self.line_terms[out]
             .iter()
-            .all(|t| matches!(t.band.row(g), RowKind::Interior))
+            .all(|t| matches!(t.band.row(g), StencilRow::Interior))
     }
 
     /// The junction of output `out` after a line, in reals from the start of that line: the rows
     /// after its fast range, then those before the fast range of the next line (adjacent when
     /// the line axis is not the distributed one).
     #[inline]
-    pub(super) fn junction(&self, out: usize) -> Range<usize> {
+    pub(crate) fn junction(&self, out: usize) -> Range<usize> {
         let f = &self.fast[out];
         f.end * self.inner..self.line_len + f.start * self.inner
     }
@@ -609,7 +549,7 @@ impl<R: RealScalar> Plan<R> {
     /// `tpl` (the rows after its fast range of one line, then those before it of the next), and
     /// where that row ends.
     #[inline]
-    pub(super) fn junction_row<'t>(
+    pub(crate) fn junction_row<'t>(
         &self,
         out: usize,
         tpl: &'t Template<R>,
@@ -627,11 +567,11 @@ impl<R: RealScalar> Plan<R> {
     }
 }
 
-/// Where a source starts (see [`Plan::locate`]).
+/// Where a source starts (see [`StencilPlan::locate`]).
 #[derive(Debug, Clone, Copy)]
-pub(super) enum At {
+pub(crate) enum At {
     /// At this offset in the input's local block.
     Local(usize),
-    /// In the ghost slab of [`Plan::pieces`]`[k]`, at this offset.
-    Ghost(usize, usize),
+    /// At this offset in the ghost buffer.
+    Ghost(usize),
 }

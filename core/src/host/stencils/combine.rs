@@ -1,26 +1,22 @@
-//! The kernels of the stencil operators' engine: `y = sum_k c_k s_k` over slices of `y`'s length, in one pass with the sum of each chunk kept in registers.
+//! The kernels of [`Host`](crate::Host)'s stencil products: `y = sum_k c_k s_k` over slices of
+//! `y`'s length, in one pass with the sum of each chunk kept in registers, from zero with one
+//! fused multiply-add per source (the [engine's formula](crate::engine::Stencils)).
 //!
 //! [`combine`] stores as usual and suits outputs that stay in cache. [`combine_streamed`] is for
-//! outputs too large for the caches (from [`DEFAULT_STREAM_MIN_BYTES`] per rank on, or what the
-//! operator's `with_stream_min_bytes` sets): it writes whole 64-byte lines with streaming
+//! outputs too large for the caches (from
+//! [`DEFAULT_STREAM_MIN_BYTES`](crate::engine::DEFAULT_STREAM_MIN_BYTES) per rank on, or what
+//! the plan's `set_stream_min_bytes` sets): it writes whole 64-byte lines with streaming
 //! (non-temporal) stores, which skip the read of each output line that an ordinary store first
 //! does, and it prefetches the source rows that arrive from memory ahead of use. Both compute
 //! every element with the same operations in the same order, so the choice never changes a
 //! result.
 
-use distlops_core::RealScalar;
+use crate::scalar::RealScalar;
 use std::ops::Range;
 
-/// The default size from which the stencil operators ([`FirstDerivative`](crate::FirstDerivative),
-/// [`SecondDerivative`](crate::SecondDerivative), [`Laplacian`](crate::Laplacian),
-/// [`Gradient`](crate::Gradient)) write their outputs with streaming stores: 8 MiB of outputs
-/// per rank. Each operator sets its own with `with_stream_min_bytes` (for example
-/// [`Laplacian::with_stream_min_bytes`](crate::Laplacian::with_stream_min_bytes)).
-pub const DEFAULT_STREAM_MIN_BYTES: usize = 8 << 20;
-
 /// The most `(slice, coefficient)` sources one call of the kernels takes, and so the most one
-/// output row of a stencil may combine.
-pub(crate) const MAX_SOURCES: usize = 64;
+/// output element of a stencil may combine.
+pub(crate) const MAX_SOURCES: usize = crate::engine::MAX_STENCIL_SOURCES;
 
 /// How far ahead of the chunk being computed (in bytes) [`combine_streamed`] prefetches the
 /// leading sources.
@@ -84,9 +80,10 @@ impl Fixes {
 }
 
 /// `y = sum_k c_k s_k` over slices of `y`'s length, in one pass: each chunk of `y` is accumulated
-/// in registers over all sources, then stored once. On x86-64 processors with AVX2 and FMA the
-/// same code runs compiled for 4-wide vectors with fused multiply-adds (chosen at run time; the
-/// results then differ from the separate multiply and add in the last bit only).
+/// in registers over all sources (from zero, `acc = fma(s_k, c_k, acc)` in order), then stored
+/// once. On x86-64 processors with AVX2 and FMA the same code runs compiled for 4-wide vectors
+/// (chosen at run time); elsewhere `mul_add` computes the same fused multiply-add (in software,
+/// slowly, on x86-64 processors without FMA).
 #[inline(always)]
 pub(crate) fn combine<R: RealScalar>(y: &mut [R], srcs: &[(&[R], R)]) {
     #[cfg(target_arch = "x86_64")]
@@ -94,11 +91,11 @@ pub(crate) fn combine<R: RealScalar>(y: &mut [R], srcs: &[(&[R], R)]) {
         // SAFETY: the processor supports AVX2 and FMA (`fused`).
         return unsafe { combine_avx2_fma(y, srcs) };
     }
-    combine_portable::<R, false>(y, srcs);
+    combine_portable(y, srcs);
 }
 
-/// Whether this processor runs the fused kernels (x86-64 with AVX2 and FMA): [`combine`] and
-/// [`combine_streamed`] decide alike, which is what makes their values the same bits.
+/// Whether this processor runs the vector kernels (x86-64 with AVX2 and FMA): only a matter of
+/// speed, the values are the same either way.
 #[cfg(target_arch = "x86_64")]
 #[inline(always)]
 fn fused() -> bool {
@@ -116,20 +113,19 @@ pub(crate) fn direct_sum<R: RealScalar>(terms: impl IntoIterator<Item = (R, R)>)
     acc
 }
 
-/// [`combine_portable`] with fused multiply-adds, compiled with AVX2 and FMA.
+/// [`combine_portable`] compiled with AVX2 and FMA (so `mul_add` is one instruction).
 ///
 /// # Safety
 /// The processor must support AVX2 and FMA.
 #[cfg(target_arch = "x86_64")]
 #[target_feature(enable = "avx2,fma")]
 unsafe fn combine_avx2_fma<R: RealScalar>(y: &mut [R], srcs: &[(&[R], R)]) {
-    combine_portable::<R, true>(y, srcs);
+    combine_portable(y, srcs);
 }
 
-/// [`combine`] for any processor; `FMA` selects fused multiply-adds (only where the processor has
-/// them: elsewhere `mul_add` is a slow library call).
+/// [`combine`] for any processor.
 #[inline(always)]
-fn combine_portable<R: RealScalar, const FMA: bool>(y: &mut [R], srcs: &[(&[R], R)]) {
+fn combine_portable<R: RealScalar>(y: &mut [R], srcs: &[(&[R], R)]) {
     debug_assert!(srcs.iter().all(|(s, _)| s.len() == y.len()));
     if srcs.is_empty() {
         y.fill(R::zero());
@@ -137,35 +133,23 @@ fn combine_portable<R: RealScalar, const FMA: bool>(y: &mut [R], srcs: &[(&[R], 
     }
     match y.len() {
         0 => {}
-        1 => combine_chunks::<R, 1, FMA>(y, srcs),
-        2 | 3 => combine_chunks::<R, 2, FMA>(y, srcs),
-        4..=7 => combine_chunks::<R, 4, FMA>(y, srcs),
-        8..=15 => combine_chunks::<R, 8, FMA>(y, srcs),
-        _ => combine_chunks::<R, 16, FMA>(y, srcs),
+        1 => combine_chunks::<R, 1>(y, srcs),
+        2 | 3 => combine_chunks::<R, 2>(y, srcs),
+        4..=7 => combine_chunks::<R, 4>(y, srcs),
+        8..=15 => combine_chunks::<R, 8>(y, srcs),
+        _ => combine_chunks::<R, 16>(y, srcs),
     }
 }
 
-/// `sum_k c_k s_k[j..j + C]` in registers: the first product, then one multiply-add per source
-/// (fused with `FMA`). At least one source, each with `j + C` reals or more.
+/// `sum_k c_k s_k[j..j + C]` in registers: from zero, one fused multiply-add per source, in
+/// order. Every source has `j + C` reals or more.
 #[inline(always)]
-fn chunk_sum<R: RealScalar, const C: usize, const FMA: bool>(
-    srcs: &[(&[R], R)],
-    j: usize,
-) -> [R; C] {
-    let ((s0, c0), rest) = (srcs[0], &srcs[1..]);
+fn chunk_sum<R: RealScalar, const C: usize>(srcs: &[(&[R], R)], j: usize) -> [R; C] {
     let mut acc = [R::zero(); C];
-    let s: &[R; C] = s0[j..j + C].try_into().expect("chunk");
-    for l in 0..C {
-        acc[l] = c0 * s[l];
-    }
-    for &(s, c) in rest {
+    for &(s, c) in srcs {
         let s: &[R; C] = s[j..j + C].try_into().expect("chunk");
         for l in 0..C {
-            acc[l] = if FMA {
-                s[l].mul_add(c, acc[l])
-            } else {
-                acc[l] + c * s[l]
-            };
+            acc[l] = s[l].mul_add(c, acc[l]);
         }
     }
     acc
@@ -175,13 +159,13 @@ fn chunk_sum<R: RealScalar, const C: usize, const FMA: bool>(
 /// a multiple of `C` ends with a chunk overlapping the previous one: it recomputes the same values
 /// (`y` is not an input), so no element goes through a scalar tail.
 #[inline(always)]
-fn combine_chunks<R: RealScalar, const C: usize, const FMA: bool>(y: &mut [R], srcs: &[(&[R], R)]) {
+fn combine_chunks<R: RealScalar, const C: usize>(y: &mut [R], srcs: &[(&[R], R)]) {
     let n = y.len();
     debug_assert!(n >= C && !srcs.is_empty());
     let mut j = 0;
     loop {
         let out: &mut [R; C] = (&mut y[j..j + C]).try_into().expect("chunk");
-        *out = chunk_sum::<R, C, FMA>(srcs, j);
+        *out = chunk_sum::<R, C>(srcs, j);
         if j + C == n {
             break;
         }
@@ -199,6 +183,10 @@ fn combine_chunks<R: RealScalar, const C: usize, const FMA: bool>(y: &mut [R], s
 /// streaming stores, followed by a store fence (so the values are visible to other threads that
 /// synchronise with this one afterwards); the unaligned ends take the ordinary path. Elsewhere it
 /// is [`combine`] followed by the fixes. The values are the same either way.
+///
+/// (A fixed position written through `fix` is computed by the caller, [`combine`] or
+/// [`direct_sum`]; `fix` is called outside the fused kernel's compiled context, so it must not
+/// rely on `mul_add` being one instruction to be fast.)
 pub(crate) fn combine_streamed<R: RealScalar>(
     y: &mut [R],
     srcs: &[(&[R], R)],
@@ -280,7 +268,7 @@ unsafe fn combine_streamed_avx2_fma<R: RealScalar>(
                 _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(PREFETCH_AHEAD + line));
             }
         }
-        let mut acc = chunk_sum::<R, C, true>(srcs, j);
+        let mut acc = chunk_sum::<R, C>(srcs, j);
         if fixes.next_start(k) < j + C {
             // Rare: the chunk holds fixed positions (a copy, so that `acc` stays in registers
             // in the common case).
@@ -331,7 +319,7 @@ mod tests {
                     .map(|i| srcs.iter().map(|(s, c)| c * s[i]).sum())
                     .collect();
                 let mut y = vec![f64::NAN; n];
-                combine_portable::<f64, false>(&mut y, &srcs);
+                combine_portable(&mut y, &srcs);
                 assert_eq!(y, expected, "portable, n = {n}, {k} sources");
                 let mut y = vec![f64::NAN; n];
                 combine(&mut y, &srcs);

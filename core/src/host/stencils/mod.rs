@@ -1,128 +1,85 @@
-//! The host execution of a [`Plan`]: the ghost exchange on the host communicator, with buffers
-//! allocated once from the plan, and the kernels that compute every output line on host slices
-//! ([`combine`], [`combine_streamed`], [`direct_sum`]). Everything it needs to know about the
-//! shapes, the lines, their templates and the ghost slabs it reads from the plan.
+//! [`Stencils`] for [`Host`]: the fast host kernels of the stencil products, on host slices
+//! ([`combine`], [`combine_streamed`], [`direct_sum`] in [`combine`](self::combine)'s module).
+//! Everything they need to know about the shapes, the lines, their templates and the ghost
+//! slabs they read from the [`StencilPlan`].
+//!
+//! * Lines that read no ghost rows take a [`Template`] merged at construction: `(input, offset,
+//!   coefficient)` with repeated sources, such as the centre of a Laplacian, added up. Along each
+//!   axis before the line axis a local index has a class (interior, or one per boundary row of
+//!   some term there), and lines of the same classes share a template. Consecutive lines of one
+//!   template are adjacent in memory, so a run of them is one pass of [`combine`]; the rows
+//!   where the line-axis stencil is not interior (the *junctions* between lines) come from their
+//!   own templates.
+//! * Lines next to ghost slabs list their sources from the bands (merging sources at the same
+//!   address, which is merging the same element of the same input).
+//! * Outputs of at least the plan's stream threshold per rank
+//!   ([`StencilPlan::set_stream_min_bytes`], default
+//!   [`DEFAULT_STREAM_MIN_BYTES`](crate::engine::DEFAULT_STREAM_MIN_BYTES)) are written with
+//!   streaming stores and the input rows arriving from memory are prefetched
+//!   ([`combine_streamed`]); the junctions are then computed inside the pass, before their lines
+//!   are stored.
+//!
+//! Every value is computed with the operations of the [engine's formula](crate::engine::Stencils)
+//! whichever path, split or store kind computes it: [`combine`] for every element but the
+//! boundary rows of scalar lines, which [`direct_sum`] sums.
 
-use super::plan::{At, Entry, Plan, Template, MAX_NDIM};
-use crate::combine::{combine, combine_streamed, direct_sum, Fixes, MAX_SOURCES};
-use distlops_core::{Communicator, RealScalar};
+mod combine;
+
+use super::Host;
+use crate::engine::stencils::{At, Entry, StencilPart, StencilPlan, Stencils, Template};
+use crate::engine::MAX_STENCIL_NDIM as MAX_NDIM;
+use crate::scalar::RealScalar;
+use combine::{combine, combine_streamed, direct_sum, Fixes, MAX_SOURCES};
 use std::ops::Range;
-use std::sync::Mutex;
 
-/// The host buffers of one [`Plan`], allocated at construction: ghost slabs (one per
-/// [`Piece`](super::plan::Piece)) and packed slabs (one per [`Outgoing`](super::plan::Outgoing)
-/// slab that is not contiguous in its input).
-pub(super) struct HostBuffers<R>(Mutex<Buffers<R>>);
-
-/// The buffers themselves, locked for the length of a product.
-struct Buffers<R> {
-    recv: Vec<Vec<R>>,
-    send: Vec<Vec<R>>,
-}
-
-impl<R: RealScalar> HostBuffers<R> {
-    /// The buffers `plan` receives into and packs into.
-    pub(super) fn new(plan: &Plan<R>) -> Self {
-        let recv = plan
-            .pieces
-            .iter()
-            .map(|p| vec![R::zero(); plan.slab_len(p.len)])
-            .collect();
-        let mut send = Vec::new();
-        for o in &plan.outgoing {
-            if let Some(b) = o.pack {
-                debug_assert_eq!(b, send.len());
-                send.push(vec![R::zero(); plan.slab_len(o.rows.len())]);
-            }
-        }
-        HostBuffers(Mutex::new(Buffers { recv, send }))
-    }
-
-    /// `outputs = A inputs` by `plan` (the one these buffers were made for) on this rank's blocks
-    /// (flat real views, C order); collective over the ranks that exchange ghost slabs with this
-    /// one.
-    pub(super) fn apply(
-        &self,
-        plan: &Plan<R>,
-        comm: &Communicator,
+impl Stencils for Host {
+    fn stencil<R: RealScalar>(
+        plan: &StencilPlan<R>,
+        table: &[f64],
+        part: StencilPart,
         inputs: &[&[R]],
+        ghosts: Option<&[R]>,
         outputs: &mut [&mut [R]],
     ) {
-        let mut guard = self.0.lock().unwrap_or_else(|e| e.into_inner());
-        Exec { plan }.apply(&mut guard, comm, inputs, outputs);
+        plan.check_call(
+            table.len(),
+            inputs.iter().map(|x| x.len()),
+            ghosts.map(<[R]>::len),
+            outputs.iter().map(|y| y.len()),
+            part,
+        );
+        let exec = Exec { plan };
+        let inner = plan.interior_range();
+        match part {
+            StencilPart::All => exec.run(None, inputs, outputs, ghosts),
+            StencilPart::Interior => exec.run(Some(inner), inputs, outputs, None),
+            StencilPart::Rim => {
+                exec.run(Some(0..inner.start), inputs, outputs, ghosts);
+                exec.run(Some(inner.end..plan.n_local), inputs, outputs, ghosts);
+            }
+        }
     }
 }
 
 /// A product in progress: the kernels, reading `plan`.
 struct Exec<'p, R> {
-    plan: &'p Plan<R>,
+    plan: &'p StencilPlan<R>,
 }
 
 impl<R: RealScalar> Exec<'_, R> {
-    /// [`HostBuffers::apply`], with its buffers.
-    fn apply(
-        &self,
-        bufs: &mut Buffers<R>,
-        comm: &Communicator,
-        inputs: &[&[R]],
-        outputs: &mut [&mut [R]],
-    ) {
-        let Buffers { recv, send } = bufs;
-        let (pre, post) = (self.plan.pre, self.plan.post);
-        let n = self.plan.n_local;
-        for o in &self.plan.outgoing {
-            if let Some(b) = o.pack {
-                let (src, buf) = (inputs[o.inp], &mut send[b]);
-                let rows = o.rows.len() * post;
-                for p in 0..pre {
-                    let from = (p * n + o.rows.start) * post;
-                    buf[p * rows..(p + 1) * rows].copy_from_slice(&src[from..from + rows]);
-                }
-            }
-        }
-        let sends: Vec<(usize, &[R])> = self
-            .plan
-            .outgoing
-            .iter()
-            .map(|o| match o.pack {
-                Some(b) => (o.dest, &send[b][..]),
-                None => (
-                    o.dest,
-                    &inputs[o.inp][o.rows.start * post..o.rows.end * post],
-                ),
-            })
-            .collect();
-        let mut recvs: Vec<(usize, &mut [R])> = self
-            .plan
-            .pieces
-            .iter()
-            .zip(recv.iter_mut())
-            .map(|(p, b)| (p.src, &mut b[..]))
-            .collect();
-        if self.plan.line_axis < self.plan.axis {
-            // No term reaches along the distributed axis: nothing to wait for.
-            debug_assert!(sends.is_empty() && recvs.is_empty());
-            self.run(None, inputs, outputs, None);
-            return;
-        }
-        let Range { start: a, end: b } = self.plan.overlapped();
-        comm.exchange_overlapped(&sends, &mut recvs, || {
-            self.run(Some(a..b), inputs, outputs, None)
-        });
-        drop(recvs);
-        self.run(Some(0..a), inputs, outputs, Some(recv));
-        self.run(Some(b..n), inputs, outputs, Some(recv));
-    }
-
     /// Computes every output line (or, when the line axis is distributed, the rows of every line)
-    /// whose index along the distributed axis is in `dist` (`None`: all).
+    /// whose index along the distributed axis is in `dist` (`None`: all; when the distributed
+    /// axis is after the line axis, `dist` is all or nothing).
     fn run(
         &self,
         dist: Option<Range<usize>>,
         inputs: &[&[R]],
         outputs: &mut [&mut [R]],
-        ghosts: Option<&[Vec<R>]>,
+        ghosts: Option<&[R]>,
     ) {
+        if dist.as_ref().is_some_and(Range::is_empty) {
+            return;
+        }
         let la = self.plan.line_axis;
         let mut ranges: [Range<usize>; MAX_NDIM] = std::array::from_fn(|_| 0..0);
         for k in 0..la {
@@ -402,7 +359,7 @@ impl<R: RealScalar> Exec<'_, R> {
     /// The slice of `len` reals of input `inp` at the line (or row) whose index along `b` is the
     /// global `g` and along the other axes before the line axis is `idx`; `base` is the local
     /// offset of line `idx`. Reads a ghost slab when `b` is the distributed axis and `g` is not
-    /// local (see [`Plan::locate`]).
+    /// local (see `StencilPlan::locate`).
     #[allow(clippy::too_many_arguments)]
     #[inline]
     fn slice_at<'a>(
@@ -414,13 +371,13 @@ impl<R: RealScalar> Exec<'_, R> {
         b: usize,
         g: usize,
         len: usize,
-        ghosts: Option<&'a [Vec<R>]>,
+        ghosts: Option<&'a [R]>,
     ) -> &'a [R] {
         match self.plan.locate(inp, idx, base, b, g) {
             At::Local(at) => &src[at..at + len],
-            At::Ghost(k, at) => {
+            At::Ghost(at) => {
                 let ghosts = ghosts.expect("ghost rows are read only after they have arrived");
-                &ghosts[k][at..at + len]
+                &ghosts[at..at + len]
             }
         }
     }
@@ -435,7 +392,7 @@ impl<R: RealScalar> Exec<'_, R> {
         out: usize,
         at: &Line<'_>,
         inputs: &[&'a [R]],
-        ghosts: Option<&'a [Vec<R>]>,
+        ghosts: Option<&'a [R]>,
         lists: (&mut Sources<'a, R>, &mut Sources<'a, R>),
         y: &mut [R],
     ) {
@@ -485,7 +442,7 @@ impl<R: RealScalar> Exec<'_, R> {
         out: usize,
         at: &Line<'_>,
         inputs: &[&'a [R]],
-        ghosts: Option<&'a [Vec<R>]>,
+        ghosts: Option<&'a [R]>,
         (outer, srcs): (&mut Sources<'a, R>, &mut Sources<'a, R>),
         y: &mut [R],
     ) {
