@@ -230,8 +230,9 @@ impl Default for FftNdParams {
 /// are exact on every engine; the transforms are the engines' FFT libraries (rustfft, cuFFT),
 /// so a device's results agree with the host's to rounding, not bitwise (tested to a relative
 /// `1e-12` in double and `1e-4` in single precision against the output's norm), and the
-/// device has no pruned chirp-z transform (cuFFT plans every length). On each engine the
-/// results are the same bits at every rank count.
+/// device has no pruned chirp-z transform (cuFFT plans every length). The same bits at every
+/// rank count are promised on the host (see Reproducibility); on a device they are not (cuFFT
+/// transforms a rank's lines in one batched plan whose size depends on the split).
 ///
 /// # PyLops-MPI
 ///

@@ -103,7 +103,7 @@ impl Default for MdcParams {
 ///   the exchange back, the inverse transforms and the move to the data layout. The kernel is
 ///   uploaded and every buffer allocated once. Host and device agree to rounding, not bitwise
 ///   (another FFT library and another gemm order; the tests require 1e-11 relative in double
-///   precision); on each engine the results are the same bits at every rank count.
+///   precision); the same bits at every rank count are promised on the host, not on a device.
 /// * PyLops-MPI: `MPIMDC(G, nt, nv, nfreq, dt, dr, twosided, fftengine, saveGt, conj,
 ///   usematmul, prescaled)`; `fftengine` and `usematmul` choose Python libraries and have no
 ///   counterpart. A kernel with more frequencies than `nt / 2 + 1` is an error here (PyLops-MPI

@@ -2,6 +2,7 @@
 //! types: per-matrix products with an explicit SIMD complex gemv (the per-frequency products of
 //! MDC), in an order fixed by the matrix shape alone.
 
+use crate::dense::madd;
 use crate::engine::{check_batched_lens, Dense, MatOp};
 use crate::error::Result;
 use crate::reals::{real, real_mut};
@@ -123,16 +124,6 @@ fn gemv<R: RealScalar>(k: &[R], xr: &[R], xi: &[R], out: impl FnMut(usize, R, R)
 #[target_feature(enable = "avx2,fma")]
 unsafe fn gemv_avx2<R: RealScalar>(k: &[R], xr: &[R], xi: &[R], out: impl FnMut(usize, R, R)) {
     gemv_body::<R, true>(k, xr, xi, out);
-}
-
-/// `acc + a b`, fused when `FUSED`.
-#[inline(always)]
-fn madd<R: RealScalar, const FUSED: bool>(acc: R, a: R, b: R) -> R {
-    if FUSED {
-        a.mul_add(b, acc)
-    } else {
-        acc + a * b
-    }
 }
 
 /// The body of [`gemv`]: per row, `L`-lane accumulators of `k (.) xr` and `k (.) xi` (even lanes

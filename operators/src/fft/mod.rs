@@ -25,8 +25,8 @@
 //!   factors (a diagonal product) of the four-step transform of a 1-D array.
 //!
 //! Every output value of a line step is computed from its whole line with the same operations
-//! whatever the split, and transposes only move values, so the results are the same bits on
-//! every number of ranks, on each engine.
+//! whatever the split, and transposes only move values, so the host's results are the same bits
+//! on every number of ranks.
 
 pub(crate) mod permute;
 pub(crate) mod pipeline;
@@ -47,23 +47,20 @@ pub trait FftReal: RealScalar + rustfft::FftNum + distlops_core::FftReal {}
 impl FftReal for f32 {}
 impl FftReal for f64 {}
 
-/// What the transform along one axis does, in global terms; both directions are planned from it
-/// (see [`LineSpec`](distlops_core::LineSpec) for the formula).
+/// What the transform along one axis does, in global terms; both directions are planned from it.
+/// Along `axis`, lines of `n` samples are ifftshifted (`ifftshift`), padded or truncated to
+/// `nfft`, transformed, and `keep` bins are kept (`nfft`, `nfft / 2 + 1` for a real transform,
+/// or fewer), multiplied by `weights` (one per kept bin: normalisation, the real transform's
+/// `sqrt(2)`) and fftshifted (`fftshift`): see [`LineSpec`](distlops_core::LineSpec) for the
+/// formula.
 #[derive(Clone, Debug, PartialEq)]
 pub(crate) struct AxisSpec {
-    /// The axis.
     pub axis: usize,
-    /// Samples along the axis in the domain.
     pub n: usize,
-    /// The transform length.
     pub nfft: usize,
-    /// Bins kept (`nfft`, `nfft / 2 + 1` for a real transform, or fewer).
     pub keep: usize,
-    /// ifftshift the input line first.
     pub ifftshift: bool,
-    /// fftshift the kept bins.
     pub fftshift: bool,
-    /// A real factor per kept bin (normalisation, the real transform's sqrt(2)).
     pub weights: Vec<f64>,
 }
 
