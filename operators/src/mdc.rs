@@ -152,7 +152,13 @@ struct Products<R: FftReal, E: Fourier + Dense> {
     kernel_h: Option<E::Storage<Cx<R>>>,
     dims: (usize, usize, usize, usize),
     /// This rank's frequencies of the model and of the data.
-    blocks: Mutex<(E::Storage<Cx<R>>, E::Storage<Cx<R>>)>,
+    blocks: Mutex<Blocks<R, E>>,
+}
+
+/// This rank's frequencies of the model (`nf_local x nr x nv`) and of the data (`x ns x nv`).
+struct Blocks<R: FftReal, E: Fourier + Dense> {
+    model: E::Storage<Cx<R>>,
+    data: E::Storage<Cx<R>>,
 }
 
 impl<R: FftReal> Plan<R> {
@@ -172,10 +178,10 @@ impl<R: FftReal> Plan<R> {
             kernel: up(&self.kernel)?,
             kernel_h: self.kernel_h.as_deref().map(up).transpose()?,
             dims: self.dims,
-            blocks: Mutex::new((
-                engine.zeros(&[(nf_local * nr * nv).max(1)])?,
-                engine.zeros(&[(nf_local * ns * nv).max(1)])?,
-            )),
+            blocks: Mutex::new(Blocks {
+                model: engine.zeros(&[(nf_local * nr * nv).max(1)])?,
+                data: engine.zeros(&[(nf_local * ns * nv).max(1)])?,
+            }),
         })
     }
 }
@@ -191,7 +197,7 @@ impl<R: FftReal, E: Fourier + Dense> Products<R, E> {
     ) -> Result<()> {
         let (nf_local, ns, nr, nv) = self.dims;
         let mut guard = self.blocks.lock().unwrap_or_else(|e| e.into_inner());
-        let (m, d) = &mut *guard;
+        let Blocks { model: m, data: d } = &mut *guard;
         let (lm, ld) = (nf_local * nr * nv, nf_local * ns * nv);
         if adjoint {
             self.from_freq.adjoint(x, d)?;

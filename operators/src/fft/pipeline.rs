@@ -279,14 +279,11 @@ fn is_real(values: LineValues) -> bool {
 
 /// The steps `descs` of one direction on `engine`, from a side of `input` values to one of
 /// `output` values.
-fn make<'a, R: FftReal, E: Fourier>(
+fn make<'a, R: FftReal + 'a, E: Fourier>(
     engine: &E,
     descs: impl Iterator<Item = &'a Desc<R>>,
     (input, output): (LineValues, LineValues),
-) -> Result<Vec<Step<R, E>>>
-where
-    R: 'a,
-{
+) -> Result<Vec<Step<R, E>>> {
     let descs: Vec<&Desc<R>> = descs.collect();
     let is_line = |d: &&Desc<R>| matches!(d, Desc::Line(_));
     let first = descs.iter().position(is_line);
@@ -464,14 +461,15 @@ impl<R: FftReal, E: Fourier> Pipeline<R, E> {
                     E::sub(E::reals(E::slice(from)), 0..ls)
                 };
                 let mut send = E::slice_mut(send);
-                let work = (&mut *line, &mut send, &mut *recv);
                 if to_output {
                     debug_assert_eq!(ld, n_out * w_out);
                     let mut to = E::reals_mut(E::slice_mut(y));
-                    self.step(step, src, E::sub_mut(&mut to, 0..ld), work)?;
+                    let to = E::sub_mut(&mut to, 0..ld);
+                    self.step(step, src, to, line, &mut send, recv)?;
                 } else {
                     let mut to = E::reals_mut(E::slice_mut(free));
-                    self.step(step, src, E::sub_mut(&mut to, 0..ld), work)?;
+                    let to = E::sub_mut(&mut to, 0..ld);
+                    self.step(step, src, to, line, &mut send, recv)?;
                 }
             }
             at = if at == At::A { At::B } else { At::A };
@@ -496,11 +494,9 @@ impl<R: FftReal, E: Fourier> Pipeline<R, E> {
         step: &Step<R, E>,
         src: E::Slice<'a, R>,
         dst: E::SliceMut<'_, R>,
-        (line, send, recv): (
-            &mut E::Storage<Cx<R>>,
-            &'a mut E::SliceMut<'_, R>,
-            &mut E::Storage<R>,
-        ),
+        line: &mut E::Storage<Cx<R>>,
+        send: &'a mut E::SliceMut<'_, R>,
+        recv: &mut E::Storage<R>,
     ) -> Result<()> {
         match step {
             Step::Line(p, _) => E::line_fft(p, src, dst, E::slice_mut(line)),
