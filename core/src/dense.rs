@@ -49,7 +49,7 @@ macro_rules! dispatch {
 /// `acc + a b`, fused when `FUSED` (only where the hardware has FMA: the software fallback of
 /// `mul_add` is slow).
 #[inline(always)]
-fn madd<R: RealScalar, const FUSED: bool>(acc: R, a: R, b: R) -> R {
+pub(crate) fn madd<R: RealScalar, const FUSED: bool>(acc: R, a: R, b: R) -> R {
     if FUSED {
         a.mul_add(b, acc)
     } else {

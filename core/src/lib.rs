@@ -50,7 +50,6 @@ mod dense;
 pub mod engine;
 pub mod error;
 mod host;
-pub mod host_fft;
 pub mod kernels;
 pub mod layout;
 pub mod operator;
@@ -78,12 +77,12 @@ pub use comm::{Communicator, Fingerprint, ReduceOp, Threads};
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub use cuda::Cuda;
 pub use engine::{
-    Banded, BinaryOp, Collectives, Compute, Dense, Engine, Fourier, FullEngine, Host, MatOp,
-    Memory, SliceLen, StencilBand, StencilPart, StencilPlan, StencilRow, StencilTerm, Stencils,
-    StridedCopy,
+    Banded, BinaryOp, Collectives, Compute, Dense, Engine, Fourier, FullEngine, Host, LineSpec,
+    LineValues, MatOp, Memory, SliceLen, StencilBand, StencilPart, StencilPlan, StencilRow,
+    StencilTerm, Stencils, StridedCopy,
 };
 pub use error::{Error, NonFiniteKind, Result};
-pub use host_fft::FftReal;
+pub use host::FftReal;
 pub use layout::{balanced_counts, Layout};
 pub use num_complex::{Complex32, Complex64};
 pub use operator::{dottest, LinearOperator, LinearOperatorExt, Op, Space};

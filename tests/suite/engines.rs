@@ -1006,6 +1006,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::gpu_fft::fft_pencil_all_dtypes::<distlops::core::Cuda>,
     ),
     (
+        "gpu_fft::fourier_moves_exact[cuda]",
+        super::gpu_fft::fourier_moves_exact::<distlops::core::Cuda>,
+    ),
+    (
         "gpu_stencil::first_derivative_all_dtypes[cuda]",
         super::gpu_stencil::first_derivative_all_dtypes::<distlops::core::Cuda>,
     ),

@@ -297,6 +297,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         fredholm::fredholm1_all_dtypes,
     ),
     ("fredholm::fredholm1_errors", fredholm::fredholm1_errors),
+    (
+        "fredholm::fredholm1_errors_on_last_rank",
+        fredholm::fredholm1_errors_on_last_rank,
+    ),
     ("matmul::summa_f64_c64", matmul::summa_f64_c64),
     ("matmul::block_f64_c64", matmul::block_f64_c64),
     ("matmul::kinds_and_layouts", matmul::kinds_and_layouts),
@@ -307,6 +311,7 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ),
     ("mdc::mdc_all_dtypes", mdc::mdc_all_dtypes),
     ("mdc::mdc_errors", mdc::mdc_errors),
+    ("mdc::mdc_errors_on_last_rank", mdc::mdc_errors_on_last_rank),
     ("solvers::solvers_f64", solvers::solvers_f64),
     ("solvers::solvers_complex", solvers::solvers_complex),
     ("solvers2::lsqr_f64", solvers2::lsqr_f64),
@@ -403,6 +408,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "gpu_fft::fft_pencil_all_dtypes[host]",
         gpu_fft::fft_pencil_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_fft::fourier_moves_exact[host]",
+        gpu_fft::fourier_moves_exact::<distlops::core::Host>,
     ),
     (
         "engines::node_rank_on_one_machine",

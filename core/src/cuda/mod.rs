@@ -70,6 +70,7 @@ mod symmetric;
 mod tree;
 
 pub use fft::DeviceFft;
+pub use fourier::{DeviceGather, DeviceLines};
 pub use symmetric::{SymmetricBuffer, SymmetricHeap};
 
 #[cfg(feature = "emulator")]

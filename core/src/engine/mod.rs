@@ -19,7 +19,7 @@
 //! | [`Collectives`] | payload all-reduce, broadcast, all-gather and point-to-point exchange | arrays, the distributed operators |
 //! | [`Engine`] | `Memory + Compute + Collectives`: what a distributed array and a solver need | everything |
 //! | [`Banded`] | banded operators along one axis | stencils, convolutions, post-stack modelling |
-//! | [`Fourier`] | batched FFTs | the Fourier operators, MDC |
+//! | [`Fourier`] | batched FFTs, transforms along one axis of a block (shifted, padded, weighted), index gathers | the Fourier operators, MDC |
 //! | [`Dense`] | dense and batched dense products | matrix operators, Fredholm, MDC |
 //! | [`Stencils`] | sums of 1-D stencils along axes, with ghost slabs | the finite-difference operators |
 //! | [`FullEngine`] | every part: the bound of code generic over the engine that uses operators of several kinds | examples, tests, benchmarks |
@@ -56,7 +56,10 @@ pub use collectives::Collectives;
 pub use compute::{BinaryOp, Compute, NormTerm, OrderFree};
 pub(crate) use dense::{check_batched_lens, check_matmul_lens};
 pub use dense::{Dense, MatOp};
-pub use fourier::Fourier;
+pub(crate) use fourier::check_gather;
+#[cfg(any(feature = "emulator", feature = "cuda"))]
+pub(crate) use fourier::CopyLines;
+pub use fourier::{Fourier, LineSpec, LineValues};
 pub use memory::{Memory, SliceLen};
 pub use stencils::{
     BandRowEntries, GhostSend, StencilBand, StencilPart, StencilPlan, StencilRow, StencilTerm,

@@ -35,6 +35,17 @@ use crate::scalar::Scalar;
 use ndarray::{ArrayView2, ArrayViewMut2};
 
 impl Dense for Host {
+    fn matmul_batched<T: Scalar>(
+        op: MatOp,
+        dims: (usize, usize, usize),
+        batch: usize,
+        a: &[T],
+        x: &[T],
+        y: &mut [T],
+    ) -> Result<()> {
+        super::batched::matmul_batched(op, dims, batch, a, x, y)
+    }
+
     fn matmul_slices<T: Scalar>(
         op: MatOp,
         (n, m, k): (usize, usize, usize),

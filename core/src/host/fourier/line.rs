@@ -1,12 +1,15 @@
-//! Transforms along one whole local axis of a C-ordered block: gather each line (shifted, padded
-//! or truncated, weighted) into a contiguous buffer, transform it with rustfft, scatter the kept
-//! bins (shifted, weighted) to the output.
+//! [`LinePlan`]: the host's line transforms ([`Fourier::line_fft`](crate::Fourier::line_fft) on
+//! [`Host`](crate::Host)) along one whole local axis of a C-ordered block: gather each line
+//! (shifted, padded or truncated, weighted) into a contiguous buffer, transform it with rustfft
+//! (or the chirp-z identity), scatter the kept bins (shifted, weighted) to the output.
 
 use super::chirp::Chirp;
-use super::FftReal;
+use crate::engine::{LineSpec, LineValues};
+use crate::error::{Error, Result};
+use crate::FftReal;
 use num_complex::Complex;
 use num_traits::Zero;
-use rustfft::{Fft, FftDirection, FftPlanner};
+use rustfft::{Fft, FftDirection};
 use std::sync::Arc;
 
 /// A gather or scatter index that reads or writes zero.
@@ -19,32 +22,9 @@ const BATCH_TARGET: usize = 1 << 14;
 /// Samples per block of the gathers and scatters along strided axes.
 const TILE: usize = 8;
 
-/// What the transform along one axis does, in global terms; both directions are planned from it.
-///
-/// Forward, on a line `x` of `n` samples: `s[i] = x[(i + h) % n]` for `i < min(n, nfft)` and `0`
-/// up to `nfft` (`h = n / 2` with `ifftshift`, else 0); `X = DFT_nfft(s)`; bins `0..keep` are
-/// kept and multiplied by `weights`; with `fftshift` the kept bins are rotated by `keep / 2`.
-#[derive(Clone, Debug, PartialEq)]
-pub(crate) struct AxisSpec {
-    /// The axis.
-    pub axis: usize,
-    /// Samples along the axis in the domain.
-    pub n: usize,
-    /// The transform length.
-    pub nfft: usize,
-    /// Bins kept (`nfft`, `nfft / 2 + 1` for a real transform, or fewer).
-    pub keep: usize,
-    /// ifftshift the input line first.
-    pub ifftshift: bool,
-    /// fftshift the kept bins.
-    pub fftshift: bool,
-    /// A real factor per kept bin (normalisation, the real transform's sqrt(2)).
-    pub weights: Vec<f64>,
-}
-
 /// The input of a line step: complex numbers, or reals (read with a zero imaginary part).
 #[derive(Clone, Copy)]
-pub(crate) enum Src<'a, R> {
+enum Src<'a, R> {
     /// Complex values.
     Complex(&'a [Complex<R>]),
     /// Real values.
@@ -52,25 +32,17 @@ pub(crate) enum Src<'a, R> {
 }
 
 /// The output of a line step: complex numbers, or reals (the real parts are stored).
-pub(crate) enum Dst<'a, R> {
+enum Dst<'a, R> {
     /// Complex values.
     Complex(&'a mut [Complex<R>]),
     /// Real values.
     Real(&'a mut [R]),
 }
 
-impl<R> Dst<'_, R> {
-    /// The same output, borrowed for a shorter time.
-    pub(crate) fn reborrow(&mut self) -> Dst<'_, R> {
-        match self {
-            Dst::Complex(s) => Dst::Complex(s),
-            Dst::Real(s) => Dst::Real(s),
-        }
-    }
-}
-
-/// One direction of the transform along one axis of a local block.
-pub(crate) struct LinePlan<R: FftReal> {
+/// One direction of the transform along one axis of a local block (a [`LineSpec`]), planned
+/// once: the gather and scatter maps, the weights, the rustfft or chirp-z plan.
+pub struct LinePlan<R: FftReal> {
+    spec: LineSpec,
     /// Product of the local extents before the axis.
     outer: usize,
     /// Product of the local extents after the axis (the stride of a line).
@@ -92,18 +64,44 @@ pub(crate) struct LinePlan<R: FftReal> {
     smap: Vec<usize>,
     sw: Vec<R>,
     /// Read only the real part of the input.
-    pub(crate) re_in: bool,
+    re_in: bool,
     /// Store only the real part of the output (a zero imaginary part for complex outputs).
-    pub(crate) re_out: bool,
+    re_out: bool,
     /// The gather and the scatter are identities with unit weights: contiguous lines are
     /// transformed in place in the output.
     plain: bool,
 }
 
+impl<R: FftReal> std::fmt::Debug for LinePlan<R> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "LinePlan({:?}, chirp-z {})",
+            self.spec,
+            self.chirp.is_some()
+        )
+    }
+}
+
 impl<R: FftReal> LinePlan<R> {
-    /// The forward transform of `spec` on a block of local shape `shape` (`shape[spec.axis] ==
-    /// spec.n`).
-    pub(crate) fn forward(spec: &AxisSpec, shape: &[usize], planner: &mut FftPlanner<R>) -> Self {
+    /// Plans `spec`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for an inconsistent spec.
+    pub(crate) fn new(spec: &LineSpec) -> Result<Self> {
+        spec.check()?;
+        let mut plan = if spec.adjoint {
+            Self::adjoint(spec)
+        } else {
+            Self::forward(spec)
+        };
+        plan.re_in = spec.input == LineValues::RealParts;
+        plan.re_out = spec.output == LineValues::RealParts;
+        Ok(plan)
+    }
+
+    /// The forward transform of `spec`.
+    fn forward(spec: &LineSpec) -> Self {
         let (n, nfft, keep) = (spec.n, spec.nfft, spec.keep);
         let h = if spec.ifftshift { n / 2 } else { 0 };
         let gmap = (0..nfft)
@@ -119,20 +117,18 @@ impl<R: FftReal> LinePlan<R> {
             })
             .collect();
         let sw = smap.iter().map(|&m| real(spec.weights[m])).collect();
-        let chirp = Chirp::plan(nfft, n.min(nfft), keep, FftDirection::Forward, planner);
-        Self::new(
+        let chirp = Chirp::plan(nfft, n.min(nfft), keep, FftDirection::Forward);
+        Self::build(
             spec,
-            shape,
             (n, keep),
             (gmap, vec![R::one(); nfft]),
             (smap, sw),
-            (planner.plan_fft(nfft, FftDirection::Forward), chirp),
+            (R::plan(nfft, FftDirection::Forward), chirp),
         )
     }
 
-    /// The adjoint of [`forward`](Self::forward), on a block of local shape `shape`
-    /// (`shape[spec.axis] == spec.keep`).
-    pub(crate) fn adjoint(spec: &AxisSpec, shape: &[usize], planner: &mut FftPlanner<R>) -> Self {
+    /// The adjoint of [`forward`](Self::forward).
+    fn adjoint(spec: &LineSpec) -> Self {
         let (n, nfft, keep) = (spec.n, spec.nfft, spec.keep);
         let h = if spec.ifftshift { n / 2 } else { 0 };
         let gmap = (0..nfft)
@@ -155,28 +151,24 @@ impl<R: FftReal> LinePlan<R> {
                 }
             })
             .collect();
-        let chirp = Chirp::plan(nfft, keep, n.min(nfft), FftDirection::Inverse, planner);
-        Self::new(
+        let chirp = Chirp::plan(nfft, keep, n.min(nfft), FftDirection::Inverse);
+        Self::build(
             spec,
-            shape,
             (keep, n),
             (gmap, gw),
             (smap, vec![R::one(); n]),
-            (planner.plan_fft(nfft, FftDirection::Inverse), chirp),
+            (R::plan(nfft, FftDirection::Inverse), chirp),
         )
     }
 
-    fn new(
-        spec: &AxisSpec,
-        shape: &[usize],
+    fn build(
+        spec: &LineSpec,
         (n_src, n_dst): (usize, usize),
         (mut gmap, mut gw): (Vec<usize>, Vec<R>),
         (smap, sw): (Vec<usize>, Vec<R>),
         (fft, chirp): (Arc<dyn Fft<R>>, Option<Chirp<R>>),
     ) -> Self {
-        debug_assert_eq!(shape[spec.axis], n_src);
-        let outer = shape[..spec.axis].iter().product();
-        let inner: usize = shape[spec.axis + 1..].iter().product();
+        let (outer, inner) = (spec.outer, spec.inner);
         let nfft = spec.nfft;
         let len = chirp.as_ref().map_or(nfft, Chirp::len);
         // The chirp-z lines are longer: the samples past the transform's inputs are zero.
@@ -196,6 +188,7 @@ impl<R: FftReal> LinePlan<R> {
             && smap.iter().enumerate().all(|(i, &m)| m == i)
             && gw.iter().chain(&sw).all(|&w| w == one);
         LinePlan {
+            spec: spec.clone(),
             plain,
             outer,
             inner,
@@ -215,17 +208,50 @@ impl<R: FftReal> LinePlan<R> {
     }
 
     /// Elements of the source block.
-    pub(crate) fn src_len(&self) -> usize {
+    fn src_len(&self) -> usize {
         self.outer * self.n_src * self.inner
     }
 
     /// Elements of the destination block.
-    pub(crate) fn dst_len(&self) -> usize {
+    fn dst_len(&self) -> usize {
         self.outer * self.n_dst * self.inner
     }
 
+    /// Complex numbers of work memory: the line buffer, then rustfft's scratch.
+    pub(crate) fn work_len(&self) -> usize {
+        self.line_len() + self.scratch_len()
+    }
+
+    /// Transforms every line of the real view `x` into the real view `y` (see
+    /// [`Fourier::line_fft`](crate::Fourier::line_fft)), with `work` of at least
+    /// [`work_len`](Self::work_len) complex numbers.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] if a length is not the plan's.
+    pub(crate) fn apply(&self, x: &[R], y: &mut [R], work: &mut [Complex<R>]) -> Result<()> {
+        self.spec.check_call(x.len(), y.len())?;
+        if work.len() < self.work_len() {
+            return Err(Error::ShapeMismatch(format!(
+                "a line transform needs {} complex numbers of work memory, not {}",
+                self.work_len(),
+                work.len()
+            )));
+        }
+        let (line, scratch) = work.split_at_mut(self.line_len());
+        let src = match self.spec.input {
+            LineValues::Reals => Src::Real(x),
+            _ => Src::Complex(as_complex(x)),
+        };
+        let dst = match self.spec.output {
+            LineValues::Reals => Dst::Real(y),
+            _ => Dst::Complex(as_complex_mut(y)),
+        };
+        self.run(src, dst, line, &mut scratch[..self.scratch_len()]);
+        Ok(())
+    }
+
     /// Complex numbers of the line buffer.
-    pub(crate) fn line_len(&self) -> usize {
+    fn line_len(&self) -> usize {
         self.batch * self.stride()
     }
 
@@ -240,7 +266,7 @@ impl<R: FftReal> LinePlan<R> {
     }
 
     /// Complex numbers of rustfft's scratch.
-    pub(crate) fn scratch_len(&self) -> usize {
+    fn scratch_len(&self) -> usize {
         match &self.chirp {
             Some(c) => c.scratch_len(),
             None => self.fft.get_inplace_scratch_len(),
@@ -264,7 +290,7 @@ impl<R: FftReal> LinePlan<R> {
     ///
     /// [`line_len`]: Self::line_len
     /// [`scratch_len`]: Self::scratch_len
-    pub(crate) fn run(
+    fn run(
         &self,
         src: Src<'_, R>,
         mut dst: Dst<'_, R>,
@@ -403,4 +429,21 @@ impl<R: FftReal> LinePlan<R> {
 /// An `f64` factor in the working precision.
 fn real<R: FftReal>(x: f64) -> R {
     R::real_from_f64(x)
+}
+
+/// Interleaved `re, im` pairs seen as complex numbers.
+pub(crate) fn as_complex<R: FftReal>(s: &[R]) -> &[Complex<R>] {
+    debug_assert_eq!(s.len() % 2, 0);
+    // SAFETY: `Complex<R>` is `#[repr(C)] { re: R, im: R }`, two `R` with `R`'s alignment, so
+    // `s.len() / 2` complex numbers occupy exactly the first `2 (s.len() / 2)` reals of `s`,
+    // borrowed for the same lifetime.
+    unsafe { std::slice::from_raw_parts(s.as_ptr().cast::<Complex<R>>(), s.len() / 2) }
+}
+
+/// [`as_complex`] for a mutable slice.
+pub(crate) fn as_complex_mut<R: FftReal>(s: &mut [R]) -> &mut [Complex<R>] {
+    debug_assert_eq!(s.len() % 2, 0);
+    // SAFETY: as in `as_complex`; the mutable borrow moves into the result and every pair of
+    // reals is a valid complex number.
+    unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<Complex<R>>(), s.len() / 2) }
 }

@@ -1,5 +1,6 @@
 //! [`HostFft`]: the host engine's batched complex FFTs ([`Fourier::fft`](crate::Fourier::fft) on
-//! [`Host`](crate::Host)), planned once with rustfft.
+//! [`Host`](crate::Host)), planned once with rustfft, and [`FftReal`], the real types the
+//! engines' FFTs work in.
 
 use crate::error::{Error, Result};
 use crate::scalar::HasComplex;
@@ -17,10 +18,19 @@ pub enum HostFftPlans {
 }
 
 /// A real type the engines' FFTs ([`Fourier::fft`](crate::Fourier::fft)) work in: `f32` and `f64`.
-pub trait FftReal: HasComplex {
+/// Its complex type is `Complex<Self>` ([`complex_mut`](Self::complex_mut) says so to generic
+/// code), and rustfft computes in it (the host's line kernels).
+pub trait FftReal: HasComplex + rustfft::FftNum {
+    /// A slice of the engines' complex type as `Complex<Self>` (the same type: the identity).
+    #[doc(hidden)]
+    fn complex_mut(s: &mut [Self::Complex]) -> &mut [Complex<Self>];
     /// The forward and inverse host plans of length `n`.
     #[doc(hidden)]
     fn plans(n: usize) -> HostFftPlans;
+    /// rustfft's plan of length `n` in `direction`, from this thread's planner (plans of one
+    /// length share their tables).
+    #[doc(hidden)]
+    fn plan(n: usize, direction: rustfft::FftDirection) -> Arc<dyn rustfft::Fft<Self>>;
     /// Transforms every run of `n` values of `data` in place on the host.
     #[doc(hidden)]
     fn run(plans: &HostFftPlans, data: &mut [Self::Complex], inverse: bool);
@@ -29,9 +39,21 @@ pub trait FftReal: HasComplex {
 macro_rules! host_fft_real {
     ($t:ty, $variant:ident) => {
         impl FftReal for $t {
+            fn complex_mut(s: &mut [Complex<$t>]) -> &mut [Complex<$t>] {
+                s
+            }
             fn plans(n: usize) -> HostFftPlans {
-                let mut planner = rustfft::FftPlanner::<$t>::new();
-                HostFftPlans::$variant(planner.plan_fft_forward(n), planner.plan_fft_inverse(n))
+                HostFftPlans::$variant(
+                    Self::plan(n, rustfft::FftDirection::Forward),
+                    Self::plan(n, rustfft::FftDirection::Inverse),
+                )
+            }
+            fn plan(n: usize, direction: rustfft::FftDirection) -> Arc<dyn rustfft::Fft<$t>> {
+                thread_local! {
+                    static PLANNER: std::cell::RefCell<rustfft::FftPlanner<$t>> =
+                        std::cell::RefCell::new(rustfft::FftPlanner::new());
+                }
+                PLANNER.with(|p| p.borrow_mut().plan_fft(n, direction))
             }
             fn run(plans: &HostFftPlans, data: &mut [Complex<$t>], inverse: bool) {
                 let HostFftPlans::$variant(fwd, inv) = plans else {
