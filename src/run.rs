@@ -29,7 +29,7 @@ pub const RANKS_VAR: &str = "DISTLOPS_RANKS";
 ///
 /// | started by | built with `mpi` | ranks |
 /// |---|---|---|
-/// | `mpirun` / `mpiexec` (Open MPI, MPICH, or another PMI/PMIx launcher) | yes | the MPI processes ([`distlops_core::mpi::run_rank`]) |
+/// | `mpirun` / `mpiexec` (Open MPI, MPICH, or another PMI/PMIx launcher) | yes | the MPI processes (`distlops::core::mpi::run_rank`) |
 /// | an MPI launcher, more than one process | no | none: every process stops with an error saying so, instead of running N independent copies |
 /// | anything else | either | [`DISTLOPS_RANKS`](RANKS_VAR) (or [`run_with`]'s count) thread ranks ([`Threads`]); a build with `mpi` says so on standard error |
 ///
