@@ -66,14 +66,14 @@ pub mod vector_ref;
 /// MPI support (feature `mpi`): initialisation and the world communicator.
 #[cfg(feature = "mpi")]
 pub mod mpi {
-    pub use crate::comm::mpi::{initialize, run, MpiEnv};
+    pub use crate::comm::mpi::{initialize, run, run_rank, MpiEnv};
 }
 
 pub use array::{DistributedArray, Mask, NormOrd};
 pub use axis::{resolve_axes, resolve_axis, signed_axis, AxisArg};
 pub use band::{AxisBand, BandChain};
+pub use comm::{Claim, Communicator, Fingerprint, Parameters, RankEnd, ReduceOp, Threads};
 pub use comm::{CommStats, OpStats, ReduceRequest};
-pub use comm::{Communicator, Fingerprint, ReduceOp, Threads};
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub use cuda::Cuda;
 pub use engine::{

@@ -167,6 +167,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         "mask::different_masks_mismatch",
         mask::different_masks_mismatch,
     ),
+    (
+        "mask::masked_cgls_groups_stop_apart",
+        mask::masked_cgls_groups_stop_apart,
+    ),
     ("errors::mismatched_layouts", errors::mismatched_layouts),
     ("errors::invalid_local_shapes", errors::invalid_local_shapes),
     ("errors::axis_out_of_range", errors::axis_out_of_range),

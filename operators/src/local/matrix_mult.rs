@@ -102,7 +102,8 @@ impl<T: Scalar> MatrixMult<T> {
     }
 
     /// `y = A x` with `A` a 2-D [`NodeShared`] array, read in place by every rank of its node (no
-    /// copy per rank). No communication; the operator holds `A` until it is dropped, which
+    /// copy per rank). Collective: the nodes' copies are compared ([`NodeShared::check_replicas`]);
+    /// the operator holds `A` until it is dropped, which
     /// frees `A` collectively (drop the operator at the same point on every rank, as the array).
     ///
     /// ```
@@ -131,6 +132,7 @@ impl<T: Scalar> MatrixMult<T> {
     /// As [`from_node_shared`](Self::from_node_shared) and
     /// [`with_otherdims`](Self::with_otherdims).
     pub fn from_node_shared_with_otherdims(a: NodeShared<T>, otherdims: &[usize]) -> Result<Self> {
+        a.check_replicas("MatrixMult::from_node_shared")?;
         let &[n, m] = a.shape() else {
             return Err(Error::ShapeMismatch(format!(
                 "MatrixMult: the node-shared matrix has shape {:?}, not 2-D",

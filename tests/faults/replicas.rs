@@ -1,12 +1,13 @@
-//! Class 4: Broadcast replicas that differ between ranks. An assignment takes rank 0's value on
+//! Replicas: Broadcast replicas that differ between ranks. An assignment takes rank 0's value on
 //! every rank, so replicas stay equal; replicas that drifted apart (written through `local_mut`
 //! on one rank) are an error on every rank where they enter an operator or a solver.
 
 use crate::check::{alive, assert_same_everywhere};
 use crate::fixtures::*;
 use distlops::core::operator::LinearOperatorExt;
-use distlops::core::{Communicator, DistributedArray, Layout, ReduceOp};
+use distlops::core::{Communicator, DistributedArray, Layout, NodeShared, ReduceOp};
 use distlops::ndarray::{ArrayD, IxDyn, SliceInfoElem};
+use distlops::operators::local::{LocalOperator, MatrixMult};
 use distlops::solvers::{cg, cgls};
 
 /// Assigns `info` of a zero Broadcast array with a value of 9 on rank `c` and 1 elsewhere: every
@@ -106,4 +107,33 @@ pub fn adjoint_broadcast_input_differs(comm: &Communicator, c: usize) -> Outcome
     let op = hstack(comm)?;
     let y = drifted(comm, c, op.new_range_vector()?);
     replicas_refused(comm, op.apply_adjoint(&y), "HStack::apply_adjoint")
+}
+
+/// Every rank holds its own copy of a node-shared matrix (one rank per node); the leader of rank
+/// `c`'s node writes another value into its copy. `MatrixMult::from_node_shared` must refuse the
+/// copies on every rank (each rank's solve would otherwise converge to another answer).
+pub fn node_shared_copies_differ(comm: &Communicator, c: usize) -> Outcome {
+    let values: Vec<f64> = (0..25).map(|v| 1.0 + v as f64).collect();
+    let mut a = NodeShared::from_root_in_nodes(comm, &[5, 5], Some(&values), 0, Some(1))?;
+    let culprit = comm.rank() == c;
+    a.write_with(|copy| {
+        if culprit {
+            copy[7] += 1e-12;
+        }
+    });
+    let out = MatrixMult::from_node_shared(a).map(|op| op.matrix().len());
+    replicas_refused(comm, out, "MatrixMult::from_node_shared")
+}
+
+/// Node-shared copies written alike on every node are accepted, and the operator's product is
+/// the same on every rank.
+pub fn node_shared_copies_equal(comm: &Communicator, _c: usize) -> Outcome {
+    let values: Vec<f64> = (0..25).map(|v| 1.0 + v as f64).collect();
+    let mut a = NodeShared::from_root_in_nodes(comm, &[5, 5], Some(&values), 0, Some(1))?;
+    a.write_with(|copy| copy[7] += 1.0);
+    let op = MatrixMult::from_node_shared(a)?;
+    let mut y = [0.0; 5];
+    op.matvec(&[1.0; 5], &mut y);
+    assert_same_everywhere(comm, &y, "products of node-shared copies");
+    Ok(())
 }

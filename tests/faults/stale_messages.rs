@@ -1,10 +1,10 @@
-//! Class 3: stale messages. An operation that fails on every rank (because one rank disagreed)
+//! Stale messages. An operation that fails on every rank (because one rank disagreed)
 //! must leave nothing behind that a later, correct operation could receive: each case checks the
 //! exact values of a communicating operation right after a failed one.
 
 use crate::check::dist;
-use crate::class2;
 use crate::fixtures::*;
+use crate::layouts_differ;
 use distlops::core::operator::LinearOperatorExt;
 use distlops::core::{Communicator, DistVector, DistributedArray, Layout, Result};
 use distlops::ndarray::{s, ArrayD, Axis, Slice};
@@ -44,7 +44,7 @@ pub fn gather_root_differs_then_derivative(comm: &Communicator, c: usize) -> Out
 /// A redistribution fails (rank `c` split with other counts); a correct one to uneven counts
 /// right after it must move exactly the right values.
 pub fn failed_redistribute_then_redistribute(comm: &Communicator, c: usize) -> Outcome {
-    class2::redistribute_counts_differ(comm, c)?;
+    layouts_differ::redistribute_counts_differ(comm, c)?;
     let g = data(&SHAPE);
     let target = rotated(&SHAPE, 1, comm.size())?;
     let y = dist(comm, &g, &balanced(comm)?).redistribute_to(&target)?;
@@ -55,7 +55,7 @@ pub fn failed_redistribute_then_redistribute(comm: &Communicator, c: usize) -> O
 /// A gather fails (rank `c` split with other counts); a correct gather right after it must give
 /// rank 0 exactly the global array.
 pub fn failed_gather_then_gather(comm: &Communicator, c: usize) -> Outcome {
-    class2::gather_counts_differ(comm, c)?;
+    layouts_differ::gather_counts_differ(comm, c)?;
     let g = data(&SHAPE);
     match dist(comm, &g, &balanced(comm)?).gather(0)? {
         Some(a) => assert_eq!(a, g, "gather after the failed one: rank 0's array"),
@@ -67,7 +67,7 @@ pub fn failed_gather_then_gather(comm: &Communicator, c: usize) -> Outcome {
 /// Ghost cells fail (rank `c` asks for other widths); correct ghost cells right after must hold
 /// exactly the neighbours' rows.
 pub fn failed_ghosts_then_ghosts(comm: &Communicator, c: usize) -> Outcome {
-    class2::ghost_widths_differ(comm, c)?;
+    layouts_differ::ghost_widths_differ(comm, c)?;
     let g = data(&SHAPE);
     let layout = balanced(comm)?;
     let got = dist(comm, &g, &layout).add_ghost_cells(2, 1)?;
@@ -82,7 +82,7 @@ pub fn failed_ghosts_then_ghosts(comm: &Communicator, c: usize) -> Outcome {
 /// array right after it must give every rank exactly the global array.
 pub fn failed_gather_then_asarray(comm: &Communicator, c: usize) -> Outcome {
     let bad = (rotated(&SHAPE, 0, comm.size())?, balanced(comm)?);
-    class2::mismatch_on(comm, c, bad, "gather", |x| x.gather(comm.size() - 1))?;
+    layouts_differ::mismatch_on(comm, c, bad, "gather", |x| x.gather(comm.size() - 1))?;
     let column = data(&SHAPE).slice(s![.., 0]).to_owned().into_dyn();
     let layout = Layout::scatter(&[SHAPE[0]], 0, comm.size())?;
     let all = dist(comm, &column, &layout).asarray();

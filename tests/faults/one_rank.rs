@@ -1,6 +1,7 @@
-//! Class 1: a mistake only one rank can see (its local block, the vector it hands to an operator
-//! or a solver, an axis it computed, a part of a stacked vector, a root, or an `Err` of its own
-//! code). The culprit's call fails; every other rank must fail with it instead of waiting.
+//! One rank's mistake: what only one rank can see (its local block, the vector it hands to an
+//! operator or a solver, an axis it computed, a part of a stacked vector, a root, or an `Err` of
+//! its own code). The culprit's call fails; every other rank must fail with it instead of
+//! waiting.
 
 use crate::check::dist;
 use crate::fixtures::*;

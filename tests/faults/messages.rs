@@ -1,4 +1,4 @@
-//! Class 7: messages. A space error names the operator and the call, an axis error names the
+//! Messages. A space error names the operator and the call, an axis error names the
 //! call, CGLS tells a NaN in the data from finite data that overflows, and a message relayed to
 //! the other ranks arrives whole (not cut at 255 bytes).
 

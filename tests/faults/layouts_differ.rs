@@ -1,7 +1,7 @@
-//! Class 2: ranks that built different layouts or operators (counts, axis, partition, global
-//! shape, ghost widths, a derivative's axis) meet in a communicating operation. Each rank's own
-//! arrays are consistent, so no rank can see the mistake alone: every rank must fail, never
-//! compute a value, hang or die in a bare MPI error.
+//! Layouts that differ: ranks that built different layouts or operators (counts, axis,
+//! partition, global shape, ghost widths, a derivative's axis) meet in a communicating
+//! operation. Each rank's own arrays are consistent, so no rank can see the mistake alone: every
+//! rank must fail, never compute a value, hang or die in a bare MPI error.
 
 use crate::check::{block, dist};
 use crate::fixtures::*;
@@ -134,7 +134,7 @@ pub fn ghost_widths_differ(comm: &Communicator, c: usize) -> Outcome {
 /// Rank `c` splits with other counts; `asarray`, which cannot return an error, must panic.
 pub fn asarray_counts_differ(comm: &Communicator, c: usize) -> Outcome {
     let (bad, good) = counts_differ(comm)?;
-    let x = dist(comm, &data(&SHAPE), &pick(comm, c, bad, good));
+    let x = local_dist(comm, &data(&SHAPE), &pick(comm, c, bad, good));
     x.asarray();
     Ok(())
 }
@@ -151,7 +151,7 @@ pub fn stacked_asarray_parts_differ(comm: &Communicator, c: usize) -> Outcome {
 /// Rank `c` splits along axis 1; `norm2`, which cannot return an error, must panic.
 pub fn norm2_axis_differs(comm: &Communicator, c: usize) -> Outcome {
     let bad = Layout::scatter(&SHAPE, 1, comm.size())?;
-    let x = dist(comm, &data(&SHAPE), &pick(comm, c, bad, balanced(comm)?));
+    let x = local_dist(comm, &data(&SHAPE), &pick(comm, c, bad, balanced(comm)?));
     x.norm2();
     Ok(())
 }
