@@ -3,6 +3,7 @@
 
 use super::check::*;
 use super::util::{global, TestScalar, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
+use distlops::core::ToEngine;
 use distlops::core::{Communicator, Complex32, Complex64, DistributedArray, Layout, Partition};
 use ndarray::{ArrayD, IxDyn};
 
@@ -263,7 +264,9 @@ fn operator_moves<T: TestScalar, E: super::engines::TestEngine>(comm: &Communica
             );
             // Only the last rank hands in the wrong vector: still an error on every rank.
             let last = comm.rank() + 1 == p;
-            let x = on(dist(comm, &g, if last { b } else { a }));
+            // (Zeros: built without communication, where `to_dist` would already refuse
+            // layouts that differ between ranks.)
+            let x = on(DistributedArray::zeros(comm, if last { b } else { a }).unwrap());
             expect_err(
                 comm,
                 op.apply(&x),

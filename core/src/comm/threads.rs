@@ -121,7 +121,7 @@ impl Threads {
     ///     if comm.rank() == 2 {
     ///         return Err("no input on rank 2");
     ///     }
-    ///     Ok(comm.all_reduce(1, ReduceOp::Sum)) // ranks 0 and 1 wait for rank 2 in vain
+    ///     Ok(comm.all_reduce(1usize, ReduceOp::Sum)) // ranks 0 and 1 wait for rank 2 in vain
     /// });
     /// assert!(matches!(ends[2], RankEnd::Returned(Err("no input on rank 2"))));
     /// assert!(matches!(ends[0], RankEnd::Stopped(Some(2))));
