@@ -5,8 +5,9 @@ use crate::cg_pipelined::CgPipelined;
 use crate::cg_single::{CgSingle, CgVectors};
 use crate::common::{
     check_square, check_tol, data_residual, finite, finite_nonzero, fused_vdots_agreed, nonzero,
-    table, Callback, CgVariant, Iterative, Progress, Residual, Result, SolveInfo, StopReason,
+    Callback, CgVariant, Iterative, Progress, Residual, Result, SolveInfo, StopReason,
 };
+use crate::table;
 use distlops_core::VectorRef;
 use distlops_core::{DistVector, Engine, Host, LinearOperator, Parameters, Scalar, Vector};
 use num_traits::Float;

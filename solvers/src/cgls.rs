@@ -3,9 +3,10 @@
 use crate::cgls_pipelined::CglsPipelined;
 use crate::cgls_single::{CglsSingle, CglsVectors, Reduced};
 use crate::common::{
-    check_tol, data_residual, finite, finite_nonzero, fused_vdots_agreed, nonzero, table, Callback,
+    check_tol, data_residual, finite, finite_nonzero, fused_vdots_agreed, nonzero, Callback,
     CgVariant, Iterative, Progress, Residual, Result, SolveInfo, StopReason,
 };
+use crate::table;
 use distlops_core::Error;
 use distlops_core::VectorRef;
 use distlops_core::{

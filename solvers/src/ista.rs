@@ -3,11 +3,12 @@
 //! so both live here and share one step.
 
 use crate::common::{
-    check_tol, data_residual, finite, fused_agreed, table, Callback, Reduction, Result, SolveInfo,
+    check_tol, data_residual, finite, fused_agreed, Callback, Reduction, Result, SolveInfo,
     StopReason,
 };
 use crate::power_iteration::{power_iteration_on, PowerIterationParams};
 use crate::prox::Threshold;
+use crate::table;
 use distlops_core::operator::Scratch;
 use distlops_core::{
     Communicator, DistVector, Engine, Error, Host, LinearOperator, LinearOperatorExt, Parameters,

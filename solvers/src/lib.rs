@@ -39,8 +39,10 @@ mod cgls_single;
 mod common;
 mod ista;
 mod lsqr;
+mod lsqr_stop;
 mod power_iteration;
 mod prox;
+mod table;
 
 pub use cg::{cg, Cg, CgParams, CgSolution};
 pub use cgls::{cgls, Cgls, CglsParams, CglsSolution};
