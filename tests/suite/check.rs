@@ -119,7 +119,7 @@ pub fn dist<T: Scalar>(
 }
 
 /// Proves that no rank is stuck: two collectives that every rank must reach.
-pub fn alive(comm: &Communicator) {
+pub(crate) fn alive(comm: &Communicator) {
     assert_eq!(
         comm.all_reduce(1usize, ReduceOp::Sum),
         comm.size(),

@@ -263,7 +263,7 @@ pub fn ista_fista_complex(comm: &Communicator) {
 }
 
 /// Bad parameters are errors on every rank, also when only one rank passes them.
-pub fn solvers2_errors(comm: &Communicator) {
+pub fn errors(comm: &Communicator) {
     let a = block_diag_op::<f64>(comm);
     let y = vector_of::<f64>(comm, a.range(), 3);
     let invalid = |e: &Error| matches!(e, Error::InvalidParameter { .. });

@@ -11,6 +11,8 @@ pub mod api;
 pub mod arith;
 pub mod array;
 pub mod building_blocks;
+pub mod cg_cgls;
+pub mod cg_variants;
 pub mod check;
 pub mod derivatives;
 pub mod engine_operators;
@@ -27,6 +29,7 @@ pub mod gpu_halo;
 pub mod gpu_mdc;
 pub mod gpu_stencil;
 pub mod halo;
+pub mod lsqr_ista;
 pub mod mask;
 pub mod matmul;
 pub mod mdc;
@@ -37,9 +40,6 @@ pub mod redistribute;
 pub mod reduce;
 pub mod repro;
 pub mod shared;
-pub mod solvers;
-pub mod solvers2;
-pub mod solvers3;
 pub mod stacked;
 
 use distlops::core::Communicator;
@@ -316,33 +316,39 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("mdc::mdc_all_dtypes", mdc::mdc_all_dtypes),
     ("mdc::mdc_errors", mdc::mdc_errors),
     ("mdc::mdc_errors_on_last_rank", mdc::mdc_errors_on_last_rank),
-    ("solvers::solvers_f64", solvers::solvers_f64),
-    ("solvers::solvers_complex", solvers::solvers_complex),
-    ("solvers2::lsqr_f64", solvers2::lsqr_f64),
-    ("solvers2::lsqr_complex", solvers2::lsqr_complex),
-    ("solvers2::ista_fista_f64", solvers2::ista_fista_f64),
-    ("solvers2::ista_fista_complex", solvers2::ista_fista_complex),
-    ("solvers2::errors", solvers2::solvers2_errors),
-    ("solvers2::repro_f64", solvers2::repro_f64),
-    ("solvers2::repro_complex", solvers2::repro_complex),
-    ("solvers3::stats_every_kind", solvers3::stats_every_kind),
-    ("solvers3::counts_f64", solvers3::counts_f64),
-    ("solvers3::counts_complex", solvers3::counts_complex),
-    ("solvers3::convergence_f64", solvers3::convergence_f64),
+    ("cg_cgls::solvers_f64", cg_cgls::solvers_f64),
+    ("cg_cgls::solvers_complex", cg_cgls::solvers_complex),
+    ("lsqr_ista::lsqr_f64", lsqr_ista::lsqr_f64),
+    ("lsqr_ista::lsqr_complex", lsqr_ista::lsqr_complex),
+    ("lsqr_ista::ista_fista_f64", lsqr_ista::ista_fista_f64),
     (
-        "solvers3::convergence_complex",
-        solvers3::convergence_complex,
+        "lsqr_ista::ista_fista_complex",
+        lsqr_ista::ista_fista_complex,
+    ),
+    ("lsqr_ista::errors", lsqr_ista::errors),
+    ("lsqr_ista::repro_f64", lsqr_ista::repro_f64),
+    ("lsqr_ista::repro_complex", lsqr_ista::repro_complex),
+    (
+        "cg_variants::stats_every_kind",
+        cg_variants::stats_every_kind,
+    ),
+    ("cg_variants::counts_f64", cg_variants::counts_f64),
+    ("cg_variants::counts_complex", cg_variants::counts_complex),
+    ("cg_variants::convergence_f64", cg_variants::convergence_f64),
+    (
+        "cg_variants::convergence_complex",
+        cg_variants::convergence_complex,
     ),
     (
-        "solvers3::ill_conditioned_f64",
-        solvers3::ill_conditioned_f64,
+        "cg_variants::ill_conditioned_f64",
+        cg_variants::ill_conditioned_f64,
     ),
     (
-        "solvers3::ill_conditioned_complex",
-        solvers3::ill_conditioned_complex,
+        "cg_variants::ill_conditioned_complex",
+        cg_variants::ill_conditioned_complex,
     ),
-    ("solvers3::repro_f64", solvers3::repro_f64),
-    ("solvers3::repro_complex", solvers3::repro_complex),
+    ("cg_variants::repro_f64", cg_variants::repro_f64),
+    ("cg_variants::repro_complex", cg_variants::repro_complex),
     ("halo::values_f64", halo::values_f64),
     ("halo::values_complex", halo::values_complex),
     ("halo::small_and_empty_blocks", halo::small_and_empty_blocks),
