@@ -104,8 +104,8 @@ pub mod prelude {
     pub use distlops_core::NodeShared;
     pub use distlops_core::{
         signed_axis, AxisArg, Communicator, Complex32, Complex64, DistVector, DistributedArray,
-        Error, Layout, NormOrd, Partition, ReduceOp, Scalar, StackedDistributedArray, Threads,
-        Vector, VectorRef,
+        Error, Host, Layout, NormOrd, Partition, ReduceOp, Scalar, StackedDistributedArray,
+        Threads, ToEngine, Vector, VectorRef,
     };
     pub use distlops_core::{CommStats, OpStats};
     pub use distlops_operators::local::{

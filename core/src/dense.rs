@@ -17,7 +17,7 @@
 //! registers with fused multiply-adds and chosen at run time (so the last bits of a result depend
 //! on the CPU, not on the rank count).
 
-use crate::reals::{as_f64, as_f64_mut, real, real_mut};
+use crate::reals::{real, real_mut};
 use crate::scalar::{RealScalar, Scalar};
 
 /// Lanes per accumulator (one 256-bit register of f64).
@@ -72,9 +72,15 @@ pub(crate) fn gemv<T: Scalar>(data: &[T], x: &[T], y: &mut [T]) {
         };
         let (xr, xi) = (dup(0), dup(1));
         #[cfg(target_arch = "x86_64")]
-        if let (Some(a), Some(out)) = (as_f64(real(data)), as_f64_mut(real_mut(y))) {
+        if let (Some(a), Some(out)) = (
+            T::Real::as_f64s(real(data)),
+            T::Real::as_f64s_mut(real_mut(y)),
+        ) {
             if avx2_fma() {
-                let (xr, xi) = (as_f64(&xr).expect("f64"), as_f64(&xi).expect("f64"));
+                let (xr, xi) = (
+                    T::Real::as_f64s(&xr).expect("f64"),
+                    T::Real::as_f64s(&xi).expect("f64"),
+                );
                 // SAFETY: the CPU supports AVX2 and FMA (checked).
                 unsafe { c64::gemv(a, xr, xi, out) };
                 return;
@@ -83,7 +89,8 @@ pub(crate) fn gemv<T: Scalar>(data: &[T], x: &[T], y: &mut [T]) {
         gemv_complex::<T::Real>(real(data), &xr, &xi, real_mut(y));
     } else {
         #[cfg(target_arch = "x86_64")]
-        if let (Some(a), Some(xv), Some(out)) = (as_f64(data), as_f64(x), as_f64_mut(y)) {
+        if let (Some(a), Some(xv), Some(out)) = (T::as_f64s(data), T::as_f64s(x), T::as_f64s_mut(y))
+        {
             if avx2_fma() {
                 // SAFETY: the CPU supports AVX2 and FMA (checked).
                 unsafe { f64x::gemv(a, xv, out) };
@@ -101,11 +108,13 @@ pub(crate) fn gemv_adjoint<T: Scalar>(data: &[T], y: &[T], x: &mut [T]) {
         let mut x1 = vec![T::Real::zero(); w];
         let mut x2 = vec![T::Real::zero(); w];
         #[cfg(target_arch = "x86_64")]
-        let fast = match (as_f64(real(data)), as_f64(real(y))) {
+        let fast = match (T::Real::as_f64s(real(data)), T::Real::as_f64s(real(y))) {
             (Some(a), Some(yv)) if avx2_fma() => {
-                let x1 = as_f64_mut(&mut x1).expect("f64");
+                let x1 = T::Real::as_f64s_mut(&mut x1).expect("f64");
                 // SAFETY: the CPU supports AVX2 and FMA (checked).
-                unsafe { c64::gemv_adjoint(a, yv, x1, as_f64_mut(&mut x2).expect("f64")) };
+                unsafe {
+                    c64::gemv_adjoint(a, yv, x1, T::Real::as_f64s_mut(&mut x2).expect("f64"))
+                };
                 true
             }
             _ => false,

@@ -42,7 +42,7 @@
 pub mod alloc;
 pub mod array;
 pub mod axis;
-pub mod band;
+pub(crate) mod band;
 pub mod comm;
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub mod cuda;
@@ -50,11 +50,11 @@ mod dense;
 pub mod engine;
 pub mod error;
 mod host;
-pub mod kernels;
+pub(crate) mod kernels;
 pub mod layout;
 pub mod operator;
 pub mod partition;
-pub mod reals;
+pub(crate) mod reals;
 mod replicas;
 pub mod repro;
 pub mod scalar;
@@ -71,7 +71,7 @@ pub mod mpi {
 
 pub use array::{DistributedArray, Mask, NormOrd};
 pub use axis::{resolve_axes, resolve_axis, signed_axis, AxisArg};
-pub use band::{AxisBand, BandChain};
+pub use band::{AxisBand, BandChain, MAX_BAND_TAPS};
 pub use comm::{Claim, Communicator, Fingerprint, Parameters, RankEnd, ReduceOp, Threads};
 pub use comm::{CommStats, OpStats, ReduceRequest};
 #[cfg(any(feature = "emulator", feature = "cuda"))]
@@ -79,7 +79,7 @@ pub use cuda::Cuda;
 pub use engine::{
     Banded, BinaryOp, Collectives, Compute, Dense, Engine, Fourier, FullEngine, Host, LineSpec,
     LineValues, MatOp, Memory, SliceLen, StencilBand, StencilPart, StencilPlan, StencilRow,
-    StencilTerm, Stencils, StridedCopy,
+    StencilTerm, Stencils, StridedCopy, ToEngine,
 };
 pub use error::{Error, NonFiniteKind, Result};
 pub use host::FftReal;

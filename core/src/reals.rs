@@ -1,9 +1,8 @@
 //! Views of scalar slices used by the vectorised kernels: the interleaved real components of a
-//! slice (`re, im, re, im, ...` for complex types), and a slice of a generic type as `f64` when it
-//! is `f64` (to reach kernels written with explicit f64 intrinsics).
+//! slice (`re, im, re, im, ...` for complex types). (A slice of a generic type as `f64`, for
+//! kernels written with explicit f64 intrinsics, is [`Scalar::as_f64s`].)
 
 use crate::scalar::Scalar;
-use std::any::TypeId;
 
 /// Reals per element: 1 for real types, 2 for complex ones.
 pub fn width<T: Scalar>() -> usize {
@@ -28,21 +27,4 @@ pub fn real_mut<T: Scalar>(s: &mut [T]) -> &mut [T::Real] {
     // SAFETY: as in `real`; the mutable borrow of `s` is moved into the result, and every bit
     // pattern of the components is a valid `T`.
     unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast::<T::Real>(), s.len() * w) }
-}
-
-/// Whether `T` is `f64`.
-fn is_f64<T: 'static>() -> bool {
-    TypeId::of::<T>() == TypeId::of::<f64>()
-}
-
-/// `s` as `&[f64]` when `T` is `f64`.
-pub fn as_f64<T: 'static>(s: &[T]) -> Option<&[f64]> {
-    // SAFETY: `T` is `f64` (checked), so the slice is one of f64.
-    is_f64::<T>().then(|| unsafe { std::slice::from_raw_parts(s.as_ptr().cast(), s.len()) })
-}
-
-/// `s` as `&mut [f64]` when `T` is `f64`.
-pub fn as_f64_mut<T: 'static>(s: &mut [T]) -> Option<&mut [f64]> {
-    // SAFETY: as in `as_f64`.
-    is_f64::<T>().then(|| unsafe { std::slice::from_raw_parts_mut(s.as_mut_ptr().cast(), s.len()) })
 }

@@ -125,6 +125,8 @@ pub trait Scalar:
     fn im(self) -> Self::Real;
     /// The scalar with real part `re` and zero imaginary part.
     fn from_real(re: Self::Real) -> Self;
+    /// The scalar with real part `re` and imaginary part `im` (`im` is dropped for real types).
+    fn from_parts(re: Self::Real, im: Self::Real) -> Self;
     /// `self` times the real `c`, component by component (`(re c, im c)` for complex types: no
     /// cross terms, so zeros, infinities and NaN keep their own components).
     fn scale_real(self, c: Self::Real) -> Self;
@@ -139,10 +141,36 @@ pub trait Scalar:
     fn all_finite(self) -> bool {
         Float::is_finite(self.re()) && Float::is_finite(self.im())
     }
+    /// `s` as a slice of `f64` when `Self` is `f64` (for host kernels written with explicit
+    /// `f64` intrinsics), `None` for the other types. No copy.
+    fn as_f64s(s: &[Self]) -> Option<&[f64]> {
+        let _ = s;
+        None
+    }
+    /// [`as_f64s`](Self::as_f64s) for a mutable slice.
+    fn as_f64s_mut(s: &mut [Self]) -> Option<&mut [f64]> {
+        let _ = s;
+        None
+    }
+}
+
+/// The `f64` views of [`Scalar::as_f64s`]: `Some` for `f64` itself, the default `None` otherwise.
+macro_rules! f64_views {
+    (f64) => {
+        #[inline(always)]
+        fn as_f64s(s: &[f64]) -> Option<&[f64]> {
+            Some(s)
+        }
+        #[inline(always)]
+        fn as_f64s_mut(s: &mut [f64]) -> Option<&mut [f64]> {
+            Some(s)
+        }
+    };
+    ($t:ident) => {};
 }
 
 macro_rules! real_scalar {
-    ($($t:ty => $suffix:literal),*) => {$(
+    ($($t:ident => $suffix:literal),*) => {$(
         impl Scalar for $t {
             type Real = $t;
             const IS_COMPLEX: bool = false;
@@ -160,9 +188,12 @@ macro_rules! real_scalar {
             #[inline(always)]
             fn from_real(re: Self) -> Self { re }
             #[inline(always)]
+            fn from_parts(re: Self, _im: Self) -> Self { re }
+            #[inline(always)]
             fn scale_real(self, c: Self) -> Self { self * c }
             #[inline(always)]
             fn fma_real(self, c: Self, acc: Self) -> Self { self.mul_add(c, acc) }
+            f64_views!($t);
         }
         impl RealScalar for $t {
             #[inline(always)]
@@ -192,6 +223,8 @@ macro_rules! complex_scalar {
             fn im(self) -> $t { self.im }
             #[inline(always)]
             fn from_real(re: $t) -> Self { Complex::new(re, 0.0) }
+            #[inline(always)]
+            fn from_parts(re: $t, im: $t) -> Self { Complex::new(re, im) }
             #[inline(always)]
             fn scale_real(self, c: $t) -> Self { Complex::new(self.re * c, self.im * c) }
             #[inline(always)]

@@ -8,6 +8,7 @@ use crate::error::{Error, Result};
 use crate::scalar::{RealScalar, Scalar};
 use crate::vector::Vector;
 use crate::vector_ref::VectorRef;
+use crate::ToEngine;
 use ndarray::{Array1, ArrayD};
 use num_traits::{Float, Zero};
 
@@ -312,44 +313,6 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
         }
     }
 
-    /// The same vector on `engine` (every array copied with
-    /// [`DistributedArray::to_engine`]; stacks keep their structure).
-    /// [Collective](crate#collective-calls): the ranks agree on each array's copy, so a failure
-    /// on one rank is an error on every rank.
-    ///
-    /// # Errors
-    /// As [`DistributedArray::to_engine`].
-    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<DistVector<T, F>> {
-        Ok(match self {
-            DistVector::Array(a) => DistVector::Array(a.to_engine(engine)?),
-            DistVector::Stacked(s) => DistVector::Stacked(StackedDistributedArray::new(
-                s.parts
-                    .iter()
-                    .map(|p| p.to_engine(engine))
-                    .collect::<Result<Vec<_>>>()?,
-            )?),
-        })
-    }
-
-    /// The same vector moved to `engine`, consuming it: every array moved with
-    /// [`DistributedArray::into_engine`] (kept as it is, no copy, when it is already on `engine`);
-    /// stacks keep their structure. [Collective](crate#collective-calls), as
-    /// [`to_engine`](Self::to_engine).
-    ///
-    /// # Errors
-    /// As [`DistributedArray::into_engine`].
-    pub fn into_engine<F: Engine>(self, engine: &F) -> Result<DistVector<T, F>> {
-        Ok(match self {
-            DistVector::Array(a) => DistVector::Array(a.into_engine(engine)?),
-            DistVector::Stacked(s) => DistVector::Stacked(StackedDistributedArray::new(
-                s.parts
-                    .into_iter()
-                    .map(|p| p.into_engine(engine))
-                    .collect::<Result<Vec<_>>>()?,
-            )?),
-        })
-    }
-
     /// Conjugates every element in place (nothing for real types). No communication.
     pub fn conj_in_place(&mut self) {
         match self {
@@ -463,6 +426,48 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
 
     fn mismatch() -> Error {
         Error::LayoutMismatch("a plain array and a stacked array".into())
+    }
+}
+
+impl<T: Scalar, E: Engine, F: Engine> ToEngine<F> for DistVector<T, E> {
+    type Output = DistVector<T, F>;
+
+    /// The same vector on `engine` (every array copied with
+    /// [`DistributedArray::to_engine`]; stacks keep their structure).
+    /// [Collective](crate#collective-calls): the ranks agree on each array's copy, so a failure
+    /// on one rank is an error on every rank.
+    ///
+    /// # Errors
+    /// As [`DistributedArray::to_engine`].
+    fn to_engine(&self, engine: &F) -> Result<DistVector<T, F>> {
+        Ok(match self {
+            DistVector::Array(a) => DistVector::Array(a.to_engine(engine)?),
+            DistVector::Stacked(s) => DistVector::Stacked(StackedDistributedArray::new(
+                s.parts
+                    .iter()
+                    .map(|p| p.to_engine(engine))
+                    .collect::<Result<Vec<_>>>()?,
+            )?),
+        })
+    }
+
+    /// The same vector moved to `engine`, consuming it: every array moved with
+    /// [`DistributedArray::into_engine`] (kept as it is, no copy, when it is already on `engine`);
+    /// stacks keep their structure. [Collective](crate#collective-calls), as
+    /// [`to_engine`](Self::to_engine).
+    ///
+    /// # Errors
+    /// As [`DistributedArray::into_engine`].
+    fn into_engine(self, engine: &F) -> Result<DistVector<T, F>> {
+        Ok(match self {
+            DistVector::Array(a) => DistVector::Array(a.into_engine(engine)?),
+            DistVector::Stacked(s) => DistVector::Stacked(StackedDistributedArray::new(
+                s.parts
+                    .into_iter()
+                    .map(|p| p.into_engine(engine))
+                    .collect::<Result<Vec<_>>>()?,
+            )?),
+        })
     }
 }
 

@@ -2,6 +2,7 @@
 //! the same bits, on 1 to 4 `Threads` ranks with uneven blocks.
 #![cfg(feature = "emulator")]
 
+use distlops_core::ToEngine;
 use distlops_core::{
     AxisBand, Banded, Complex32, Complex64, Compute, Cuda, DistributedArray, Host, Layout, Memory,
     NormOrd, Scalar, StridedCopy, Threads,

@@ -49,6 +49,7 @@ mod output;
 mod synthetic;
 
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
+use distlops::core::ToEngine;
 use distlops::core::{Communicator, DistVector, DistributedArray, Layout, ReduceOp};
 use distlops::io::npy::write_npy;
 use distlops::ndarray::{Array2, Array3, ArrayD, Ix3, IxDyn};

@@ -26,10 +26,9 @@
 //!
 //! With `--gpu` the same inversions run on the `Cuda` engine, one device per rank
 //! (`Cuda::for_rank`; `DISTLOPS_DEVICE=emulated` picks the emulated device of feature
-//! `emulator`): the modelling blocks are moved to the device
-//! ([`PoststackLinearModelling::to_engine`](distlops::operators::local::PoststackLinearModelling::to_engine)),
-//! the Laplacian too ([`Laplacian::to_engine`](distlops::operators::Laplacian::to_engine)), and
-//! the solvers' vectors live there. The outputs equal the host run's to 1e-10 relative
+//! `emulator`): the modelling blocks, the Laplacian and the vectors are moved to the device with
+//! one generic call ([`ToEngine::into_engine`](distlops::core::ToEngine::into_engine)), so
+//! `invert` is written once for every engine. The outputs equal the host run's to 1e-10 relative
 //! (`scripts/poststack-gpu.sh` checks it).
 //!
 //! Threads (no MPI needed):   cargo run --release --example poststack -- --ranks 4
@@ -39,20 +38,19 @@
 //!                            mpirun -n 4 target/release/examples/poststack --gpu
 //! Options: --help.
 
-mod device;
 mod figures;
 mod input;
 mod model;
 mod output;
 
-use device::{to_engine, to_host, Device};
 use distlops::core::operator::{dottest, LinearOperatorExt, Op};
 use distlops::core::{
-    Communicator, DistVector, DistributedArray, Host, Layout, StackedDistributedArray, Vector,
+    Communicator, DistVector, DistributedArray, FullEngine, Host, Layout, StackedDistributedArray,
+    ToEngine, Vector,
 };
 use distlops::io::segy::{SegySpec, SegyTemplate};
 use distlops::ndarray::Array3;
-use distlops::operators::local::PoststackLinearModelling;
+use distlops::operators::local::{LocalOperator, PoststackLinearModelling};
 use distlops::operators::wavelets::ricker;
 use distlops::operators::{BlockDiag, Laplacian, LaplacianParams, StackedVStack};
 use distlops::solvers::{cg, cgls, CgParams, CglsParams};
@@ -357,7 +355,7 @@ struct Inverted {
 
 /// The three inversions on `engine`: the modelling operator, the Laplacian and every solver
 /// vector on the engine, the results copied back to the host.
-fn invert<E: Device>(
+fn invert<E: FullEngine>(
     comm: &Communicator,
     engine: &E,
     args: &Args,
@@ -367,7 +365,7 @@ fn invert<E: Device>(
     let say = say_on(comm);
     let layout = &setup.layout;
     let dims = layout.global_shape().to_vec();
-    let mback = &to_engine(&setup.mback, engine)?;
+    let mback = &setup.mback.to_engine(engine)?;
 
     // The modelling operator: one PoststackLinearModelling on this rank's traces, on the
     // Laplacian's N-D space (the Laplacian along every axis longer than one sample).
@@ -375,26 +373,30 @@ fn invert<E: Device>(
     // A rank-local block: its move to the engine is local too, so the ranks agree on it.
     let block = comm.agree_value(
         PoststackLinearModelling::new(&local_dims, setup.wavelet.clone(), 2)
-            .and_then(|op| engine.modelling(op)),
+            .and_then(|op| op.into_engine(engine)),
     )?;
-    let g = Op::new(BlockDiag::new(comm, vec![block])?.with_spaces(layout, layout)?);
+    let blocks: Vec<Box<dyn LocalOperator<f64, E>>> = vec![Box::new(block)];
+    let g = Op::new(BlockDiag::new(comm, blocks)?.with_spaces(layout, layout)?);
     let axes: Vec<isize> = (0..3).filter(|&a| dims[a as usize] > 1).collect();
-    let lap = engine.laplacian(Laplacian::<f64>::with_layout(
-        comm,
-        layout,
-        LaplacianParams {
-            axes,
-            ..Default::default()
-        },
-    )?)?;
+    let lap = Op::new(
+        Laplacian::<f64>::with_layout(
+            comm,
+            layout,
+            LaplacianParams {
+                axes,
+                ..Default::default()
+            },
+        )?
+        .into_engine(engine)?,
+    );
 
     // The data: read, or modelled with optional noise that depends only on the global sample
     // index (added on the host).
     let (m, d_host) = match &setup.source {
         Source::Data(d) => (None, d.clone()),
         Source::Model(m) => {
-            let m = to_engine(m, engine)?;
-            let mut d = to_host(g.apply(&m)?.view())?;
+            let m = m.to_engine(engine)?;
+            let mut d = g.apply(&m)?.into_engine(&Host)?;
             if args.noise > 0.0 {
                 let rms = d.norm(Default::default())? / (d.global_len() as f64).sqrt();
                 let first = (layout.offset(comm.rank()) * dims[1] * dims[2]) as u64;
@@ -408,7 +410,7 @@ fn invert<E: Device>(
             (Some(m), d)
         }
     };
-    let d = to_engine(&d_host, engine)?;
+    let d = d_host.to_engine(engine)?;
     // Dot tests on the starting and true models (synthetic), or on the data (whose starting
     // model may be constant, even zero).
     let (x, y) = match &m {
@@ -475,7 +477,7 @@ fn invert<E: Device>(
         Some(_) => None,
         None => {
             let misfit = |x: &DistVector<f64, E>| -> Res<f64> {
-                rel_err(&to_host(g.apply(x)?.view())?, &d_host)
+                rel_err(&g.apply(x)?.into_engine(&Host)?, &d_host)
             };
             Some([
                 misfit(mback)?,
@@ -487,9 +489,9 @@ fn invert<E: Device>(
     };
     Ok(Inverted {
         inv: [
-            to_host(inv_a.view())?,
-            to_host(inv_b.view())?,
-            to_host(inv_c.view())?,
+            inv_a.into_engine(&Host)?,
+            inv_b.into_engine(&Host)?,
+            inv_c.into_engine(&Host)?,
         ],
         d: d_host,
         times: [time_a, time_b, time_c],
@@ -501,7 +503,7 @@ fn invert<E: Device>(
 #[cfg(any(feature = "cuda", feature = "emulator"))]
 fn invert_on_device(comm: &Communicator, args: &Args, setup: &Setup, t0: Instant) -> Res<Inverted> {
     use distlops::core::ReduceOp;
-    let cuda = device::Cuda::for_rank(comm);
+    let cuda = distlops::core::Cuda::for_rank(comm);
     let ready = comm.all_reduce(usize::from(cuda.is_ok()), ReduceOp::Sum);
     match cuda {
         Ok(cuda) if ready == comm.size() => invert(comm, &cuda, args, setup, t0),

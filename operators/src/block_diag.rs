@@ -1,7 +1,7 @@
 //! [`BlockDiag`]: one block of local operators per rank (PyLops-MPI's `MPIBlockDiag`).
 
 use crate::local::LocalOperator;
-use crate::seam::{gathered_layout, offsets, plain, plain_mut};
+use crate::vector_blocks::{gathered_layout, offsets, plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::VectorRef;
 use distlops_core::{

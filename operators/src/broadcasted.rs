@@ -2,7 +2,7 @@
 //! `MPILinearOperator(Op)` / `asmpilinearoperator`).
 
 use crate::local::LocalOperator;
-use crate::seam::{plain, plain_mut};
+use crate::vector_blocks::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::VectorRef;
 use distlops_core::{Communicator, DistVector, Engine, Host, Layout, Partition, Result, Scalar};

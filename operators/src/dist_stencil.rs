@@ -317,7 +317,7 @@ macro_rules! single_stencil_operator {
                 x: distlops_core::VectorRef<'_, T, E>,
                 y: &mut distlops_core::DistVector<T, E>,
             ) -> distlops_core::Result<()> {
-                use $crate::seam::{plain, plain_mut};
+                use $crate::vector_blocks::{plain, plain_mut};
                 self.stencil.forward(&[plain(x)], vec![plain_mut(y)])
             }
             fn rmatvec_unchecked(
@@ -325,7 +325,7 @@ macro_rules! single_stencil_operator {
                 y: distlops_core::VectorRef<'_, T, E>,
                 x: &mut distlops_core::DistVector<T, E>,
             ) -> distlops_core::Result<()> {
-                use $crate::seam::{plain, plain_mut};
+                use $crate::vector_blocks::{plain, plain_mut};
                 self.stencil.adjoint(&[plain(y)], vec![plain_mut(x)])
             }
             fn name(&self) -> String {
@@ -339,30 +339,34 @@ macro_rules! single_stencil_operator {
 }
 pub(crate) use single_stencil_operator;
 
-/// Implements `to_engine` for an operator `$ty<T, E>` with fields `stencil` (a [`DistStencil`]),
-/// `domain`, `range`, `comm` and the listed ones (cloned).
+/// Implements [`ToEngine`](distlops_core::ToEngine) for an operator `$ty<T, E>` with fields
+/// `stencil` (a [`DistStencil`]), `domain`, `range`, `comm` and the listed ones (cloned).
 macro_rules! stencil_to_engine {
     ($ty:ident { $($field:ident),* $(,)? }) => {
-        /// The same operator running on `engine` (see the [engines](Self#engines) section): its
-        /// plans' tables uploaded and its work buffers allocated there, once.
-        /// [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one
-        /// small all-reduce), so a failure on one rank only is an error on every rank.
-        ///
-        /// # Errors
-        /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room
-        /// (on that rank;
-        /// [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
-        pub fn to_engine<F: distlops_core::Stencils>(
-            &self,
-            engine: &F,
-        ) -> distlops_core::Result<$ty<T, F>> {
-            Ok($ty {
-                stencil: self.comm.agree_value(self.stencil.to_engine(engine))?,
-                domain: self.domain.clone(),
-                range: self.range.clone(),
-                comm: self.comm.clone(),
-                $($field: self.$field.clone(),)*
-            })
+        impl<T: distlops_core::Scalar, E: distlops_core::Stencils, F: distlops_core::Stencils>
+            distlops_core::ToEngine<F> for $ty<T, E>
+        {
+            type Output = $ty<T, F>;
+
+            /// The same operator running on `engine` (see the [engines]($ty#engines) section):
+            /// its plans' tables uploaded and its work buffers allocated there, once.
+            /// [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one
+            /// small all-reduce), so a failure on one rank only is an error on every rank.
+            ///
+            /// # Errors
+            /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room
+            /// (on that rank;
+            /// [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the
+            /// others).
+            fn to_engine(&self, engine: &F) -> distlops_core::Result<$ty<T, F>> {
+                Ok($ty {
+                    stencil: self.comm.agree_value(self.stencil.to_engine(engine))?,
+                    domain: self.domain.clone(),
+                    range: self.range.clone(),
+                    comm: self.comm.clone(),
+                    $($field: self.$field.clone(),)*
+                })
+            }
         }
     };
 }

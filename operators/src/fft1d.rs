@@ -1,8 +1,8 @@
 //! [`Fft`]: the 1-D discrete Fourier transform along one axis of a distributed array (PyLops'
 //! `FFT`), an [`FftNd`] with one axis.
 
-use crate::fft::{FftNorm, FftReal};
 use crate::fft_nd::{delegate_fft, FftNd, FftNdParams};
+use crate::fourier::{FftNorm, FftReal};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::{
     Communicator, DistVector, Error, Fingerprint, Fourier, Host, Layout, Result, Scalar, VectorRef,

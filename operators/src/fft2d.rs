@@ -1,8 +1,8 @@
 //! [`Fft2d`]: the 2-D discrete Fourier transform along two axes of a distributed array
 //! (PyLops-MPI's `MPIFFT2D`), an [`FftNd`] with two axes.
 
-use crate::fft::{FftNorm, FftReal};
 use crate::fft_nd::{delegate_fft, FftNd, FftNdParams};
+use crate::fourier::{FftNorm, FftReal};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::{
     Communicator, DistVector, Error, Fingerprint, Fourier, Host, Layout, Result, Scalar, VectorRef,

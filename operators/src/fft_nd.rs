@@ -3,11 +3,12 @@
 //! and 2-D forms [`Fft`] and [`Fft2d`].
 
 use crate::dist_stencil::check_layout;
-use crate::fft::pipeline::{Builder, Pipeline};
-use crate::fft::plan::{choose_stage, plan};
-use crate::fft::{fftfreq, fftshift, rfftfreq, AxisSpec, FftNorm, FftReal};
-use crate::seam::{block, block_mut};
+use crate::fourier::pipeline::{Builder, Pipeline};
+use crate::fourier::plan::{choose_stage, plan};
+use crate::fourier::{fftfreq, fftshift, rfftfreq, AxisSpec, FftNorm, FftReal};
+use crate::vector_blocks::{block, block_mut};
 use distlops_core::operator::{LinearOperator, Space};
+use distlops_core::ToEngine;
 use distlops_core::VectorRef;
 use distlops_core::{
     resolve_axes, resolve_axis, Communicator, DistVector, Error, Fingerprint, Fourier, Host,
@@ -461,39 +462,6 @@ impl<T: Scalar, E: Fourier> FftNd<T, E>
 where
     T::Real: FftReal,
 {
-    /// The same operator with its products on `engine` (see [Engines](Self#engines)): the same
-    /// steps made on the engine, the line transforms planned, the tables uploaded and the work
-    /// buffers allocated here, once. [Collective](distlops_core#collective-calls): the ranks agree on the outcome
-    /// (one small all-reduce), so a failure on one rank only is an error on every rank.
-    ///
-    /// # Errors
-    /// [`Error::Allocation`] or [`Error::Device`] if the engine has no room for the buffers or
-    /// rejects an FFT plan (on that rank; [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
-    pub fn to_engine<F: Fourier>(&self, engine: &F) -> Result<FftNd<T, F>> {
-        let pipeline = self.comm.agree_value(self.steps.finish(
-            engine,
-            &self.comm,
-            values::<T>(self.real),
-        ))?;
-        Ok(FftNd {
-            pipeline,
-            steps: Arc::clone(&self.steps),
-            domain: self.domain.clone(),
-            range: self.range.clone(),
-            range_layout: self.range_layout.clone(),
-            stage: self.stage.clone(),
-            comm: self.comm.clone(),
-            dims: self.dims.clone(),
-            dimsd: self.dimsd.clone(),
-            axes: self.axes.clone(),
-            nffts: self.nffts.clone(),
-            norm: self.norm,
-            real: self.real,
-            fs: self.fs.clone(),
-            fingerprint: self.fingerprint,
-        })
-    }
-
     /// The global shape of the model (`dims`).
     pub fn dims(&self) -> &[usize] {
         &self.dims
@@ -543,6 +511,46 @@ where
     /// so the same on every rank).
     pub fn decomposition(&self) -> &FftStage {
         &self.stage
+    }
+}
+
+impl<T: Scalar, E: Fourier, F: Fourier> ToEngine<F> for FftNd<T, E>
+where
+    T::Real: FftReal,
+{
+    type Output = FftNd<T, F>;
+
+    /// The same operator with its products on `engine` (see [Engines](Self#engines)): the same
+    /// steps made on the engine, the line transforms planned, the tables uploaded and the work
+    /// buffers allocated here, once. [Collective](distlops_core#collective-calls): the ranks agree on the outcome
+    /// (one small all-reduce), so a failure on one rank only is an error on every rank.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] or [`Error::Device`] if the engine has no room for the buffers or
+    /// rejects an FFT plan (on that rank; [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
+    fn to_engine(&self, engine: &F) -> Result<FftNd<T, F>> {
+        let pipeline = self.comm.agree_value(self.steps.finish(
+            engine,
+            &self.comm,
+            values::<T>(self.real),
+        ))?;
+        Ok(FftNd {
+            pipeline,
+            steps: Arc::clone(&self.steps),
+            domain: self.domain.clone(),
+            range: self.range.clone(),
+            range_layout: self.range_layout.clone(),
+            stage: self.stage.clone(),
+            comm: self.comm.clone(),
+            dims: self.dims.clone(),
+            dimsd: self.dimsd.clone(),
+            axes: self.axes.clone(),
+            nffts: self.nffts.clone(),
+            norm: self.norm,
+            real: self.real,
+            fs: self.fs.clone(),
+            fingerprint: self.fingerprint,
+        })
     }
 }
 
@@ -614,15 +622,18 @@ macro_rules! delegate_fft {
             }
         }
 
-        impl<T: Scalar, E: Fourier> $ty<T, E>
+        impl<T: Scalar, E: Fourier, F: Fourier> distlops_core::ToEngine<F> for $ty<T, E>
         where
             T::Real: FftReal,
         {
-            /// The same operator with its products on `engine` (see [`FftNd::to_engine`]).
+            type Output = $ty<T, F>;
+
+            /// The same operator with its products on `engine` (see [`FftNd`]'s
+            /// [`to_engine`](FftNd::to_engine)).
             ///
             /// # Errors
-            /// As [`FftNd::to_engine`].
-            pub fn to_engine<F: Fourier>(&self, engine: &F) -> Result<$ty<T, F>> {
+            /// As [`FftNd`]'s.
+            fn to_engine(&self, engine: &F) -> Result<$ty<T, F>> {
                 Ok($ty {
                     inner: self.inner.to_engine(engine)?,
                 })

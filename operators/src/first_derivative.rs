@@ -150,15 +150,15 @@ impl<T: Scalar> FirstDerivative<T> {
     stream_min_bytes_option!();
 }
 
-impl<T: Scalar, E: Stencils> FirstDerivative<T, E> {
-    stencil_to_engine!(FirstDerivative {
-        axis,
-        sampling,
-        kind,
-        edge,
-        order
-    });
+stencil_to_engine!(FirstDerivative {
+    axis,
+    sampling,
+    kind,
+    edge,
+    order
+});
 
+impl<T: Scalar, E: Stencils> FirstDerivative<T, E> {
     derivative_accessors!(axis);
 
     /// The stencil order of the centered scheme (3 or 5).

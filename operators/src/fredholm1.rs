@@ -1,8 +1,9 @@
 //! [`Fredholm1`]: the multi-dimensional Fredholm integral of the first kind with its kernel split
 //! over ranks along the slice axis (PyLops-MPI's `MPIFredholm1`).
 
-use crate::seam::{plain, plain_mut};
+use crate::vector_blocks::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
+use distlops_core::ToEngine;
 use distlops_core::VectorRef;
 use distlops_core::{
     Communicator, Dense, DistVector, Error, Fingerprint, Host, Layout, MatOp, Memory, Result,
@@ -165,6 +166,25 @@ impl<T: Scalar> Fredholm1<T> {
 }
 
 impl<T: Scalar, E: Dense> Fredholm1<T, E> {
+    /// Rows of each kernel slice (`nx`).
+    pub fn nx(&self) -> usize {
+        self.nx
+    }
+
+    /// Columns of each kernel slice (`ny`).
+    pub fn ny(&self) -> usize {
+        self.ny
+    }
+
+    /// Columns of the model and data (`nz`).
+    pub fn nz(&self) -> usize {
+        self.nz
+    }
+}
+
+impl<T: Scalar, E: Dense, F: Dense> ToEngine<F> for Fredholm1<T, E> {
+    type Output = Fredholm1<T, F>;
+
     /// The same operator with its kernel (and `G^H` with `save_gt`) on `engine`, uploaded once.
     /// [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one small
     /// all-reduce), so a failure on one rank only is an error on every rank.
@@ -172,7 +192,7 @@ impl<T: Scalar, E: Dense> Fredholm1<T, E> {
     /// # Errors
     /// [`Error::Allocation`] if the engine has no room for the kernel (on that rank;
     /// [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
-    pub fn to_engine<F: Dense>(&self, engine: &F) -> Result<Fredholm1<T, F>> {
+    fn to_engine(&self, engine: &F) -> Result<Fredholm1<T, F>> {
         let up = |a: &E::Storage<T>| engine.upload(E::download(a).view());
         let uploaded = up(&self.g).and_then(|g| Ok((g, self.gt.as_ref().map(up).transpose()?)));
         let (g, gt) = self.comm.agree_value(uploaded)?;
@@ -187,21 +207,6 @@ impl<T: Scalar, E: Dense> Fredholm1<T, E> {
             range: self.range.clone(),
             comm: self.comm.clone(),
         })
-    }
-
-    /// Rows of each kernel slice (`nx`).
-    pub fn nx(&self) -> usize {
-        self.nx
-    }
-
-    /// Columns of each kernel slice (`ny`).
-    pub fn ny(&self) -> usize {
-        self.ny
-    }
-
-    /// Columns of the model and data (`nz`).
-    pub fn nz(&self) -> usize {
-        self.nz
     }
 }
 

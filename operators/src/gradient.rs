@@ -7,8 +7,8 @@ use crate::dist_stencil::{
 use crate::laplacian::per_axis;
 use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::DerivativeKind;
-use crate::seam::{parts, parts_mut};
-use crate::seam::{plain, plain_mut};
+use crate::vector_blocks::{parts, parts_mut};
+use crate::vector_blocks::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 #[cfg(doc)]
 use distlops_core::Error;
@@ -162,13 +162,13 @@ impl<T: Scalar> Gradient<T> {
     stream_min_bytes_option!();
 }
 
-impl<T: Scalar, E: Stencils> Gradient<T, E> {
-    stencil_to_engine!(Gradient {
-        sampling,
-        kind,
-        edge
-    });
+stencil_to_engine!(Gradient {
+    sampling,
+    kind,
+    edge
+});
 
+impl<T: Scalar, E: Stencils> Gradient<T, E> {
     derivative_accessors!(axes);
 }
 

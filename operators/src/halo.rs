@@ -13,8 +13,9 @@ mod geometry;
 mod options;
 mod plan;
 
-use crate::seam::{plain, plain_mut};
+use crate::vector_blocks::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Op, Space};
+use distlops_core::ToEngine;
 use distlops_core::VectorRef;
 use distlops_core::{
     Communicator, Compute, DistVector, Engine, Error, Host, Layout, Result, Scalar, StridedCopy,
@@ -219,21 +220,6 @@ impl<T: Scalar> Halo<T> {
 }
 
 impl<T: Scalar, E: Engine> Halo<T, E> {
-    /// The same operator running on `engine`, with its message buffers allocated there, once.
-    /// [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one small
-    /// all-reduce), so a failure on one rank only is an error on every rank. Products run the
-    /// one execution of [`Halo`] on that engine, with the same bits as on the host.
-    ///
-    /// # Errors
-    /// [`Error::Allocation`] if the engine has no room for the buffers (on that rank;
-    /// [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
-    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Halo<T, F>> {
-        let buffers = self
-            .comm
-            .agree_value(Buffers::new(engine, self.plan.buffer_lens))?;
-        Ok(self.with_buffers(buffers))
-    }
-
     /// The crop `C`: range vectors (extended blocks) to domain vectors (their cores), dropping the
     /// halos; its adjoint pads the cores with zero halos. No communication.
     ///
@@ -334,6 +320,25 @@ impl<T: Scalar, E: Engine> Halo<T, E> {
             .zip(&self.halo_widths)
             .map(|(&o, &(b, _))| o as isize - b as isize)
             .collect()
+    }
+}
+
+impl<T: Scalar, E: Engine, F: Engine> ToEngine<F> for Halo<T, E> {
+    type Output = Halo<T, F>;
+
+    /// The same operator running on `engine`, with its message buffers allocated there, once.
+    /// [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one small
+    /// all-reduce), so a failure on one rank only is an error on every rank. Products run the
+    /// one execution of [`Halo`] on that engine, with the same bits as on the host.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] if the engine has no room for the buffers (on that rank;
+    /// [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
+    fn to_engine(&self, engine: &F) -> Result<Halo<T, F>> {
+        let buffers = self
+            .comm
+            .agree_value(Buffers::new(engine, self.plan.buffer_lens))?;
+        Ok(self.with_buffers(buffers))
     }
 }
 

@@ -1,7 +1,7 @@
 //! [`HStack`]: operators stacked horizontally across ranks (PyLops-MPI's `MPIHStack`).
 
 use crate::local::LocalOperator;
-use crate::seam::{gathered_layout, offsets, plain, plain_mut};
+use crate::vector_blocks::{gathered_layout, offsets, plain, plain_mut};
 use crate::vstack::common_nrows;
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::repro::VectorSum;

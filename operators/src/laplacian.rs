@@ -208,15 +208,15 @@ impl<T: Scalar> Laplacian<T> {
     stream_min_bytes_option!();
 }
 
-impl<T: Scalar, E: Stencils> Laplacian<T, E> {
-    stencil_to_engine!(Laplacian {
-        axes,
-        weights,
-        sampling,
-        kind,
-        edge
-    });
+stencil_to_engine!(Laplacian {
+    axes,
+    weights,
+    sampling,
+    kind,
+    edge
+});
 
+impl<T: Scalar, E: Stencils> Laplacian<T, E> {
     /// The axes of the second derivatives.
     pub fn axes(&self) -> &[usize] {
         &self.axes

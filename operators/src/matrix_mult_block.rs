@@ -5,7 +5,7 @@ use crate::dist_matrix_mult::{
     bounds, check_len, check_total, owned_block, GatheredBlocks, MatrixBlocks, MatrixMultKind,
     ProcessGrid,
 };
-use crate::seam::{plain, plain_mut};
+use crate::vector_blocks::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::{
     balanced_counts, Communicator, Dense, DistVector, Fingerprint, Host, MatOp, ReduceOp, Result,

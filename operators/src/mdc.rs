@@ -2,11 +2,12 @@
 //! (PyLops-MPI's `MPIMDC`), with model and data distributed and the time-frequency transforms
 //! distributed too.
 
-use crate::fft::pipeline::{Builder, Cx, Pipeline};
-use crate::fft::{AxisSpec, FftReal};
+use crate::fourier::pipeline::{Builder, Cx, Pipeline};
+use crate::fourier::{AxisSpec, FftReal};
 use crate::fredholm1::kernel_split;
-use crate::seam::{block, block_mut};
+use crate::vector_blocks::{block, block_mut};
 use distlops_core::operator::{LinearOperator, Space};
+use distlops_core::ToEngine;
 use distlops_core::VectorRef;
 use distlops_core::{
     resolve_axis, Communicator, Dense, DistVector, Error, Fingerprint, Fourier, HasComplex, Host,
@@ -408,34 +409,6 @@ impl<T: Scalar, E: Fourier + Dense> Mdc<T, E>
 where
     T::Real: FftReal,
 {
-    /// The same operator running on `engine` (see the Engines entry above): the kernel (and
-    /// `K^H` with `save_gt`) uploaded once, the time transforms planned once and every work
-    /// buffer allocated here, not per product. The spaces are this operator's, so the
-    /// products take and return the same blocks.
-    /// [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one small
-    /// all-reduce), so a failure on one rank only is an error on every rank.
-    ///
-    /// # Errors
-    /// [`Error::Allocation`] if the engine has no room; what the engine's FFT plans report (on
-    /// that rank; [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the
-    /// others).
-    pub fn to_engine<F: Fourier + Dense>(&self, engine: &F) -> Result<Mdc<T, F>> {
-        let run = self.comm.agree_value(self.plan.on(engine, &self.comm))?;
-        Ok(Mdc {
-            run,
-            plan: Arc::clone(&self.plan),
-            domain: self.domain.clone(),
-            range: self.range.clone(),
-            comm: self.comm.clone(),
-            nt: self.nt,
-            nv: self.nv,
-            nf: self.nf,
-            ns: self.ns,
-            nr: self.nr,
-            fingerprint: self.fingerprint,
-        })
-    }
-
     /// Time samples of the model and the data.
     pub fn nt(&self) -> usize {
         self.nt
@@ -459,6 +432,41 @@ where
     /// Receivers (columns of each kernel matrix, second axis of the model).
     pub fn nr(&self) -> usize {
         self.nr
+    }
+}
+
+impl<T: Scalar, E: Fourier + Dense, F: Fourier + Dense> ToEngine<F> for Mdc<T, E>
+where
+    T::Real: FftReal,
+{
+    type Output = Mdc<T, F>;
+
+    /// The same operator running on `engine` (see the Engines entry above): the kernel (and
+    /// `K^H` with `save_gt`) uploaded once, the time transforms planned once and every work
+    /// buffer allocated here, not per product. The spaces are this operator's, so the
+    /// products take and return the same blocks.
+    /// [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one small
+    /// all-reduce), so a failure on one rank only is an error on every rank.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] if the engine has no room; what the engine's FFT plans report (on
+    /// that rank; [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the
+    /// others).
+    fn to_engine(&self, engine: &F) -> Result<Mdc<T, F>> {
+        let run = self.comm.agree_value(self.plan.on(engine, &self.comm))?;
+        Ok(Mdc {
+            run,
+            plan: Arc::clone(&self.plan),
+            domain: self.domain.clone(),
+            range: self.range.clone(),
+            comm: self.comm.clone(),
+            nt: self.nt,
+            nv: self.nv,
+            nf: self.nf,
+            ns: self.ns,
+            nr: self.nr,
+            fingerprint: self.fingerprint,
+        })
     }
 }
 

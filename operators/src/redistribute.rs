@@ -3,10 +3,11 @@
 //! want (an FFT's output split along one axis, a stencil's input along another).
 
 use crate::dist_stencil::check_layout;
-use crate::fft::split::Split;
-use crate::fft::transpose::TransposePlan;
-use crate::seam::{plain, plain_mut};
+use crate::fourier::split::Split;
+use crate::fourier::transpose::TransposePlan;
+use crate::vector_blocks::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
+use distlops_core::ToEngine;
 use distlops_core::VectorRef;
 use distlops_core::{
     Communicator, DistVector, Engine, Error, Fingerprint, Host, Layout, Result, Scalar,
@@ -106,19 +107,6 @@ impl<T: Scalar, E: Engine> Redistribute<T, E> {
         })
     }
 
-    /// The same operator on `engine`, its buffers allocated there.
-    /// [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one small
-    /// all-reduce), so a failure on one rank only is an error on every rank.
-    ///
-    /// # Errors
-    /// [`Error::Allocation`] if the engine has no room for the buffers (on that rank;
-    /// [`Error::FailedOnOtherRank`] on the others).
-    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Redistribute<T, F>> {
-        self.comm.agree_value(Redistribute::planned(
-            engine, &self.comm, &self.from, &self.to,
-        ))
-    }
-
     /// The layout of the domain.
     pub fn from_layout(&self) -> &Layout {
         &self.from
@@ -151,6 +139,23 @@ impl<T: Scalar, E: Engine> Redistribute<T, E> {
             &mut send,
             E::slice_mut(recv),
         )
+    }
+}
+
+impl<T: Scalar, E: Engine, F: Engine> ToEngine<F> for Redistribute<T, E> {
+    type Output = Redistribute<T, F>;
+
+    /// The same operator on `engine`, its buffers allocated there.
+    /// [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one small
+    /// all-reduce), so a failure on one rank only is an error on every rank.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] if the engine has no room for the buffers (on that rank;
+    /// [`Error::FailedOnOtherRank`] on the others).
+    fn to_engine(&self, engine: &F) -> Result<Redistribute<T, F>> {
+        self.comm.agree_value(Redistribute::planned(
+            engine, &self.comm, &self.from, &self.to,
+        ))
     }
 }
 

@@ -143,14 +143,14 @@ impl<T: Scalar> SecondDerivative<T> {
     stream_min_bytes_option!();
 }
 
-impl<T: Scalar, E: Stencils> SecondDerivative<T, E> {
-    stencil_to_engine!(SecondDerivative {
-        axis,
-        sampling,
-        kind,
-        edge
-    });
+stencil_to_engine!(SecondDerivative {
+    axis,
+    sampling,
+    kind,
+    edge
+});
 
+impl<T: Scalar, E: Stencils> SecondDerivative<T, E> {
     derivative_accessors!(axis);
 }
 

@@ -1,7 +1,7 @@
 //! [`StackedBlockDiag`]: distributed operators applied part by part to stacked vectors
 //! (PyLops-MPI's `MPIStackedBlockDiag`).
 
-use crate::seam::{parts, parts_mut};
+use crate::vector_blocks::{parts, parts_mut};
 use distlops_core::operator::{LinearOperator, Op, Space};
 use distlops_core::VectorRef;
 use distlops_core::{Communicator, DistVector, Engine, Error, Host, Result, Scalar};

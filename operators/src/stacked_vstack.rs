@@ -1,7 +1,7 @@
 //! [`StackedVStack`]: distributed operators sharing one domain, stacked into a stacked range
 //! (PyLops-MPI's `MPIStackedVStack`), e.g. `[G; sqrt(eps) L]` for regularised inversion.
 
-use crate::seam::{parts, parts_mut};
+use crate::vector_blocks::{parts, parts_mut};
 use distlops_core::operator::{LinearOperator, Op, Scratch, Space};
 use distlops_core::VectorRef;
 use distlops_core::{Communicator, DistVector, Engine, Error, Host, Result, Scalar, Vector};

@@ -1,7 +1,7 @@
 //! [`VStack`]: operators stacked vertically across ranks (PyLops-MPI's `MPIVStack`).
 
 use crate::local::LocalOperator;
-use crate::seam::{gathered_layout, offsets, plain, plain_mut};
+use crate::vector_blocks::{gathered_layout, offsets, plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::repro::VectorSum;
 use distlops_core::VectorRef;

@@ -10,6 +10,7 @@ use super::check::dist;
 use super::engines::{same_bits, TestEngine};
 use super::util::{global, rel_err, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt, Space};
+use distlops::core::ToEngine;
 use distlops::core::{
     Communicator, Complex32, Complex64, DistVector, FullEngine, Host, RealScalar,
 };

@@ -6,6 +6,7 @@
 use super::check::{dist, layout_cases};
 use super::util::{global, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, Space};
+use distlops::core::ToEngine;
 use distlops::core::VectorRef;
 use distlops::core::{
     BinaryOp, Communicator, Complex32, Complex64, Compute, Dense, DistVector, DistributedArray,

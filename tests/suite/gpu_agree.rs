@@ -4,6 +4,7 @@
 //! collective call. The last rank gets an emulated device with no memory.
 
 use super::check::expect_err;
+use distlops::core::ToEngine;
 use distlops::core::{Communicator, Complex64, Cuda, DistributedArray, Error, Layout, Result};
 use distlops::operators::{
     FftNd, FftNdParams, FirstDerivative, FirstDerivativeParams, Fredholm1, Fredholm1Params, Halo,

@@ -16,6 +16,7 @@ use super::engine_operators::{compare_dist, product, vectors};
 use super::engines::{same_bits, TestEngine};
 use super::util::{global, rel_err, TestScalar};
 use distlops::core::operator::{LinearOperator, LinearOperatorExt};
+use distlops::core::ToEngine;
 use distlops::core::{Communicator, Complex32, Complex64, FullEngine, Host, Layout, RealScalar};
 use distlops::operators::local::{
     Convolve1D, DerivativeKind, LocalOperator, PoststackLinearModelling,

@@ -14,6 +14,7 @@ use super::engines::TestEngine;
 use super::fft::{case, layouts, pencil_case_list, subsets, with_decomposition};
 use super::util::{global, rel_err, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
+use distlops::core::ToEngine;
 use distlops::core::{
     Communicator, Complex32, Complex64, DistVector, DistributedArray, Layout, RealScalar, Scalar,
 };

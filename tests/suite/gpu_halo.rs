@@ -13,6 +13,7 @@ use super::engines::{same_bits, TestEngine};
 use super::halo::{grids, width_cases};
 use super::util::{TestScalar, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
+use distlops::core::ToEngine;
 use distlops::core::{Communicator, Complex32, Complex64, DistVector, FullEngine, Host, Vector};
 use distlops::operators::{Halo, HaloBoundary};
 use ndarray::ArrayD;

@@ -12,6 +12,7 @@ use super::engines::TestEngine;
 use super::mdc::case_params;
 use super::util::{global, rel_err, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
+use distlops::core::ToEngine;
 use distlops::core::{
     balanced_counts, Communicator, Complex32, Complex64, DistVector, DistributedArray, Error,
     FullEngine, Layout, RealScalar,

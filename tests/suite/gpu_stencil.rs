@@ -16,6 +16,7 @@ use super::derivatives::{
 use super::engines::{same_bits, TestEngine};
 use super::util::{global, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
+use distlops::core::ToEngine;
 use distlops::core::{
     Communicator, Complex32, Complex64, DistVector, FullEngine, Host, Layout, RealScalar,
     StackedDistributedArray, Vector,

@@ -13,6 +13,7 @@ use super::engine_operators::compare_dist;
 use super::engines::{same_bits, TestEngine};
 use super::util::{global, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
+use distlops::core::ToEngine;
 use distlops::core::{
     balanced_counts, Communicator, Complex64, DistVector, Error, Host, Layout,
     StackedDistributedArray,

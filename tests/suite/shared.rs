@@ -12,6 +12,7 @@ use super::engines::same_bits;
 use super::operators::{check_against_dense, vector_from};
 use super::util::{global, TestScalar};
 use distlops::core::operator::{LinearOperator, LinearOperatorExt};
+use distlops::core::ToEngine;
 use distlops::core::{Communicator, Complex64, Error, NodeShared, ReduceOp};
 use distlops::operators::local::{LocalOperator, MatrixMult};
 use distlops::operators::Broadcasted;

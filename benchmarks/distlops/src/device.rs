@@ -10,6 +10,7 @@
 use crate::measure::{time_op, vector_checks, Record};
 use crate::Res;
 use distlops::core::operator::{LinearOperator, LinearOperatorExt};
+use distlops::core::ToEngine;
 use distlops::core::{Communicator, DistVector, Engine, FullEngine, Host, Scalar};
 
 /// An engine the benchmark runs on: how a rank gets it, and how to wait for its work.

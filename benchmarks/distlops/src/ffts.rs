@@ -7,6 +7,7 @@ use crate::device::BenchEngine;
 use crate::measure::Record;
 use crate::stencils::{forward_and_adjoint, forward_and_adjoint_on};
 use crate::Res;
+use distlops::core::ToEngine;
 use distlops::core::{Communicator, Complex64};
 use distlops::operators::{FftNd, FftNdParams, FftNorm};
 

@@ -14,13 +14,13 @@ pub trait BenchScalar: Scalar {
     /// imaginary parts).
     const DRAWS: usize;
     /// The value with real part `re` and, for complex types, imaginary part `im`.
-    fn from_parts(re: f64, im: f64) -> Self;
+    fn from_f64_parts(re: f64, im: f64) -> Self;
 }
 
 impl BenchScalar for f64 {
     const DTYPE: &'static str = "float64";
     const DRAWS: usize = 1;
-    fn from_parts(re: f64, _im: f64) -> Self {
+    fn from_f64_parts(re: f64, _im: f64) -> Self {
         re
     }
 }
@@ -28,7 +28,7 @@ impl BenchScalar for f64 {
 impl BenchScalar for Complex64 {
     const DTYPE: &'static str = "complex128";
     const DRAWS: usize = 2;
-    fn from_parts(re: f64, im: f64) -> Self {
+    fn from_f64_parts(re: f64, im: f64) -> Self {
         Complex64::new(re, im)
     }
 }
@@ -53,13 +53,13 @@ pub fn block<T: BenchScalar>(
     re.advance((stream_start + start) as u128);
     let mut values: Vec<T> = distlops::core::alloc::vec_from_iter(
         count,
-        std::iter::repeat_with(|| T::from_parts(map(re.random()), 0.0)),
+        std::iter::repeat_with(|| T::from_f64_parts(map(re.random()), 0.0)),
     );
     if T::DRAWS == 2 {
         let mut im = Pcg64::numpy_seed0();
         im.advance((stream_start + len + start) as u128);
         for v in &mut values {
-            *v = T::from_parts(v.re().to_f64(), map(im.random()));
+            *v = T::from_f64_parts(v.re().to_f64(), map(im.random()));
         }
     }
     (values, stream_start + T::DRAWS * len)

@@ -6,6 +6,7 @@ use crate::inputs::{block, scatter_array, sym, BenchScalar};
 use crate::measure::{time_op, vector_checks, Record};
 use crate::Res;
 use distlops::core::operator::LinearOperatorExt;
+use distlops::core::ToEngine;
 use distlops::core::{Communicator, DistVector, DistributedArray, Layout};
 use distlops::ndarray::{Array2, ArrayD};
 use distlops::operators::local::{LocalOperator, MatrixMult};

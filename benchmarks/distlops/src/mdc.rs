@@ -18,6 +18,7 @@ use crate::inputs::{block, scatter_array, sym};
 use crate::measure::{time_op, vector_checks, Record};
 use crate::Res;
 use distlops::core::operator::LinearOperatorExt;
+use distlops::core::ToEngine;
 use distlops::core::{Communicator, Complex64, DistVector, DistributedArray, Layout};
 use distlops::io::npy::NpyFile;
 use distlops::ndarray::{Array3, ArrayD};

@@ -5,6 +5,7 @@ use crate::device::{time_on, upload, BenchEngine};
 use crate::measure::{time_op, vector_checks, Record};
 use crate::Res;
 use distlops::core::operator::{LinearOperatorExt, Op};
+use distlops::core::ToEngine;
 use distlops::core::{
     Communicator, DistVector, DistributedArray, FullEngine, Host, Layout, StackedDistributedArray,
 };

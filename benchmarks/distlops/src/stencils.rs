@@ -7,6 +7,7 @@ use crate::inputs::{scatter_array, sym, BenchScalar};
 use crate::measure::{time_op, vector_checks, Record};
 use crate::Res;
 use distlops::core::operator::{LinearOperator, LinearOperatorExt};
+use distlops::core::ToEngine;
 use distlops::core::{Communicator, DistVector, Layout};
 use distlops::operators::{FirstDerivative, Laplacian};
 use distlops::operators::{FirstDerivativeParams, LaplacianParams};

@@ -19,6 +19,7 @@ use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::partition::Partition;
 use crate::scalar::Scalar;
+use crate::ToEngine;
 use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis, IxDyn, Slice};
 use std::marker::PhantomData;
 
@@ -134,42 +135,6 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
                 std::ptr::read(&me.mask),
             )
         }
-    }
-
-    /// A copy of this array on another engine (`x.to_engine(&cuda)` uploads, `x.to_engine(&Host)`
-    /// downloads), with the same layout and mask. [Collective](crate#collective-calls): every
-    /// rank calls it, and the ranks agree on the outcome (one small all-reduce, none on one
-    /// rank), so a copy that fails on one rank only is an error on every rank instead of a rank
-    /// missing from the next collective call.
-    ///
-    /// # Errors
-    /// [`Error::Allocation`] or [`Error::Device`] on the rank whose block cannot be allocated or
-    /// copied (as [`zeros_on`](Self::zeros_on)), [`Error::FailedOnOtherRank`] on the others.
-    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<DistributedArray<T, F>> {
-        let local = match E::host_view(&self.local) {
-            Some(view) => engine.upload(view),
-            None => engine.upload(E::download(&self.local).view()),
-        };
-        Ok(DistributedArray::from_parts(
-            self.comm.clone(),
-            self.layout.clone(),
-            self.comm.agree_value(local)?,
-            self.mask.clone(),
-        ))
-    }
-
-    /// This array moved to `engine`, consuming it: when `engine` is the engine the block is on
-    /// (`x.into_engine(&Host)` for a host array, the same device) the block is kept as it is, no
-    /// copy; otherwise it is copied there as [`to_engine`](Self::to_engine) does and released
-    /// (see [`Memory::transfer`](crate::Memory::transfer)). Same layout and mask.
-    /// [Collective](crate#collective-calls), as `to_engine` (the ranks agree on the outcome).
-    ///
-    /// # Errors
-    /// As [`to_engine`](Self::to_engine) (never when the block stays where it is).
-    pub fn into_engine<F: Engine>(self, engine: &F) -> Result<DistributedArray<T, F>> {
-        let (comm, layout, local, mask) = self.into_parts();
-        let local = comm.agree_value(E::transfer(local, engine))?;
-        Ok(DistributedArray::from_parts(comm, layout, local, mask))
     }
 
     /// A copy of this array in main memory (see [`to_engine`](Self::to_engine)).
@@ -433,6 +398,46 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// The same as [`zeros_like`](Self::zeros_like) (see [`empty`](Self::empty)).
     pub fn empty_like(&self) -> Self {
         self.zeros_like()
+    }
+}
+
+impl<T: Scalar, E: Engine, F: Engine> ToEngine<F> for DistributedArray<T, E> {
+    type Output = DistributedArray<T, F>;
+
+    /// A copy of this array on another engine (`x.to_engine(&cuda)` uploads, `x.to_engine(&Host)`
+    /// downloads), with the same layout and mask. [Collective](crate#collective-calls): every
+    /// rank calls it, and the ranks agree on the outcome (one small all-reduce, none on one
+    /// rank), so a copy that fails on one rank only is an error on every rank instead of a rank
+    /// missing from the next collective call.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] or [`Error::Device`] on the rank whose block cannot be allocated or
+    /// copied (as [`zeros_on`](Self::zeros_on)), [`Error::FailedOnOtherRank`] on the others.
+    fn to_engine(&self, engine: &F) -> Result<DistributedArray<T, F>> {
+        let local = match E::host_view(&self.local) {
+            Some(view) => engine.upload(view),
+            None => engine.upload(E::download(&self.local).view()),
+        };
+        Ok(DistributedArray::from_parts(
+            self.comm.clone(),
+            self.layout.clone(),
+            self.comm.agree_value(local)?,
+            self.mask.clone(),
+        ))
+    }
+
+    /// This array moved to `engine`, consuming it: when `engine` is the engine the block is on
+    /// (`x.into_engine(&Host)` for a host array, the same device) the block is kept as it is, no
+    /// copy; otherwise it is copied there as [`to_engine`](Self::to_engine) does and released
+    /// (see [`Memory::transfer`](crate::Memory::transfer)). Same layout and mask.
+    /// [Collective](crate#collective-calls), as `to_engine` (the ranks agree on the outcome).
+    ///
+    /// # Errors
+    /// As [`to_engine`](Self::to_engine) (never when the block stays where it is).
+    fn into_engine(self, engine: &F) -> Result<DistributedArray<T, F>> {
+        let (comm, layout, local, mask) = self.into_parts();
+        let local = comm.agree_value(E::transfer(local, engine))?;
+        Ok(DistributedArray::from_parts(comm, layout, local, mask))
     }
 }
 

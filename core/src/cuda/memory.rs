@@ -190,18 +190,6 @@ impl Memory for Cuda {
         y.cuda
             .ok(r.and_then(|()| y.cuda.synchronize()), "host to device copy");
     }
-    fn on_host<'a, T: Scalar>(_x: DeviceSlice<'a, T>) -> Option<&'a [T]>
-    where
-        Self: 'a,
-    {
-        None
-    }
-    fn on_host_mut<'a, T: Scalar>(_y: DeviceSliceMut<'a, T>) -> Option<&'a mut [T]>
-    where
-        Self: 'a,
-    {
-        None
-    }
     fn reals<'a, T: Scalar>(x: DeviceSlice<'a, T>) -> DeviceSlice<'a, T::Real>
     where
         Self: 'a,

@@ -151,13 +151,4 @@ pub trait Memory: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
     fn reals_mut<'a, T: Scalar>(x: Self::SliceMut<'a, T>) -> Self::SliceMut<'a, T::Real>
     where
         Self: 'a;
-    /// The slice as host memory, when this engine keeps its blocks there (`Some` on
-    /// [`Host`](crate::Host), `None` on devices): operators run their host kernels on it.
-    fn on_host<'a, T: Scalar>(x: Self::Slice<'a, T>) -> Option<&'a [T]>
-    where
-        Self: 'a;
-    /// [`on_host`](Self::on_host) for a mutable slice.
-    fn on_host_mut<'a, T: Scalar>(y: Self::SliceMut<'a, T>) -> Option<&'a mut [T]>
-    where
-        Self: 'a;
 }

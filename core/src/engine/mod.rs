@@ -22,6 +22,7 @@
 //! | [`Fourier`] | batched FFTs, transforms along one axis of a block (shifted, padded, weighted), index gathers | the Fourier operators, MDC |
 //! | [`Dense`] | dense and batched dense products | matrix operators, Fredholm, MDC |
 //! | [`Stencils`] | sums of 1-D stencils along axes, with ghost slabs | the finite-difference operators |
+//! | [`ToEngine`] | moving arrays, vectors and operators to another engine | every value that holds engine memory |
 //! | [`FullEngine`] | every part: the bound of code generic over the engine that uses operators of several kinds | examples, tests, benchmarks |
 //!
 //! An engine value says *which* memory: `Host` is a unit value, a `Cuda` value names one device
@@ -50,6 +51,7 @@ mod fourier;
 mod memory;
 pub(crate) mod stencils;
 mod strided;
+mod to_engine;
 
 pub use banded::Banded;
 pub use collectives::Collectives;
@@ -66,6 +68,7 @@ pub use stencils::{
     Stencils, DEFAULT_STREAM_MIN_BYTES, MAX_STENCIL_NDIM, MAX_STENCIL_SOURCES,
 };
 pub use strided::{StridedCopy, MAX_COPY_AXES};
+pub use to_engine::ToEngine;
 
 pub use crate::host::Host;
 

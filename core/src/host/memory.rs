@@ -89,16 +89,4 @@ impl Memory for Host {
     {
         crate::reals::real_mut(x)
     }
-    fn on_host<'a, T: Scalar>(x: &'a [T]) -> Option<&'a [T]>
-    where
-        Self: 'a,
-    {
-        Some(x)
-    }
-    fn on_host_mut<'a, T: Scalar>(y: &'a mut [T]) -> Option<&'a mut [T]>
-    where
-        Self: 'a,
-    {
-        Some(y)
-    }
 }

@@ -1,6 +1,6 @@
 //! The crop that goes with a [`Halo`](super::Halo): extended blocks to their cores.
 
-use crate::seam::{plain, plain_mut};
+use crate::vector_blocks::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::VectorRef;
 use distlops_core::{Communicator, DistVector, Engine, Result, Scalar, SliceLen, StridedCopy};

@@ -4,7 +4,7 @@
 
 use super::shape::{check_axis, check_dims, check_matvec_on, check_rmatvec_on, split_axis};
 use super::LocalOperator;
-use distlops_core::reals::real_mut;
+use distlops_core::ToEngine;
 use distlops_core::{
     AxisBand, BandChain, Banded, Error, Host, RealScalar, Result, Scalar, SliceLen,
 };
@@ -80,14 +80,12 @@ impl<T: Scalar, E: Banded> std::fmt::Debug for Convolve1D<T, E> {
     }
 }
 
-/// `i` in `T` (zero for the real types, where it is never used): its imaginary component set
-/// through the real view.
+/// `i` in `T` (zero for the real types, where it is never used).
 fn imag_unit<T: Scalar>() -> T {
-    let mut unit = [T::zero()];
-    if let [_, im] = real_mut(&mut unit) {
-        *im = <T::Real as RealScalar>::real_from_f64(1.0);
-    }
-    unit[0]
+    T::from_parts(
+        RealScalar::real_from_f64(0.0),
+        RealScalar::real_from_f64(1.0),
+    )
 }
 
 /// The bands of `y[i] = sum_k g[k] x[i + shift - k]` on blocks `(outer, n_out, inner)` from
@@ -269,7 +267,7 @@ impl<T: Scalar, E: Banded> Convolve1D<T, E> {
     /// * [`Error::ShapeMismatch`] if `dims` is empty; [`Error::AxisOutOfRange`] if
     ///   `axis >= dims.len()`.
     /// * [`Error::InvalidArgument`] if `h` is empty or longer than
-    ///   [`MAX_BAND_TAPS`](distlops_core::band::MAX_BAND_TAPS), if `offset > len(h) - 1` (filter
+    ///   [`MAX_BAND_TAPS`](distlops_core::MAX_BAND_TAPS), if `offset > len(h) - 1` (filter
     ///   no longer than the signal) or `offset > dims[axis] - 1` (longer filter), or if the data
     ///   shape overflows `usize`.
     /// * [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room for
@@ -326,18 +324,6 @@ impl<T: Scalar, E: Banded> Convolve1D<T, E> {
         })
     }
 
-    /// The same operator on `engine` (built there anew: see [`new_on`](Self::new_on)).
-    /// A rank-local operator, so no communication: when every rank moves its block, agree on
-    /// the outcome (`comm.agree_value(block.to_engine(&engine))`) so that a failure on one rank
-    /// is an error on all of them.
-    ///
-    /// # Errors
-    /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room for the
-    /// tables or the work buffer.
-    pub fn to_engine<F: Banded>(&self, engine: &F) -> Result<Convolve1D<T, F>> {
-        Convolve1D::new_on(engine, &self.dims, self.h.clone(), self.offset, self.axis)
-    }
-
     /// The filter.
     pub fn filter(&self) -> &[T] {
         &self.h
@@ -351,6 +337,22 @@ impl<T: Scalar, E: Banded> Convolve1D<T, E> {
     /// The convolution axis.
     pub fn axis(&self) -> usize {
         self.axis
+    }
+}
+
+impl<T: Scalar, E: Banded, F: Banded> ToEngine<F> for Convolve1D<T, E> {
+    type Output = Convolve1D<T, F>;
+
+    /// The same operator on `engine` (built there anew: see [`new_on`](Self::new_on)).
+    /// A rank-local operator, so no communication: when every rank moves its block, agree on
+    /// the outcome (`comm.agree_value(block.to_engine(&engine))`) so that a failure on one rank
+    /// is an error on all of them.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room for the
+    /// tables or the work buffer.
+    fn to_engine(&self, engine: &F) -> Result<Convolve1D<T, F>> {
+        Convolve1D::new_on(engine, &self.dims, self.h.clone(), self.offset, self.axis)
     }
 }
 

@@ -3,6 +3,7 @@
 
 use super::shape::{check_axis, check_dims, check_matvec_on, check_rmatvec_on, split_axis};
 use super::LocalOperator;
+use distlops_core::ToEngine;
 use distlops_core::{Engine, Error, Host, Memory, Result, Scalar};
 
 /// `y = d ∘ x` (element-wise product), and `x = conj(d) ∘ y` in adjoint mode. PyLops:
@@ -111,6 +112,15 @@ impl<T: Scalar> Clone for Diagonal<T> {
 }
 
 impl<T: Scalar, E: Engine> Diagonal<T, E> {
+    /// The broadcast axis, if any.
+    pub fn axis(&self) -> Option<usize> {
+        self.axis
+    }
+}
+
+impl<T: Scalar, E: Engine, F: Engine> ToEngine<F> for Diagonal<T, E> {
+    type Output = Diagonal<T, F>;
+
     /// The same operator with its diagonal on `engine`.
     /// A rank-local operator, so no communication: when every rank moves its block, agree on
     /// the outcome (`comm.agree_value(block.to_engine(&engine))`) so that a failure on one rank
@@ -118,7 +128,7 @@ impl<T: Scalar, E: Engine> Diagonal<T, E> {
     ///
     /// # Errors
     /// [`Error::Allocation`] if the engine has no room for the diagonal.
-    pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Diagonal<T, F>> {
+    fn to_engine(&self, engine: &F) -> Result<Diagonal<T, F>> {
         Ok(Diagonal {
             diag: engine.upload(E::download(&self.diag).view())?,
             diag_conj: engine.upload(E::download(&self.diag_conj).view())?,
@@ -136,7 +146,7 @@ impl<T: Scalar, E: Engine> Diagonal<T, E> {
     ///
     /// # Errors
     /// As [`to_engine`](Self::to_engine) (never when the diagonal stays where it is).
-    pub fn into_engine<F: Engine>(self, engine: &F) -> Result<Diagonal<T, F>> {
+    fn into_engine(self, engine: &F) -> Result<Diagonal<T, F>> {
         Ok(Diagonal {
             diag: E::transfer(self.diag, engine)?,
             diag_conj: E::transfer(self.diag_conj, engine)?,
@@ -144,11 +154,6 @@ impl<T: Scalar, E: Engine> Diagonal<T, E> {
             axis: self.axis,
             split: self.split,
         })
-    }
-
-    /// The broadcast axis, if any.
-    pub fn axis(&self) -> Option<usize> {
-        self.axis
     }
 }
 

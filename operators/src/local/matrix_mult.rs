@@ -3,6 +3,7 @@
 
 use super::shape::{check_dims, check_matvec_on, check_rmatvec_on};
 use super::LocalOperator;
+use distlops_core::ToEngine;
 use distlops_core::{Dense, Error, Host, MatOp, Memory, NodeShared, Result, Scalar};
 use ndarray::{Array2, ArrayView2, ArrayViewD};
 
@@ -169,6 +170,16 @@ impl<T: Scalar, E: Dense> MatrixMult<T, E> {
         })
     }
 
+    fn product(&self, op: MatOp, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) {
+        let (n, m) = self.shape;
+        E::matmul_slices(op, (n, m, self.ncol), self.a.slice(), x, y)
+            .unwrap_or_else(|e| panic!("MatrixMult({n}x{m}): {e}"));
+    }
+}
+
+impl<T: Scalar, E: Dense, F: Dense> ToEngine<F> for MatrixMult<T, E> {
+    type Output = MatrixMult<T, F>;
+
     /// The same operator with its matrix on `engine` (one copy of `A`, also when `A` is
     /// node-shared).
     /// A rank-local operator, so no communication: when every rank moves its block, agree on
@@ -177,7 +188,7 @@ impl<T: Scalar, E: Dense> MatrixMult<T, E> {
     ///
     /// # Errors
     /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room for `A`.
-    pub fn to_engine<F: Dense>(&self, engine: &F) -> Result<MatrixMult<T, F>> {
+    fn to_engine(&self, engine: &F) -> Result<MatrixMult<T, F>> {
         Ok(MatrixMult {
             a: Matrix::Engine(self.a.with_host_view(|a| engine.upload(a))?),
             shape: self.shape,
@@ -196,7 +207,7 @@ impl<T: Scalar, E: Dense> MatrixMult<T, E> {
     ///
     /// # Errors
     /// As [`to_engine`](Self::to_engine) (never when `A` stays where it is).
-    pub fn into_engine<F: Dense>(self, engine: &F) -> Result<MatrixMult<T, F>> {
+    fn into_engine(self, engine: &F) -> Result<MatrixMult<T, F>> {
         let a = match self.a {
             Matrix::Engine(a) => Matrix::Engine(E::transfer(a, engine)?),
             Matrix::NodeShared { a, slice } => {
@@ -221,12 +232,6 @@ impl<T: Scalar, E: Dense> MatrixMult<T, E> {
             dimsd: self.dimsd,
             ncol: self.ncol,
         })
-    }
-
-    fn product(&self, op: MatOp, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) {
-        let (n, m) = self.shape;
-        E::matmul_slices(op, (n, m, self.ncol), self.a.slice(), x, y)
-            .unwrap_or_else(|e| panic!("MatrixMult({n}x{m}): {e}"));
     }
 }
 

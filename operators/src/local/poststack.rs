@@ -5,6 +5,7 @@ use super::convolve1d::{filter_bands, BandProduct, Chains};
 use super::shape::{check_matvec_on, check_rmatvec_on, split_axis};
 use super::stencil::{Band, RowKind, Scheme};
 use super::{DerivativeKind, FirstDerivativeParams, LocalFirstDerivative, LocalOperator};
+use distlops_core::ToEngine;
 use distlops_core::{signed_axis, AxisBand, Banded, Host};
 use distlops_core::{Result, Scalar};
 
@@ -212,26 +213,6 @@ impl<T: Scalar, E: Banded> PoststackLinearModelling<T, E> {
         })
     }
 
-    /// The same operator on `engine` (built there anew: see
-    /// [`with_options_on`](Self::with_options_on)).
-    /// A rank-local operator, so no communication: when every rank moves its block, agree on
-    /// the outcome (`comm.agree_value(block.to_engine(&engine))`) so that a failure on one rank
-    /// is an error on all of them.
-    ///
-    /// # Errors
-    /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room for the
-    /// tables or the work buffers.
-    pub fn to_engine<F: Banded>(&self, engine: &F) -> Result<PoststackLinearModelling<T, F>> {
-        PoststackLinearModelling::with_options_on(
-            engine,
-            &self.dims,
-            self.wavelet.clone(),
-            self.offset,
-            self.axis,
-            self.kind,
-        )
-    }
-
     /// The time axis.
     pub fn axis(&self) -> usize {
         self.axis
@@ -250,6 +231,30 @@ impl<T: Scalar, E: Banded> PoststackLinearModelling<T, E> {
     /// The derivative scheme.
     pub fn kind(&self) -> DerivativeKind {
         self.kind
+    }
+}
+
+impl<T: Scalar, E: Banded, F: Banded> ToEngine<F> for PoststackLinearModelling<T, E> {
+    type Output = PoststackLinearModelling<T, F>;
+
+    /// The same operator on `engine` (built there anew: see
+    /// [`with_options_on`](Self::with_options_on)).
+    /// A rank-local operator, so no communication: when every rank moves its block, agree on
+    /// the outcome (`comm.agree_value(block.to_engine(&engine))`) so that a failure on one rank
+    /// is an error on all of them.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room for the
+    /// tables or the work buffers.
+    fn to_engine(&self, engine: &F) -> Result<PoststackLinearModelling<T, F>> {
+        PoststackLinearModelling::with_options_on(
+            engine,
+            &self.dims,
+            self.wavelet.clone(),
+            self.offset,
+            self.axis,
+            self.kind,
+        )
     }
 }
 

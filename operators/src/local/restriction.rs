@@ -5,7 +5,7 @@ use super::shape::{
     check_axis, check_dims, check_matvec, check_rmatvec, shape_methods, split_axis,
 };
 use super::LocalOperator;
-use distlops_core::kernels::axpy;
+use distlops_core::{Compute, Host};
 use distlops_core::{Error, Result, Scalar};
 use std::ops::Range;
 
@@ -104,7 +104,7 @@ impl<T: Scalar> LocalOperator<T> for Restriction {
                 }
             } else {
                 for (yr, &i) in yb.chunks_exact(inner).zip(&self.iava) {
-                    axpy(T::one(), yr, &mut xb[i * inner..(i + 1) * inner]);
+                    Host::axpy_slice(T::one(), yr, &mut xb[i * inner..(i + 1) * inner]);
                 }
             }
         }

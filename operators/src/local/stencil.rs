@@ -2,7 +2,7 @@
 //! explicit boundary rows. The finite-difference operators only describe their coefficients here.
 
 use super::shape::{check_axis, check_dims, split_axis};
-use distlops_core::kernels::axpy;
+use distlops_core::{Compute, Host};
 use distlops_core::{Error, Result, Scalar};
 
 /// The finite-difference scheme of the first and second derivatives (PyLops' `kind`).
@@ -312,14 +312,14 @@ impl Stencil {
                     }
                 }
                 for &(start, c) in taps {
-                    axpy(T::from_f64(c), &xb[start * inner..start * inner + len], ys);
+                    Host::axpy_slice(T::from_f64(c), &xb[start * inner..start * inner + len], ys);
                 }
             }
             for (row, entries) in &self.edges {
                 let yr = &mut yb[row * inner..(row + 1) * inner];
                 yr.fill(T::zero());
                 for &(col, c) in entries {
-                    axpy(T::from_f64(c), &xb[col * inner..(col + 1) * inner], yr);
+                    Host::axpy_slice(T::from_f64(c), &xb[col * inner..(col + 1) * inner], yr);
                 }
             }
         }
@@ -335,7 +335,7 @@ impl Stencil {
                 let ys = &yb[a..b];
                 let len = b - a;
                 for &(start, c) in &self.taps {
-                    axpy(
+                    Host::axpy_slice(
                         T::from_f64(c),
                         ys,
                         &mut xb[start * inner..start * inner + len],
@@ -345,7 +345,7 @@ impl Stencil {
             for (row, entries) in &self.edges {
                 let yr = &yb[row * inner..(row + 1) * inner];
                 for &(col, c) in entries {
-                    axpy(T::from_f64(c), yr, &mut xb[col * inner..(col + 1) * inner]);
+                    Host::axpy_slice(T::from_f64(c), yr, &mut xb[col * inner..(col + 1) * inner]);
                 }
             }
         }
