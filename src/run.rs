@@ -42,15 +42,13 @@ pub const RANKS_VAR: &str = "DISTLOPS_RANKS";
 /// assert_eq!(norms, vec![10f64.sqrt(); 3]); // three thread ranks (under mpirun: this rank's)
 /// ```
 ///
-/// A program's `main`:
+/// A program's `main` is one call:
 ///
 /// ```no_run
-/// fn main() {
-///     distlops::run(|comm| -> Result<(), Box<dyn std::error::Error>> {
-///         println!("rank {} of {}", comm.rank(), comm.size());
-///         Ok(())
-///     });
-/// }
+/// distlops::run(|comm| -> Result<(), Box<dyn std::error::Error>> {
+///     println!("rank {} of {}", comm.rank(), comm.size());
+///     Ok(())
+/// });
 /// ```
 pub fn run<R, E, F>(f: F) -> Vec<R>
 where

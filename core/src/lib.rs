@@ -42,7 +42,7 @@
 pub mod alloc;
 pub mod array;
 pub mod axis;
-pub(crate) mod band;
+pub mod band;
 pub mod comm;
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub mod cuda;

@@ -17,7 +17,7 @@
 //! * level 0 holds the terms; node `j` of level `k` covers the terms `j F^k .. min((j+1) F^k, N)`
 //!   and has (at most `F`) children, the level `k - 1` nodes inside it;
 //! * a node's value is its children's values added in the fixed pattern of
-//!   [`kernels`] (child `i` into accumulator `i % 8`, then the eight accumulators
+//!   `kernels` (child `i` into accumulator `i % 8`, then the eight accumulators
 //!   pairwise), the same function wherever the node lies and however the loop is vectorised;
 //! * the root is the one node of level `L`, the smallest `L >= 1` with `F^L >= N`, and the sum is
 //!   its value.
@@ -27,7 +27,7 @@
 //! A node whose terms all lie in one rank's block is computed by that rank in one streaming,
 //! vectorised pass: each rank cuts its block into maximal aligned nodes (a few small ones at each
 //! end, large ones in between) and evaluates each of them from its contiguous data
-//! ([`kernels::dot`] and friends on every leaf of `F` terms, the same pattern on
+//! (`kernels::dot` and friends on every leaf of `F` terms, the same pattern on
 //! every `F` child values above).
 //!
 //! The other nodes *straddle* a block boundary `c` (they contain terms `c - 1` and `c`): at each
@@ -335,8 +335,8 @@ impl SumTree {
     ///
     /// `leaf(r)` must return the sum of the terms at positions `r` of this rank's block (relative
     /// to its start; at most [`FANOUT`] of them) in the fixed pattern of
-    /// [`kernels`]: one of [`kernels::dot`], [`kernels::vdot`],
-    /// [`kernels::sum_abs2`], [`kernels::sum_abs`], [`kernels::sum_abs_pow`], [`kernels::sum`] on
+    /// `kernels`: one of `kernels::dot`, `kernels::vdot`,
+    /// `kernels::sum_abs2`, `kernels::sum_abs`, `kernels::sum_abs_pow`, `kernels::sum` on
     /// the corresponding sub-slices.
     ///
     /// # Panics
@@ -413,7 +413,7 @@ impl SumTree {
 
 /// The value of the node at `level` whose terms are at `range` of this rank's block, from its
 /// contiguous data: leaves (levels 0 and 1) straight from `leaf`, higher nodes from their
-/// children's values summed with [`kernels::sum`].
+/// children's values summed with `kernels::sum`.
 pub fn node_value<V: Scalar>(
     level: u32,
     range: Range<usize>,

@@ -433,12 +433,12 @@ impl<T: Scalar, E: Engine, F: Engine> ToEngine<F> for DistVector<T, E> {
     type Output = DistVector<T, F>;
 
     /// The same vector on `engine` (every array copied with
-    /// [`DistributedArray::to_engine`]; stacks keep their structure).
+    /// [`DistributedArray::to_engine`](crate::ToEngine::to_engine); stacks keep their structure).
     /// [Collective](crate#collective-calls): the ranks agree on each array's copy, so a failure
     /// on one rank is an error on every rank.
     ///
     /// # Errors
-    /// As [`DistributedArray::to_engine`].
+    /// As [`DistributedArray::to_engine`](crate::ToEngine::to_engine).
     fn to_engine(&self, engine: &F) -> Result<DistVector<T, F>> {
         Ok(match self {
             DistVector::Array(a) => DistVector::Array(a.to_engine(engine)?),
@@ -452,12 +452,12 @@ impl<T: Scalar, E: Engine, F: Engine> ToEngine<F> for DistVector<T, E> {
     }
 
     /// The same vector moved to `engine`, consuming it: every array moved with
-    /// [`DistributedArray::into_engine`] (kept as it is, no copy, when it is already on `engine`);
+    /// [`DistributedArray::into_engine`](crate::ToEngine::into_engine) (kept as it is, no copy, when it is already on `engine`);
     /// stacks keep their structure. [Collective](crate#collective-calls), as
-    /// [`to_engine`](Self::to_engine).
+    /// [`to_engine`](crate::ToEngine::to_engine).
     ///
     /// # Errors
-    /// As [`DistributedArray::into_engine`].
+    /// As [`DistributedArray::into_engine`](crate::ToEngine::into_engine).
     fn into_engine(self, engine: &F) -> Result<DistVector<T, F>> {
         Ok(match self {
             DistVector::Array(a) => DistVector::Array(a.into_engine(engine)?),

@@ -21,7 +21,7 @@
 //!    kernels on a device.
 //! 3. [`StencilPart::Rim`] follows, reading the ghost buffer.
 //!
-//! Buffers are allocated once per engine (at construction, or in [`DistStencil::to_engine`]);
+//! Buffers are allocated once per engine (at construction, or in [`DistStencil::to_engine`](distlops_core::ToEngine::to_engine));
 //! no data-sized temporaries, no metadata collectives per product. Every engine computes every
 //! output element with the same operations (see [`Stencils`]), so the values are the same bits
 //! on the host and on a device, and on any number of ranks.

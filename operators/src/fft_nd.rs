@@ -216,7 +216,7 @@ impl Default for FftNdParams {
 ///
 /// # Engines
 ///
-/// The constructors build the operator on the host (`E = Host`); [`to_engine`](Self::to_engine)
+/// The constructors build the operator on the host (`E = Host`); [`to_engine`](distlops_core::ToEngine::to_engine)
 /// builds the same operator on any engine (`Cuda`, or `Host` again). There is one execution,
 /// the steps above written once over the engine's primitives: a line transform is one
 /// [`Fourier::line_fft`] of the rank's block (on the host: rustfft on lines gathered with their
@@ -263,7 +263,7 @@ where
 {
     /// The products on `E`.
     pipeline: Pipeline<T::Real, E>,
-    /// The steps, which [`to_engine`](Self::to_engine) makes on another engine.
+    /// The steps, which [`to_engine`](distlops_core::ToEngine::to_engine) makes on another engine.
     steps: Arc<Builder<T::Real>>,
     domain: Space,
     range: Space,
@@ -629,7 +629,7 @@ macro_rules! delegate_fft {
             type Output = $ty<T, F>;
 
             /// The same operator with its products on `engine` (see [`FftNd`]'s
-            /// [`to_engine`](FftNd::to_engine)).
+            /// [`to_engine`](distlops_core::ToEngine::to_engine)).
             ///
             /// # Errors
             /// As [`FftNd`]'s.

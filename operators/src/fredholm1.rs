@@ -79,7 +79,7 @@ pub(crate) fn kernel_split(
 ///   the result of every product); one all-gather of the kernel shapes at construction.
 /// * Reproducibility: each value is one rank's dot product over `y` (or `x`), the same for any
 ///   split of the slices: results are the same bits on any number of ranks.
-/// * Engines: the kernel lives on the engine `E` ([`to_engine`](Self::to_engine) uploads it, and
+/// * Engines: the kernel lives on the engine `E` ([`to_engine`](distlops_core::ToEngine::to_engine) uploads it, and
 ///   `G^H` with `save_gt`, once), and the slices' products are one [`Dense::matmul_batched`]
 ///   (`MatOp::N` forward, `MatOp::H` adjoint, or `MatOp::N` with the saved `G^H`): one
 ///   strided-batched cuBLAS gemm on a CUDA device, no host copy and no communication per

@@ -42,7 +42,7 @@ use distlops_core::{Communicator, DistVector, Host, Layout, Result, Scalar, Sten
 /// # Engines
 ///
 /// The constructors build the operator on the [`Host`](distlops_core::Host);
-/// [`to_engine`](Self::to_engine) makes the same operator on any engine (a `Cuda` device, or the
+/// [`to_engine`](distlops_core::ToEngine::to_engine) makes the same operator on any engine (a `Cuda` device, or the
 /// host itself), its plans' tables and work buffers allocated there once. Every engine runs one
 /// execution: the ghost slabs move in one exchange (every rank takes part, also a rank without
 /// messages) while the lines that read none are computed (overlapped on the host; on a device

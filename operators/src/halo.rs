@@ -54,7 +54,7 @@ use std::ops::Range;
 ///   [`extended_shape`](Self::extended_shape)).
 /// * Communication per product: one neighbour exchange (every message posted at once), into
 ///   buffers allocated at construction; no collectives.
-/// * Engines: the constructors build it on the [`Host`]; [`to_engine`](Self::to_engine) makes
+/// * Engines: the constructors build it on the [`Host`]; [`to_engine`](distlops_core::ToEngine::to_engine) makes
 ///   the same operator on any engine (a `Cuda` device). One execution, written once over the
 ///   engine's parts: the boxes of the messages are packed and placed with
 ///   [`Compute::strided_copy`] and move in one `Collectives::exchange` (every rank takes part);

@@ -92,7 +92,7 @@ impl Default for MdcParams {
 ///   product instead of 0.87-0.91 ms, the same checksums).
 /// * Reproducibility: every value comes from whole-trace transforms and per-frequency sums in a
 ///   fixed order: the same bits on any number of ranks (for given `model_axis` and `data_axis`).
-/// * Engines: [`new`](Self::new) makes the operator on the host, [`to_engine`](Self::to_engine)
+/// * Engines: [`new`](Self::new) makes the operator on the host, [`to_engine`](distlops_core::ToEngine::to_engine)
 ///   the same operator on any engine (a CUDA device). One execution, written over the engine's
 ///   primitives: the moves of the real parts to whole time traces (strided copies and one
 ///   grouped exchange), the time transforms ([`Fourier::line_fft`]: on the host rustfft on
@@ -115,7 +115,7 @@ where
 {
     /// The products on `E`.
     run: Products<T::Real, E>,
-    /// What [`to_engine`](Self::to_engine) makes the products from.
+    /// What [`to_engine`](distlops_core::ToEngine::to_engine) makes the products from.
     plan: Arc<Plan<T::Real>>,
     domain: Space,
     range: Space,

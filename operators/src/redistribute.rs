@@ -23,10 +23,10 @@ use std::sync::Mutex;
 ///   shares (only non-empty messages travel); a rank's own box is one strided copy. Boxes that
 ///   are contiguous in the source or destination block are sent or received in place, the
 ///   others packed into buffers allocated once, at construction (or by
-///   [`to_engine`](Self::to_engine)), so products allocate nothing.
+///   [`to_engine`](distlops_core::ToEngine::to_engine)), so products allocate nothing.
 /// * Reproducibility: values are only moved: the output holds the input's bits, on any number
 ///   of ranks.
-/// * Engines: [`new`](Self::new) makes the operator on the host; [`to_engine`](Self::to_engine)
+/// * Engines: [`new`](Self::new) makes the operator on the host; [`to_engine`](distlops_core::ToEngine::to_engine)
 ///   the same moves on any engine (strided copies and one [`Collectives::exchange`](distlops_core::Collectives::exchange), NCCL on a CUDA
 ///   device).
 /// * PyLops-MPI: no operator; its `DistributedArray.redistribute` is the array method

@@ -137,11 +137,11 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         }
     }
 
-    /// A copy of this array in main memory (see [`to_engine`](Self::to_engine)).
+    /// A copy of this array in main memory (see [`to_engine`](crate::ToEngine::to_engine)).
     /// [Collective](crate#collective-calls), as `to_engine`.
     ///
     /// # Errors
-    /// As [`to_engine`](Self::to_engine).
+    /// As [`to_engine`](crate::ToEngine::to_engine).
     pub fn to_host(&self) -> Result<DistributedArray<T, Host>> {
         self.to_engine(&Host)
     }
@@ -428,12 +428,12 @@ impl<T: Scalar, E: Engine, F: Engine> ToEngine<F> for DistributedArray<T, E> {
 
     /// This array moved to `engine`, consuming it: when `engine` is the engine the block is on
     /// (`x.into_engine(&Host)` for a host array, the same device) the block is kept as it is, no
-    /// copy; otherwise it is copied there as [`to_engine`](Self::to_engine) does and released
+    /// copy; otherwise it is copied there as [`to_engine`](crate::ToEngine::to_engine) does and released
     /// (see [`Memory::transfer`](crate::Memory::transfer)). Same layout and mask.
     /// [Collective](crate#collective-calls), as `to_engine` (the ranks agree on the outcome).
     ///
     /// # Errors
-    /// As [`to_engine`](Self::to_engine) (never when the block stays where it is).
+    /// As [`to_engine`](crate::ToEngine::to_engine) (never when the block stays where it is).
     fn into_engine(self, engine: &F) -> Result<DistributedArray<T, F>> {
         let (comm, layout, local, mask) = self.into_parts();
         let local = comm.agree_value(E::transfer(local, engine))?;

@@ -49,7 +49,7 @@ pub enum NormTerm {
 }
 
 impl NormTerm {
-    /// The leaf sum of these terms over `x`, in the fixed pattern of [`kernels`].
+    /// The leaf sum of these terms over `x`, in the fixed pattern of `kernels`.
     pub(crate) fn leaf<T: Scalar>(self, x: &[T]) -> T::Real {
         match self {
             NormTerm::Abs2 => kernels::sum_abs2(x),
@@ -87,7 +87,7 @@ impl OrderFree {
 }
 
 /// The computations every distributed array and solver needs, on this rank's blocks. Element-wise
-/// updates compute the expressions of [`kernels`](crate::kernels) and sums the nodes of the
+/// updates compute the expressions of `core/src/kernels.rs` and sums the nodes of the
 /// [`repro`](crate::repro) tree, so every engine gives the same bits. No communication.
 pub trait Compute: Memory {
     /// `y_i = value`.

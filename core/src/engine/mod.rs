@@ -33,7 +33,7 @@
 //! # The same bits on every engine
 //!
 //! Where the kernel is the project's own, every engine computes the same operations in the same
-//! order: the element-wise updates are the expressions of [`kernels`](crate::kernels), the sums
+//! order: the element-wise updates are the expressions of `core/src/kernels.rs`, the sums
 //! evaluate the nodes of the [`repro`](crate::repro) tree with its fixed pattern, and each
 //! primitive's documentation gives its formula and the order of its sums. Where a vendor library
 //! computes (the FFTs, and dense products on a device), engines agree to rounding; those
@@ -49,7 +49,7 @@ mod compute;
 mod dense;
 mod fourier;
 mod memory;
-pub(crate) mod stencils;
+pub mod stencils;
 mod strided;
 mod to_engine;
 

@@ -45,10 +45,10 @@ pub trait ToEngine<F: Memory> {
 
     /// The value moved to `engine`, consuming it: where a block is already on `engine` it is
     /// kept, not copied (`x.into_engine(&Host)` for a host array costs nothing); otherwise as
-    /// [`to_engine`](Self::to_engine), the original released afterwards.
+    /// [`to_engine`](crate::ToEngine::to_engine), the original released afterwards.
     ///
     /// # Errors
-    /// As [`to_engine`](Self::to_engine).
+    /// As [`to_engine`](crate::ToEngine::to_engine).
     fn into_engine(self, engine: &F) -> Result<Self::Output>
     where
         Self: Sized,

@@ -13,8 +13,8 @@ use ndarray::{Array2, ArrayView2, ArrayViewD};
 /// * With `otherdims = (d1, d2, ...)`: `dims = (M, d1, d2, ...)`, `dimsd = (N, d1, d2, ...)`; the
 ///   model is seen as a matrix `X` of shape `M x prod(otherdims)` and `Y = A X`, `X = A^H Y`.
 ///
-/// The matrix lives on the engine `E` ([`to_engine`](Self::to_engine) copies it there,
-/// [`into_engine`](Self::into_engine) moves it: no copy onto the engine it is on) and the product
+/// The matrix lives on the engine `E` ([`to_engine`](distlops_core::ToEngine::to_engine) copies it there,
+/// [`into_engine`](distlops_core::ToEngine::into_engine) moves it: no copy onto the engine it is on) and the product
 /// is the engine's [`matmul_slices`](Dense::matmul_slices). On the host, the vector case runs one
 /// dot product per row of `A` (forward) and row-wise AXPYs (adjoint), both over contiguous rows,
 /// so each application streams `A` once from memory, and the matrix case uses a GEMM
@@ -201,12 +201,12 @@ impl<T: Scalar, E: Dense, F: Dense> ToEngine<F> for MatrixMult<T, E> {
     /// The same operator with its matrix moved to `engine`, consuming this one: when `engine`
     /// is the engine `A` is on (`into_engine(&Host)` of a host operator, the same device) `A` is
     /// kept as it is, no copy (a node-shared `A` stays node-shared); otherwise `A` is copied there
-    /// as [`to_engine`](Self::to_engine) does and released
+    /// as [`to_engine`](distlops_core::ToEngine::to_engine) does and released
     /// ([`Memory::transfer`](distlops_core::Memory::transfer)). No communication: agree on the
     /// outcome as for `to_engine`.
     ///
     /// # Errors
-    /// As [`to_engine`](Self::to_engine) (never when `A` stays where it is).
+    /// As [`to_engine`](distlops_core::ToEngine::to_engine) (never when `A` stays where it is).
     fn into_engine(self, engine: &F) -> Result<MatrixMult<T, F>> {
         let a = match self.a {
             Matrix::Engine(a) => Matrix::Engine(E::transfer(a, engine)?),
