@@ -162,3 +162,34 @@ fn emulated_engine_gives_the_host_bits() {
     let missed = distlops_core::cuda::kernels_never_launched();
     assert!(missed.is_empty(), "kernels never launched: {missed:?}");
 }
+
+/// The emulated NVSHMEM reads a put's source when the stream reaches the barrier, the latest
+/// moment NVSHMEM may: a source overwritten before the barrier delivers the new values (a race
+/// on a GPU, made visible), and a source freed before it is an error on every rank; the heap
+/// stays usable.
+#[test]
+fn a_put_reads_its_source_at_the_barrier() {
+    for p in 1..=3 {
+        Threads::run(p, |comm| {
+            let cuda = Cuda::emulated();
+            let heap = cuda.symmetric_heap(&comm).unwrap();
+            let (r, next) = (comm.rank(), (comm.rank() + 1) % comm.size());
+            let buf = heap.alloc::<f64>(3).unwrap();
+            let mut src = cuda.upload(values::<f64>(3, r as f64).view()).unwrap();
+            heap.put(Cuda::slice(&src), &buf, 0, next).unwrap();
+            Cuda::fill(&mut src, 7.0);
+            heap.barrier().unwrap();
+            assert_eq!(
+                Cuda::read_slice(buf.as_slice()),
+                vec![7.0; 3],
+                "rank {r}: the put did not deliver the source as it was at the barrier"
+            );
+            heap.put(Cuda::slice(&src), &buf, 0, next).unwrap();
+            drop(src);
+            let err = heap.barrier().unwrap_err().to_string();
+            assert!(err.contains("freed before the barrier"), "{err}");
+            heap.barrier().unwrap();
+            heap.free(buf).unwrap();
+        });
+    }
+}
