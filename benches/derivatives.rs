@@ -1,10 +1,11 @@
 //! Distributed derivatives against the machine's memory bandwidth.
 //!
-//! `cargo bench --bench derivatives` times, on `f64`:
+//! `cargo bench --bench derivatives` times:
 //!
-//! * `Laplacian` of a 160^3 array along axes (0, 1, 2) (centered, weights 1), forward and adjoint;
-//! * `FirstDerivative` (centered, order 3) of a (4000, 2000) array along axis 0 (the distributed
-//!   axis: one ghost row per side), forward and adjoint;
+//! * `Laplacian` of a 160^3 array along axes (0, 1, 2) (centered, weights 1), forward and adjoint,
+//!   in `f64` and in `Complex64` (complex128: twice the bytes);
+//! * `FirstDerivative` (centered, order 3) of a (4000, 2000) `f64` array along axis 0 (the
+//!   distributed axis: one ghost row per side), forward and adjoint;
 //!
 //! at 1 rank (`Communicator::serial()`) and 2 ranks (`Threads`, two threads of this process),
 //! next to STREAM's triad (`a[i] = b[i] + s * c[i]` on 10^7 `f64`, split over the same ranks),
@@ -22,15 +23,18 @@
 //! median of those ratios (`/ triad`: STREAM's; `/ HP`: on huge pages); its times are the median
 //! and minimum over all rounds.
 //! Bandwidth counts every input element read once and every output element written once (16
-//! bytes per element for these operators, 24 for the triad: STREAM's convention, no
-//! write-allocate traffic), in decimal GB/s. `BENCH_ONLY=Laplacian` or
-//! `BENCH_ONLY=FirstDerivative` runs one case (and the triad).
+//! bytes per `f64` element for these operators, 32 per `Complex64` one, 24 for the triad:
+//! STREAM's convention, no write-allocate traffic), in decimal GB/s. `BENCH_ONLY=<text>` runs
+//! the cases whose name contains the text (`Laplacian`, `c128`, `FirstDerivative`; and the
+//! triad).
 
 mod common;
 
 use common::{env_or, time};
 use distlops::core::operator::{LinearOperator, LinearOperatorExt};
-use distlops::core::{alloc, Communicator, DistVector, DistributedArray, Layout, Threads};
+use distlops::core::{
+    alloc, Communicator, Complex64, DistVector, DistributedArray, Layout, Scalar, Threads,
+};
 use distlops::ndarray::Dimension;
 use distlops::operators::{FirstDerivative, FirstDerivativeParams, Laplacian, LaplacianParams};
 use std::hint::black_box;
@@ -107,9 +111,13 @@ fn triad(comm: &Communicator, huge: bool) -> Case<'_> {
 }
 
 /// A distributed array of `dims` (split along axis 0) with `x[i0, i1, ...] = f(global index)`.
-fn field(comm: &Communicator, dims: &[usize], f: impl Fn(&[usize]) -> f64) -> DistVector<f64> {
+fn field<T: Scalar>(
+    comm: &Communicator,
+    dims: &[usize],
+    f: impl Fn(&[usize]) -> T,
+) -> DistVector<T> {
     let layout = Layout::scatter(dims, 0, comm.size()).expect("layout");
-    let mut x = DistributedArray::<f64>::zeros(comm, &layout).expect("zeros");
+    let mut x = DistributedArray::<T>::zeros(comm, &layout).expect("zeros");
     let offset = layout.offset(comm.rank());
     for (mut idx, v) in x.local_mut().indexed_iter_mut() {
         idx[0] += offset;
@@ -119,20 +127,20 @@ fn field(comm: &Communicator, dims: &[usize], f: impl Fn(&[usize]) -> f64) -> Di
 }
 
 /// Value of `v` at the local index `idx` of rank 0 (`None` on other ranks).
-fn at(v: &DistVector<f64>, idx: &[usize]) -> Option<f64> {
+fn at<T: Scalar>(v: &DistVector<T>, idx: &[usize]) -> Option<T> {
     let a = v.as_array().expect("plain vector");
     (a.rank() == 0).then(|| a.local()[idx])
 }
 
 /// The forward and adjoint cases of `op` on `x` (the adjoint on `op x`), each with its own
 /// output.
-fn forward_adjoint<'a>(
+fn forward_adjoint<'a, T: Scalar>(
     comm: &'a Communicator,
     name: &str,
-    op: &'a dyn LinearOperator<f64>,
-    x: DistVector<f64>,
+    op: &'a dyn LinearOperator<T>,
+    x: DistVector<T>,
 ) -> [Case<'a>; 2] {
-    let bytes = 2 * 8 * op.domain().global_len();
+    let bytes = 2 * std::mem::size_of::<T>() * op.domain().global_len();
     let mut fy = op.new_range_vector().expect("range vector");
     let mut xa = op.new_domain_vector().expect("domain vector");
     let yin = op.apply(&x).expect("matvec");
@@ -160,12 +168,15 @@ fn forward_adjoint<'a>(
 /// triad round by round; the rows are meaningful on rank 0.
 fn cases(comm: &Communicator, rounds: usize, reps: usize) -> Vec<Row> {
     let only = std::env::var("BENCH_ONLY").unwrap_or_default();
-    let lap = "Laplacian".contains(&only).then(|| laplacian(comm));
-    let d1 = "FirstDerivative"
-        .contains(&only)
-        .then(|| first_derivative(comm));
+    let wanted = |name: &str| name.contains(&only);
+    let lap = wanted(LAPLACIAN).then(|| laplacian::<f64>(comm, LAPLACIAN));
+    let lap_c = wanted(LAPLACIAN_C128).then(|| laplacian::<Complex64>(comm, LAPLACIAN_C128));
+    let d1 = wanted(FIRST_DERIVATIVE).then(|| first_derivative(comm));
     let mut list = vec![triad(comm, false), triad(comm, true)];
     for (op, x, name) in lap.iter().chain(&d1) {
+        list.extend(forward_adjoint(comm, name, op.as_ref(), x.clone()));
+    }
+    if let Some((op, x, name)) = &lap_c {
         list.extend(forward_adjoint(comm, name, op.as_ref(), x.clone()));
     }
     let mut rows: Vec<Row> = list
@@ -200,11 +211,20 @@ fn cases(comm: &Communicator, rounds: usize, reps: usize) -> Vec<Row> {
     rows
 }
 
-/// The Laplacian case: the operator, its input, a label; checks one value of its output.
-fn laplacian(comm: &Communicator) -> (Box<dyn LinearOperator<f64>>, DistVector<f64>, String) {
+/// The names of the cases.
+const LAPLACIAN: &str = "Laplacian 160^3 axes 0,1,2";
+const LAPLACIAN_C128: &str = "Laplacian 160^3 axes 0,1,2 c128";
+const FIRST_DERIVATIVE: &str = "FirstDerivative (4000,2000) ax0";
+
+/// An operator to time, its input, and its name.
+type Setup<T> = (Box<dyn LinearOperator<T>>, DistVector<T>, String);
+
+/// The Laplacian case named `name`: the operator, its input, a label; checks one value of its
+/// output.
+fn laplacian<T: Scalar>(comm: &Communicator, name: &str) -> Setup<T> {
     let n = 160;
     let dims = [n, n, n];
-    let lap = Laplacian::<f64>::new(
+    let lap = Laplacian::<T>::new(
         comm,
         &dims,
         LaplacianParams {
@@ -216,17 +236,17 @@ fn laplacian(comm: &Communicator) -> (Box<dyn LinearOperator<f64>>, DistVector<f
     )
     .expect("Laplacian");
     // x = i^2 + j^2 + k^2: the Laplacian is 6 inside.
-    let x = field(comm, &dims, |i| i.iter().map(|&v| (v * v) as f64).sum());
+    let x = field(comm, &dims, |i| {
+        T::from_f64(i.iter().map(|&v| (v * v) as f64).sum())
+    });
     if let Some(v) = at(&lap.apply(&x).expect("matvec"), &[1, 80, 80]) {
-        assert_eq!(v, 6.0, "Laplacian of a quadratic");
+        assert_eq!(v, T::from_f64(6.0), "Laplacian of a quadratic");
     }
-    (Box::new(lap), x, "Laplacian 160^3 axes 0,1,2".into())
+    (Box::new(lap), x, name.into())
 }
 
 /// The first-derivative case, as [`laplacian`].
-fn first_derivative(
-    comm: &Communicator,
-) -> (Box<dyn LinearOperator<f64>>, DistVector<f64>, String) {
+fn first_derivative(comm: &Communicator) -> Setup<f64> {
     let dims = [4000, 2000];
     let d = FirstDerivative::<f64>::new(
         comm,
@@ -241,21 +261,21 @@ fn first_derivative(
     if let Some(v) = at(&d.apply(&x).expect("matvec"), &[1, 5]) {
         assert_eq!(v, 3.0, "derivative of a linear function");
     }
-    (Box::new(d), x, "FirstDerivative (4000,2000) ax0".into())
+    (Box::new(d), x, FIRST_DERIVATIVE.into())
 }
 
 fn print_table(what: &str, np: usize, rounds: usize, reps: usize, rows: &[Row]) {
     println!();
     println!("distlops derivatives: {what}, {np} rank(s), {rounds} rounds of {reps} repetitions");
     println!(
-        "{:<40} {:>9} {:>11} {:>11} {:>8} {:>8} {:>6} {:>9}",
+        "{:<44} {:>9} {:>11} {:>11} {:>8} {:>8} {:>6} {:>9}",
         "case", "data", "median", "min", "GB/s", "/ triad", "/ HP", "best GB/s"
     );
-    println!("{}", "-".repeat(109));
+    println!("{}", "-".repeat(113));
     for r in rows {
         let best = r.bytes as f64 / r.times[0].as_secs_f64() / 1e9;
         println!(
-            "{:<40} {:>6.1} MB {:>8.3} ms {:>8.3} ms {:>8.2} {:>7.0}% {:>5.0}% {:>9.2}",
+            "{:<44} {:>6.1} MB {:>8.3} ms {:>8.3} ms {:>8.2} {:>7.0}% {:>5.0}% {:>9.2}",
             r.name,
             r.bytes as f64 / 1e6,
             r.median().as_secs_f64() * 1e3,
@@ -267,7 +287,7 @@ fn print_table(what: &str, np: usize, rounds: usize, reps: usize, rows: &[Row]) 
         );
     }
     println!(
-        "GB/s = (elements read + elements written) x 8 B / median time; / triad and / HP = median \
+        "GB/s = (elements read + elements written) x element size / median time; / triad and / HP = median \
          over rounds of the ratio to STREAM's triad and to the triad on huge pages of the same \
          round; best GB/s uses the minimum"
     );

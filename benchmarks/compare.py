@@ -6,7 +6,7 @@
 
 Reads JSON-lines files of records written by benchmarks/pylops/bench.py ("side": "pylops-mpi")
 and by distlops' benchmark binary ("side": "distlops"), both with the fields of
-shared/reference/benchmark-workloads.md (workload, op, np, dtype, median_s, min_s, check, check_w,
+benchmarks/WORKLOADS.md (workload, op, np, dtype, median_s, min_s, check, check_w,
 cost, peak_rss_mb, ...). Records are matched by (workload, op, np, dtype); when a key occurs more
 than once on a side, the last record read wins (a warning is printed). Lines that are not JSON
 objects with a "side" field are skipped, so raw logs can be fed in.

@@ -4,7 +4,7 @@
 #
 # For every rank count: the device's copy bandwidth (distlops-bench --workload devcopy, the floor
 # the memory-bound workloads are compared with, as the STREAM triad is on the host), then W1-W5,
-# W8 and W9 of shared/reference/benchmark-workloads.md on both sides (W9 on distlops only:
+# W8 and W9 of benchmarks/WORKLOADS.md on both sides (W9 on distlops only:
 # PyLops-MPI's MPIFFT2D is NumPy only), then benchmarks/compare.py (checksums to 1e-10, the table,
 # bandwidth against the copy). distlops runs with features mpi, cuda, nccl; PyLops-MPI from the
 # pinned environment of benchmarks/venv.sh --gpu (requirements.txt + requirements-gpu.txt).

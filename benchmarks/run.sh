@@ -4,7 +4,7 @@
 # Installs what is missing (system packages through scripts/setup.sh, the pinned Python
 # environment through benchmarks/venv.sh), builds the distlops side (release, feature mpi), then
 # for every rank count runs the STREAM triad and every workload of
-# shared/reference/benchmark-workloads.md on both sides under `mpirun --bind-to core`, one process
+# benchmarks/WORKLOADS.md on both sides under `mpirun --bind-to core`, one process
 # group per workload and side (so peak memory is per workload), one thread per rank. Finally
 # benchmarks/compare.py checks that both sides computed the same numbers (1e-10) and prints the
 # table; the raw records and the matched table are written as JSON.

@@ -67,20 +67,11 @@ fn run(comm: &Communicator) -> Result<(), Box<dyn std::error::Error>> {
     Ok(())
 }
 
-#[cfg(feature = "mpi")]
-fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let env = distlops::core::mpi::initialize()?;
-    run(&env.world())
-}
-
-#[cfg(not(feature = "mpi"))]
-fn main() -> Result<(), Box<dyn std::error::Error>> {
+/// `[RANKS]` thread ranks (default 3), or the ranks of `mpirun`.
+fn main() {
     let nranks = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(3);
-    let results =
-        distlops::core::Threads::run(nranks, |comm| run(&comm).map_err(|e| e.to_string()));
-    results.into_iter().collect::<Result<Vec<_>, _>>()?;
-    Ok(())
+    distlops::run_with(nranks, run);
 }

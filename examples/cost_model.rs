@@ -238,19 +238,25 @@ fn run(comm: &Communicator) -> Res<()> {
     Ok(())
 }
 
-#[cfg(feature = "mpi")]
-fn main() -> std::process::ExitCode {
-    distlops::core::mpi::run(|world| run(world).map_err(|e| e.to_string()))
-}
-
-#[cfg(not(feature = "mpi"))]
-fn main() -> Res<()> {
+/// The number of thread ranks: `--ranks N` (default 4).
+fn ranks() -> Res<usize> {
     let args: Vec<String> = std::env::args().collect();
-    let ranks = match args.iter().position(|a| a == "--ranks") {
+    Ok(match args.iter().position(|a| a == "--ranks") {
         Some(i) => args.get(i + 1).ok_or("--ranks needs a value")?.parse()?,
         None => 4,
-    };
-    let results = Threads::run(ranks, |comm| run(&comm).map_err(|e| e.to_string()));
-    results.into_iter().collect::<Result<Vec<_>, _>>()?;
-    Ok(())
+    })
+}
+
+/// `--ranks N` thread ranks (default 4), or the ranks of `mpirun`.
+fn main() -> std::process::ExitCode {
+    match ranks() {
+        Ok(n) => {
+            distlops::run_with(n, run);
+            std::process::ExitCode::SUCCESS
+        }
+        Err(e) => {
+            eprintln!("cost_model: {e}");
+            std::process::ExitCode::from(2)
+        }
+    }
 }

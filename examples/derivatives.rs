@@ -348,19 +348,8 @@ fn args() -> (PathBuf, Option<usize>) {
     (out, ranks)
 }
 
-#[cfg(feature = "mpi")]
-fn main() -> Res<()> {
-    let (out, _) = args();
-    let env = distlops::core::mpi::initialize()?;
-    run(&env.world(), &out)
-}
-
-#[cfg(not(feature = "mpi"))]
-fn main() -> Res<()> {
+/// `[RANKS]` thread ranks (default 3), or the ranks of `mpirun`.
+fn main() {
     let (out, ranks) = args();
-    let results = distlops::core::Threads::run(ranks.unwrap_or(3), |comm| {
-        run(&comm, &out).map_err(|e| e.to_string())
-    });
-    results.into_iter().collect::<Result<Vec<_>, _>>()?;
-    Ok(())
+    distlops::run_with(ranks.unwrap_or(3), |comm| run(comm, &out));
 }

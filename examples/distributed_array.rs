@@ -63,19 +63,11 @@ fn tour(comm: &Communicator) -> Result<(), Error> {
     Ok(())
 }
 
-#[cfg(feature = "mpi")]
-fn main() -> Result<(), Error> {
-    let env = distlops::core::mpi::initialize()?;
-    tour(&env.world())
-}
-
-#[cfg(not(feature = "mpi"))]
-fn main() -> Result<(), Error> {
+/// `[RANKS]` thread ranks (default 3), or the ranks of `mpirun`.
+fn main() {
     let nranks = std::env::args()
         .nth(1)
-        .map_or(Ok(3), |s| s.parse())
+        .and_then(|s| s.parse().ok())
         .unwrap_or(3);
-    distlops::core::Threads::run(nranks, |comm| tour(&comm))
-        .into_iter()
-        .collect()
+    distlops::run_with(nranks, tour);
 }

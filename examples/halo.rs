@@ -213,18 +213,11 @@ fn plain(v: &DistVector<f64>) -> &DistributedArray<f64> {
     v.as_array().expect("Halo vectors are plain arrays")
 }
 
-#[cfg(feature = "mpi")]
-fn main() -> Result<(), Error> {
-    let env = distlops::core::mpi::initialize()?;
-    run(&env.world())
-}
-
-#[cfg(not(feature = "mpi"))]
-fn main() -> Result<(), Error> {
+/// `[RANKS]` thread ranks (default 4), or the ranks of `mpirun`.
+fn main() {
     let nranks = std::env::args()
         .nth(1)
         .and_then(|s| s.parse().ok())
         .unwrap_or(4);
-    Threads::try_run(nranks, |comm| run(&comm))?;
-    Ok(())
+    distlops::run_with(nranks, run);
 }

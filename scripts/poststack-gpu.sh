@@ -5,8 +5,8 @@
 # compares every output volume (.npy) with the host run's through the example's --compare.
 #
 # Checked: 30 iterations of each solver; every volume must agree to 1e-10 relative (they agree to
-# about 2e-16). The modelling operator is the host's bits on the device (its bands sum in the host
-# kernels' order, fused where the host's f64 line kernel fuses), the device Laplacian agrees with
+# about 2e-16). The modelling operator is the host's bits on the device (one execution, the bands
+# of AxisBand's arithmetic on both engines), the device Laplacian agrees with
 # the host's to rounding (the host merges its coefficients); over the default 100 iterations the
 # regularised inversions amplify that to about 5e-9, which is reported, not checked (NITERS sets
 # the iteration counts; the last one is only reported when there are several).

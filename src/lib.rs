@@ -32,7 +32,7 @@
 //!
 //! | feature | what it adds |
 //! |---|---|
-//! | `mpi` | the MPI communicator (`distlops::core::mpi::initialize` and `run`), rsmpi on Open MPI, for runs under `mpirun`; needs an MPI installation and libclang to build (`scripts/setup.sh`) |
+//! | `mpi` | the MPI communicator (taken by [`run`] under `mpirun`; `distlops::core::mpi::initialize` for programs that manage MPI themselves), rsmpi on Open MPI; needs an MPI installation and libclang to build (`scripts/setup.sh`) |
 //! | `cuda` | the `Cuda` engine on real NVIDIA devices (driver, NVRTC, cuBLAS, cuFFT loaded at run time: builds without CUDA) |
 //! | `nccl` | device collectives on NCCL for the `Cuda` engine (loaded at run time) |
 //! | `nvshmem` | NVSHMEM symmetric memory for the `Cuda` engine (loaded at run time) |
@@ -47,24 +47,38 @@
 //! ```
 //! use distlops::prelude::*;
 //!
-//! // Three ranks as threads; under MPI use `distlops::core::mpi::initialize()?.world()`.
-//! let results = Threads::run(3, |comm| -> Result<f64, Error> {
-//!     let layout = Layout::scatter(&[10, 4], 0, comm.size())?; // rows split 4, 3, 3
-//!     let global = distlops::ndarray::Array2::from_shape_fn((10, 4), |(i, j)| (i * 4 + j) as f64);
-//!     let x = DistributedArray::to_dist(&comm, global.view().into_dyn(), &layout)?;
-//!     let y = (&x * 2.0).redistribute(1)?; // now split along columns, one all-to-all
-//!     assert_eq!(y.asarray(), (&global * 2.0).into_dyn());
-//!     x.dot(&x)
-//! });
-//! assert_eq!(results[0], Ok((0..40).map(|v| (v * v) as f64).sum::<f64>()));
+//! fn main() {
+//!     // One program for every launch: `cargo run` (DISTLOPS_RANKS=3 for three thread ranks),
+//!     // or `mpirun -n 3` of a build with feature `mpi`.
+//!     let results = distlops::run(|comm| -> Result<f64, Error> {
+//!         let layout = Layout::scatter(&[10, 4], 0, comm.size())?; // rows split 4, 3, 3
+//!         let global = distlops::ndarray::Array2::from_shape_fn((10, 4), |(i, j)| (i * 4 + j) as f64);
+//!         let x = DistributedArray::to_dist(comm, global.view().into_dyn(), &layout)?;
+//!         let y = (&x * 2.0).redistribute(1)?; // now split along columns, one all-to-all
+//!         assert_eq!(y.asarray(), (&global * 2.0).into_dyn());
+//!         x.dot(&x)
+//!     });
+//!     assert_eq!(results[0], (0..40).map(|v| (v * v) as f64).sum::<f64>());
+//! }
 //! ```
+//!
+//! [`run`] runs the closure once per rank and returns the values of the ranks of this process
+//! (every rank's on threads, this rank's under MPI). An `Err` or a panic on any rank ends the
+//! run with one line per failing rank, `distlops: rank R of P failed: <message>`, the culprit's
+//! first, on threads and under MPI alike; [`run_with`] takes the number of thread ranks from
+//! the program instead of `DISTLOPS_RANKS`.
 //!
 //! ## Errors
 //!
 //! A user mistake (mismatched layouts, bad local shapes, an axis out of range, a malformed mask)
 //! returns [`Error`](core::Error) on **every** rank: checks read metadata that is identical on all
 //! ranks, or agree on the outcome with one collective, so no rank waits forever for another that
-//! bailed out. Under MPI a panic on one rank aborts the job.
+//! bailed out. An `Err` that only one rank returns (its own check, a file it cannot read) ends
+//! the run through [`run`], which wakes or aborts the ranks waiting for it; a panic on one rank
+//! does the same.
+
+mod run;
+pub use run::{mpi_launcher, run, run_with, RANKS_VAR};
 
 #[doc(inline)]
 pub use distlops_core as core;

@@ -1,6 +1,6 @@
-"""PyLops-MPI side of the distlops vs PyLops-MPI benchmark (workloads W1-W10).
+"""PyLops-MPI side of the distlops vs PyLops-MPI benchmark (workloads W1-W11).
 
-Implements the workloads of shared/reference/benchmark-workloads.md with pylops-mpi's own classes,
+Implements the workloads of benchmarks/WORKLOADS.md with pylops-mpi's own classes,
 times them with the protocol of that spec and prints one JSON record per (workload, op):
 
     benchmarks/venv.sh
@@ -35,7 +35,7 @@ Conventions (from the spec):
   add/scale (output length, input length).
 
 Complex versions (``--dtype complex128``) exist for W3 and W7; W9 and W10 exist only in complex128.
-W10 (the 3-D FFT) is defined in BENCHMARKS.md. ``--write-inputs DIR`` (W8 only, one process) writes
+``--write-inputs DIR`` (W8 only, one process) writes
 W8's kernel and model as ``DIR/G.npy`` (float64 (re, im) pairs, shape (200, 101, 61, 2)) and
 ``DIR/m.npy`` ((799, 61)) for distlops-bench's ``--inputs DIR``, and exits without timing.
 """

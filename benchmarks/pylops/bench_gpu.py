@@ -1,6 +1,6 @@
 """PyLops-MPI on GPUs (CuPy arrays, NCCL collectives): the PyLops-MPI side of benchmarks/gpu.sh.
 
-The workloads of bench.py (W1-W5, W8; shared/reference/benchmark-workloads.md) with every
+The workloads of bench.py (W1-W5, W8; benchmarks/WORKLOADS.md) with every
 DistributedArray on this rank's GPU (``engine="cupy"``, ``base_comm_nccl`` from
 ``pylops_mpi.utils._nccl.initialize_nccl_comm``) and the operators' own arrays (the wavelet, the
 MDC kernel) as CuPy arrays. Inputs are drawn on the host exactly as bench.py draws them, then

@@ -52,18 +52,37 @@ struct dl_strides {
     dl_index dst[8];
 };
 
+/// The offsets in x and y of element i (C order) of the box.
+__device__ __forceinline__ void dl_strided_at(dl_index i, const dl_strides& s, dl_index* xs, dl_index* ys) {
+    dl_index rest = i;
+    *xs = 0;
+    *ys = 0;
+    for (dl_index a = s.ndim - 1; a >= 0; --a) {
+        dl_index k = rest % s.extent[a];
+        rest /= s.extent[a];
+        *xs += k * s.src[a];
+        *ys += k * s.dst[a];
+    }
+}
+
 /// y[sum k_a dst_a] = x[sum k_a src_a] for every index k of the box (n = its element count).
 template <typename T>
 __device__ void strided_copy(dl_index n, dl_strides s, const T* __restrict__ x, T* __restrict__ y) {
     for (dl_index i = dl_global_thread(); i < n; i += dl_grid_threads()) {
-        dl_index rest = i, xs = 0, ys = 0;
-        for (dl_index a = s.ndim - 1; a >= 0; --a) {
-            dl_index k = rest % s.extent[a];
-            rest /= s.extent[a];
-            xs += k * s.src[a];
-            ys += k * s.dst[a];
-        }
+        dl_index xs, ys;
+        dl_strided_at(i, s, &xs, &ys);
         y[ys] = x[xs];
+    }
+}
+
+/// y[sum k_a dst_a] = y[...] + x[sum k_a src_a] for every index k of the box: one rounded
+/// addition per element, as Compute::strided_add on the host.
+template <typename T>
+__device__ void strided_add(dl_index n, dl_strides s, const T* __restrict__ x, T* __restrict__ y) {
+    for (dl_index i = dl_global_thread(); i < n; i += dl_grid_threads()) {
+        dl_index xs, ys;
+        dl_strided_at(i, s, &xs, &ys);
+        y[ys] = y[ys] + x[xs];
     }
 }
 
@@ -85,6 +104,9 @@ __device__ void strided_copy(dl_index n, dl_strides s, const T* __restrict__ x, 
     }                                                                                             \
     extern "C" __global__ void strided_copy_##S(dl_index n, dl_strides s, const T* x, T* y) {     \
         strided_copy<T>(n, s, x, y);                                                              \
+    }                                                                                             \
+    extern "C" __global__ void strided_add_##S(dl_index n, dl_strides s, const T* x, T* y) {      \
+        strided_add<T>(n, s, x, y);                                                               \
     }
 DL_FOR_EACH_SCALAR(DL_ELEMENTWISE)
 

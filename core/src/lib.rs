@@ -50,7 +50,6 @@ mod dense;
 pub mod engine;
 pub mod error;
 mod host;
-pub mod host_fft;
 pub mod kernels;
 pub mod layout;
 pub mod operator;
@@ -67,22 +66,23 @@ pub mod vector_ref;
 /// MPI support (feature `mpi`): initialisation and the world communicator.
 #[cfg(feature = "mpi")]
 pub mod mpi {
-    pub use crate::comm::mpi::{initialize, run, MpiEnv};
+    pub use crate::comm::mpi::{initialize, run, run_rank, MpiEnv};
 }
 
 pub use array::{DistributedArray, Mask, NormOrd};
 pub use axis::{resolve_axes, resolve_axis, signed_axis, AxisArg};
-pub use band::AxisBand;
+pub use band::{AxisBand, BandChain};
+pub use comm::{Claim, Communicator, Fingerprint, Parameters, RankEnd, ReduceOp, Threads};
 pub use comm::{CommStats, OpStats, ReduceRequest};
-pub use comm::{Communicator, Fingerprint, ReduceOp, Threads};
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub use cuda::Cuda;
 pub use engine::{
-    Banded, BinaryOp, Collectives, Compute, Dense, Engine, Fourier, FullEngine, Host, MatOp,
-    Memory, SliceLen, StridedCopy,
+    Banded, BinaryOp, Collectives, Compute, Dense, Engine, Fourier, FullEngine, Host, LineSpec,
+    LineValues, MatOp, Memory, SliceLen, StencilBand, StencilPart, StencilPlan, StencilRow,
+    StencilTerm, Stencils, StridedCopy,
 };
 pub use error::{Error, NonFiniteKind, Result};
-pub use host_fft::FftReal;
+pub use host::FftReal;
 pub use layout::{balanced_counts, Layout};
 pub use num_complex::{Complex32, Complex64};
 pub use operator::{dottest, LinearOperator, LinearOperatorExt, Op, Space};

@@ -68,6 +68,8 @@ pub struct NodeShared<T: Scalar> {
     shape: Vec<usize>,
     /// The ranks that map this copy; its rank 0 is the node leader.
     node: Communicator,
+    /// Every rank that holds the array (all nodes).
+    comm: Communicator,
     /// How many copies (nodes) the communicator holds.
     copies: usize,
     memory: Memory<T>,
@@ -256,6 +258,61 @@ impl<T: Scalar> NodeShared<T> {
         self.sync_node();
     }
 
+    /// Checks that every node's copy holds the same values, as
+    /// [`VectorRef::check_replicas`](crate::VectorRef::check_replicas) does for the copies of a
+    /// Broadcast array: an operator that reads this array (`MatrixMult::from_node_shared`) calls
+    /// it when it is built, so copies that [`from_fn`](Self::from_fn) or
+    /// [`write_with`](Self::write_with) filled differently on different nodes are an error on
+    /// every rank instead of a solve that converges to another answer on every node.
+    /// [Collective](crate#collective-calls): every rank of the array's communicator calls it.
+    ///
+    /// Each node leader hashes its node's copy (one pass over the array per node, at about the
+    /// memory bandwidth) and the ranks compare the hashes
+    /// in one all-reduce of two words (an all-gather more when they differ). No communication
+    /// when the communicator holds one copy (one node, or threads), which has nothing to compare.
+    ///
+    /// # Errors
+    /// [`Error::ReplicasDiffer`] on every rank, naming `what` and the leaders of the nodes whose
+    /// copy differs from the first node's.
+    pub fn check_replicas(&self, what: &str) -> Result<()> {
+        if self.copies == 1 {
+            return Ok(());
+        }
+        let leader = self.node.rank() == 0;
+        let h = if leader {
+            crate::replicas::hash_slice(Fingerprint::default(), self).value()
+        } else {
+            0
+        };
+        // Ranks that are not leaders contribute zeros, which never raise either maximum: the
+        // maxima of `h` and `!h` over the leaders agree exactly when every leader's hash does.
+        let mut words = if leader { [h, !h] } else { [0, 0] };
+        self.comm.all_reduce_in_place(&mut words, ReduceOp::Max);
+        if words[0] == !words[1] {
+            return Ok(());
+        }
+        let mut all = vec![0u64; 2 * self.comm.size()];
+        self.comm.all_gather_into(&[u64::from(leader), h], &mut all);
+        let leaders: Vec<(usize, u64)> = all
+            .chunks(2)
+            .enumerate()
+            .filter(|(_, c)| c[0] == 1)
+            .map(|(r, c)| (r, c[1]))
+            .collect();
+        let first = leaders[0];
+        let differ: Vec<usize> = leaders
+            .iter()
+            .filter(|(_, h)| *h != first.1)
+            .map(|(r, _)| *r)
+            .collect();
+        Err(Error::ReplicasDiffer(format!(
+            "{what}: the node-shared copies differ between nodes: the copies of the nodes led \
+             by rank(s) {differ:?} hold other values than the copy of rank {}'s node (write \
+             node-shared arrays with the same values on every node)",
+            first.0
+        )))
+    }
+
     /// The global shape.
     pub fn shape(&self) -> &[usize] {
         &self.shape
@@ -336,6 +393,7 @@ impl<T: Scalar> NodeShared<T> {
             len,
             shape: shape.to_vec(),
             node,
+            comm: comm.clone(),
             copies,
             memory,
         };

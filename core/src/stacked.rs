@@ -106,7 +106,7 @@ impl<T: Scalar, E: Engine> StackedDistributedArray<T, E> {
     /// [`DistributedArray::asarray`], for a part.
     pub fn asarray(&self) -> Array1<T> {
         if self.has_scatter_part() {
-            if let Err(e) = self.agree_structure("asarray", None) {
+            if let Err(e) = self.agree_structure("asarray", None, self.comm()) {
                 panic!("{e}");
             }
         }
@@ -128,8 +128,9 @@ impl<T: Scalar, E: Engine> StackedDistributedArray<T, E> {
     /// The agreement a stacked reduction begins with: the ranks agree on the whole structure
     /// (number of parts, every part's layout, recursively) of this stack and `other`, and on this
     /// rank's check that the two have the same number of parts. Without it, ranks whose stacks
-    /// differ would pair their parts' reductions wrongly. One small all-reduce.
-    fn agree_structure(&self, what: &str, other: Option<&Self>) -> Result<()> {
+    /// differ would pair their parts' reductions wrongly. One small all-reduce on `comm` (the
+    /// stack's [`reduce_comm`](Self::reduce_comm) for a reduction).
+    fn agree_structure(&self, what: &str, other: Option<&Self>, comm: &Communicator) -> Result<()> {
         let local = other.map_or(Ok(()), |o| self.check_structure(o));
         let fp = self.fingerprint();
         let fp = other.map_or(fp, |o| fp.word(o.fingerprint().value()));
@@ -138,7 +139,7 @@ impl<T: Scalar, E: Engine> StackedDistributedArray<T, E> {
             None => self.describe(),
         };
         let what = format!("stacked {what}");
-        self.comm().agree_on(&what, fp, describe, local)
+        comm.agree_on(&what, fp, describe, local)
     }
 
     /// A fingerprint of the structure: the number of parts and every part's fingerprint
@@ -161,6 +162,28 @@ impl<T: Scalar, E: Engine> StackedDistributedArray<T, E> {
     /// The communicator of the parts (the first plain array's).
     pub fn comm(&self) -> &Communicator {
         self.parts[0].comm()
+    }
+
+    /// The communicator the stack's reductions agree on: the colour group if every plain array
+    /// in it has the same mask ([`DistributedArray::reduce_comm`]), else the whole
+    /// communicator. No communication.
+    pub fn reduce_comm(&self) -> &Communicator {
+        let first = self.first_array();
+        let same =
+            |p: &DistVector<T, E>| VectorRef::from(p).all_arrays(&|a| a.mask() == first.mask());
+        if self.parts.iter().all(same) {
+            first.reduce_comm()
+        } else {
+            first.comm()
+        }
+    }
+
+    /// The first plain array, depth first (stacks are never empty).
+    pub(crate) fn first_array(&self) -> &DistributedArray<T, E> {
+        match &self.parts[0] {
+            DistVector::Array(a) => a,
+            DistVector::Stacked(s) => s.first_array(),
+        }
     }
 
     fn check_structure(&self, other: &Self) -> Result<()> {
@@ -225,14 +248,14 @@ impl<T: Scalar, E: Engine> StackedDistributedArray<T, E> {
 /// parts' sums in this same order to get the same bits.
 impl<T: Scalar, E: Engine> Vector<T> for StackedDistributedArray<T, E> {
     fn dot(&self, other: &Self) -> Result<T> {
-        self.agree_structure("dot", Some(other))?;
+        self.agree_structure("dot", Some(other), self.reduce_comm())?;
         self.parts
             .iter()
             .zip(&other.parts)
             .try_fold(T::zero(), |acc, (a, b)| Ok(acc + a.dot(b)?))
     }
     fn vdot(&self, other: &Self) -> Result<T> {
-        self.agree_structure("vdot", Some(other))?;
+        self.agree_structure("vdot", Some(other), self.reduce_comm())?;
         self.parts
             .iter()
             .zip(&other.parts)
@@ -241,7 +264,7 @@ impl<T: Scalar, E: Engine> Vector<T> for StackedDistributedArray<T, E> {
     fn norm(&self, ord: NormOrd) -> Result<T::Real> {
         // `P(0)`, `P(1)`, `P(2)` and `P(+-inf)` must combine as the orders they stand for.
         // The parts' norms agree on the order (an invalid one is an error on every rank).
-        self.agree_structure("norm", None)?;
+        self.agree_structure("norm", None, self.reduce_comm())?;
         let norms = self
             .parts
             .iter()
@@ -308,6 +331,25 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
         })
     }
 
+    /// The same vector moved to `engine`, consuming it: every array moved with
+    /// [`DistributedArray::into_engine`] (kept as it is, no copy, when it is already on `engine`);
+    /// stacks keep their structure. [Collective](crate#collective-calls), as
+    /// [`to_engine`](Self::to_engine).
+    ///
+    /// # Errors
+    /// As [`DistributedArray::into_engine`].
+    pub fn into_engine<F: Engine>(self, engine: &F) -> Result<DistVector<T, F>> {
+        Ok(match self {
+            DistVector::Array(a) => DistVector::Array(a.into_engine(engine)?),
+            DistVector::Stacked(s) => DistVector::Stacked(StackedDistributedArray::new(
+                s.parts
+                    .into_iter()
+                    .map(|p| p.into_engine(engine))
+                    .collect::<Result<Vec<_>>>()?,
+            )?),
+        })
+    }
+
     /// Conjugates every element in place (nothing for real types). No communication.
     pub fn conj_in_place(&mut self) {
         match self {
@@ -347,9 +389,9 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
         }
     }
 
-    /// A fingerprint of the layout and mask of a plain array
-    /// ([`DistributedArray::fingerprint`]), or of a stack's structure; equal to the fingerprint
-    /// of its [`Space`](crate::Space).
+    /// A fingerprint of the layout, mask, element type and engine of a plain array
+    /// ([`DistributedArray::fingerprint`]), or of a stack's structure; equal to the
+    /// [`typed_fingerprint`](crate::Space::typed_fingerprint) of its [`Space`](crate::Space).
     pub fn fingerprint(&self) -> Fingerprint {
         match self {
             DistVector::Array(a) => a.fingerprint(),
@@ -370,6 +412,16 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
         match self {
             DistVector::Array(a) => a.comm(),
             DistVector::Stacked(s) => s.comm(),
+        }
+    }
+
+    /// The communicator the vector's reductions agree on: a plain array's
+    /// [`reduce_comm`](DistributedArray::reduce_comm) (its colour group when masked), a stack's
+    /// [`reduce_comm`](StackedDistributedArray::reduce_comm). No communication.
+    pub fn reduce_comm(&self) -> &Communicator {
+        match self {
+            DistVector::Array(a) => a.reduce_comm(),
+            DistVector::Stacked(s) => s.reduce_comm(),
         }
     }
 
@@ -440,7 +492,7 @@ impl<T: Scalar, E: Engine> Vector<T> for DistVector<T, E> {
         match (self, other) {
             (DistVector::Array(a), DistVector::Array(b)) => Vector::dot(a, b),
             (DistVector::Stacked(a), DistVector::Stacked(b)) => Vector::dot(a, b),
-            _ => Err(Self::mismatch_agreed(self.comm(), "dot")),
+            _ => Err(Self::mismatch_agreed(self.reduce_comm(), "dot")),
         }
     }
     fn vdot(&self, other: &Self) -> Result<T> {

@@ -128,6 +128,23 @@ impl<'a, T: Scalar, E: Engine> VectorRef<'a, T, E> {
         }
     }
 
+    /// The communicator the vector's reductions agree on ([`DistVector::reduce_comm`]). No
+    /// communication.
+    pub fn reduce_comm(self) -> &'a Communicator {
+        match self {
+            VectorRef::Array(a) => a.reduce_comm(),
+            VectorRef::Stacked(s) => s.reduce_comm(),
+        }
+    }
+
+    /// Whether `f` holds for every plain array of the vector. No communication.
+    pub(crate) fn all_arrays(self, f: &dyn Fn(&DistributedArray<T, E>) -> bool) -> bool {
+        match self {
+            VectorRef::Array(a) => f(a),
+            VectorRef::Stacked(s) => s.parts().iter().all(|p| VectorRef::from(p).all_arrays(f)),
+        }
+    }
+
     /// `sum(conj(self) * other)` ([`Vector::vdot`]). [Collective](crate#collective-calls): every
     /// rank of the vectors' communicator calls it.
     ///
@@ -137,7 +154,10 @@ impl<'a, T: Scalar, E: Engine> VectorRef<'a, T, E> {
         match (self, other) {
             (VectorRef::Array(a), VectorRef::Array(b)) => Vector::vdot(a, b),
             (VectorRef::Stacked(a), VectorRef::Stacked(b)) => Vector::vdot(a, b),
-            _ => Err(DistVector::<T, E>::mismatch_agreed(self.comm(), "vdot")),
+            _ => Err(DistVector::<T, E>::mismatch_agreed(
+                self.reduce_comm(),
+                "vdot",
+            )),
         }
     }
 

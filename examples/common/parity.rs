@@ -149,23 +149,8 @@ fn folder(example: &str) -> Result<PathBuf, BoxError> {
         .into())
 }
 
-/// Runs `run(comm, DIR)` on every rank of `MPI_COMM_WORLD` (DIR the first argument).
-#[cfg(feature = "mpi")]
-pub fn main(
-    example: &str,
-    run: impl FnOnce(&Communicator, &Path) -> Result<(), BoxError>,
-) -> std::process::ExitCode {
-    match folder(example) {
-        Ok(dir) => distlops::core::mpi::run(|world| run(world, &dir)),
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
-}
-
-/// Runs `run(comm, DIR)` on RANKS threads (default 1; DIR and RANKS the first two arguments).
-#[cfg(not(feature = "mpi"))]
+/// Runs `run(comm, DIR)` on every rank (DIR the first argument): on the ranks of `mpirun`, or
+/// on RANKS thread ranks (the second argument, default 1).
 pub fn main(
     example: &str,
     run: impl Fn(&Communicator, &Path) -> Result<(), BoxError> + Sync,
@@ -181,13 +166,6 @@ pub fn main(
         .nth(2)
         .and_then(|s| s.parse().ok())
         .unwrap_or(1);
-    let results =
-        distlops::core::Threads::run(nranks, |comm| run(&comm, &dir).map_err(|e| e.to_string()));
-    match results.into_iter().collect::<Result<Vec<_>, _>>() {
-        Ok(_) => std::process::ExitCode::SUCCESS,
-        Err(e) => {
-            eprintln!("{e}");
-            std::process::ExitCode::FAILURE
-        }
-    }
+    distlops::run_with(nranks, |comm| run(comm, &dir));
+    std::process::ExitCode::SUCCESS
 }

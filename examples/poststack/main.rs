@@ -676,19 +676,16 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
     Ok(())
 }
 
-#[cfg(feature = "mpi")]
-fn main() -> Res<()> {
-    let args = Args::parse()?;
-    let env = distlops::core::mpi::initialize()?;
-    run(&env.world(), &args)
-}
-
-#[cfg(not(feature = "mpi"))]
-fn main() -> Res<()> {
-    let args = Args::parse()?;
-    let results = distlops::core::Threads::run(args.ranks, |comm| {
-        run(&comm, &args).map_err(|e| e.to_string())
-    });
-    results.into_iter().collect::<Result<Vec<_>, _>>()?;
-    Ok(())
+/// `--ranks N` thread ranks (default 4), or the ranks of `mpirun`; every error ends the run
+/// with one line per failing rank (`distlops::run`).
+fn main() -> std::process::ExitCode {
+    let args = match Args::parse() {
+        Ok(args) => args,
+        Err(e) => {
+            eprintln!("poststack: {e}");
+            return std::process::ExitCode::from(2);
+        }
+    };
+    distlops::run_with(args.ranks, |comm| run(comm, &args));
+    std::process::ExitCode::SUCCESS
 }

@@ -338,27 +338,6 @@ pub(crate) fn bounds(counts: &[usize]) -> Vec<usize> {
     out
 }
 
-/// `c += a b` (`beta = 1`) on strided views: ndarray's GEMM (matrixmultiply's blocked kernels,
-/// complex ones included).
-pub(crate) fn gemm_acc<T: Scalar>(
-    a: ArrayView2<'_, T>,
-    b: ArrayView2<'_, T>,
-    c: ArrayViewMut2<'_, T>,
-) {
-    let mut c = c;
-    ndarray::linalg::general_mat_mul(T::one(), &a, &b, T::one(), &mut c);
-}
-
-/// `c = a^T b` (`beta = 0`) on strided views.
-pub(crate) fn gemm_t<T: Scalar>(
-    a: ArrayView2<'_, T>,
-    b: ArrayView2<'_, T>,
-    c: ArrayViewMut2<'_, T>,
-) {
-    let mut c = c;
-    ndarray::linalg::general_mat_mul(T::one(), &a.t(), &b, T::zero(), &mut c);
-}
-
 /// A row-major `rows x cols` view of a slice.
 pub(crate) fn view2<T>(data: &[T], rows: usize, cols: usize) -> ArrayView2<'_, T> {
     ArrayView2::from_shape((rows, cols), data).expect("block lengths are checked")
@@ -376,7 +355,8 @@ pub(crate) fn owned_block<T: Scalar>(a: ArrayView2<'_, T>) -> Vec<T> {
 
 /// `Y = A X` with `A` distributed over the ranks, as [`BlockMatrixMult`] or
 /// [`SummaMatrixMult`] (PyLops-MPI's `MPIMatrixMult(A, M, kind=...)`): one type for either,
-/// chosen at run time.
+/// chosen at run time. Host only, as both kinds are (their local products are the host's GEMM,
+/// [`Host::gemm`](distlops_core::Host::gemm), on host blocks communicated in place).
 pub enum DistMatrixMult<T: Scalar> {
     /// The 1-D block algorithm.
     Block(Box<BlockMatrixMult<T>>),

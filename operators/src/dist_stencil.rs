@@ -1,81 +1,47 @@
-//! The engine of the distributed finite-difference operators ([`crate::FirstDerivative`],
+//! The execution of the distributed finite-difference operators ([`crate::FirstDerivative`],
 //! [`crate::SecondDerivative`], [`crate::Laplacian`], [`crate::Gradient`]): sums of 1-D banded
 //! stencils along axes of an N-D Scatter array, with ghost slabs exchanged along the distributed
-//! axis.
+//! axis, written once over the engine's [`Stencils`] primitive.
 //!
 //! An operator is a list of [`Term`]s `outputs[out] += D along axis (inputs[inp])`, each `D` a
-//! [`Band`] in global indices (interior taps plus explicit boundary rows). The adjoint is the same
-//! engine on the transposed bands with inputs and outputs swapped, so ghost cells of the adjoint's
-//! input (`y`) replace the "send contributions back" of a scatter-add.
+//! band in global indices (interior taps plus explicit boundary rows). The adjoint is the same
+//! execution on the transposed bands with inputs and outputs swapped, so ghost cells of the
+//! adjoint's input (`y`) replace the "send contributions back" of a scatter-add. Each direction
+//! is a [`StencilPlan`], fixed at construction (shapes, the merged sources of every class of
+//! lines, the ghost exchange), whose table every engine keeps in its memory.
 //!
-//! # How a product runs
+//! # How a product runs (on every engine)
 //!
-//! The *line axis* is the last axis some term acts along; a *line* is the contiguous run of the
-//! local block for one index of the axes before it (`n_line` rows of `inner` reals: the trailing
-//! axes and, for complex types, the real and imaginary parts, since the coefficients are real).
-//! Every output row is `sum_k c_k s_k` over a few sources `s_k` (a row of another line for terms
-//! along earlier axes, a shifted row of the same line for terms along the line axis), computed in
-//! one pass with register accumulators ([`combine`]; AVX2 and FMA when the processor has them).
+//! 1. The slabs of this rank that other ranks need along the distributed axis are sent straight
+//!    from the input when they are contiguous there (nothing precedes the distributed axis),
+//!    else packed into a send buffer with [`Compute::strided_copy`].
+//! 2. One [`Collectives::exchange_overlapped`] moves them into a ghost buffer (every rank takes
+//!    part, also a rank without messages) while [`StencilPart::Interior`] (the lines or rows
+//!    that read no ghost rows) is computed: overlapped on the host, exchange after the interior
+//!    kernels on a device.
+//! 3. [`StencilPart::Rim`] follows, reading the ghost buffer.
 //!
-//! * Lines that read no ghost rows take a [`Template`] merged at construction: `(input, offset,
-//!   coefficient)` with repeated sources, such as the centre of a Laplacian, added up. Along each
-//!   axis before the line axis a local index has a class (interior, or one per boundary row of
-//!   some term there), and lines of the same classes share a template ([`Templates`]).
-//!   Consecutive lines of one template are adjacent in memory, so a run of them is one pass of
-//!   [`combine`]; the rows where the line-axis stencil is not interior (the *junctions* between
-//!   lines) come from their own templates.
-//! * Lines next to ghost slabs list their sources from the bands.
-//! * Outputs of at least the operator's stream threshold per rank (`with_stream_min_bytes`,
-//!   default [`DEFAULT_STREAM_MIN_BYTES`](crate::DEFAULT_STREAM_MIN_BYTES)) are written with
-//!   streaming stores and the input rows arriving from memory are prefetched
-//!   ([`combine_streamed`]); the junctions are then computed inside the pass, before their lines
-//!   are stored.
+//! Buffers are allocated once per engine (at construction, or in [`DistStencil::to_engine`]);
+//! no data-sized temporaries, no metadata collectives per product. Every engine computes every
+//! output element with the same operations (see [`Stencils`]), so the values are the same bits
+//! on the host and on a device, and on any number of ranks.
 //!
-//! [`combine`]: crate::combine::combine
-//! [`combine_streamed`]: crate::combine::combine_streamed
-//! [`Template`]: plan::Template
-//! [`Templates`]: plan::Templates
-//!
-//! Every output value is computed with the same operations whichever path, split or store kind
-//! computes it (boundary rows of one element of the global array are summed directly, everything
-//! else by the vector kernel), so the results are the same bits on any number of ranks.
-//!
-//! Ghost slabs (the rows of neighbouring ranks that the stencils along the distributed axis reach,
-//! possibly from several ranks when ranks are thinner than the stencil) are received into buffers
-//! allocated at construction while the lines or rows that do not need them are computed
-//! ([`Communicator::exchange_overlapped`]); the rest follows once they have arrived. No data-sized
-//! temporaries, no metadata collectives per product.
-//!
-//! # Where it lives
-//!
-//! * [`plan`]: the plan of one direction, engine-neutral metadata fixed at construction: shapes
-//!   and strides, lines, the fast rows and the templates of every class of lines, the rows and
-//!   junctions computed otherwise, ghost widths, which rank sends which rows to which.
-//! * [`host`]: its execution on host slices, ghost exchange on the host communicator with buffers
-//!   allocated from the plan, and the kernels of [`crate::combine`]. What the constructors build.
-//! * [`engine`]: its execution on any engine ([`DistStencil::to_engine`], also for the host),
-//!   with the engine's exchange, strided copies and one [`Banded::band`] per term, from the same
-//!   plan (its ghost pieces, outgoing slabs and terms); results agree with the host kernels to
-//!   rounding, not bitwise.
-//! * Here: the operator-facing pieces ([`DistStencil`], [`Term`], [`band_along`],
-//!   [`check_layout`] and the macros the operators share).
-
-mod engine;
-mod host;
-mod plan;
+//! Here: the operator-facing pieces ([`DistStencil`], [`band_along`], [`check_layout`] and the
+//! macros the operators share).
 
 use crate::local::stencil::{Band, Scheme};
 use distlops_core::operator::Space;
-use distlops_core::reals::{real, real_mut, width};
+#[cfg(doc)]
+use distlops_core::{Collectives, Compute};
 use distlops_core::{
-    Banded, Communicator, Error, Fingerprint, Host, Layout, Partition, RealScalar, Result, Scalar,
+    Communicator, Error, Fingerprint, Host, Layout, Partition, Result, Scalar, StencilBand,
+    StencilPart, StencilPlan, Stencils,
 };
-use engine::{EngineDirection, EnginePlan};
-use host::HostBuffers;
-use plan::Plan;
-use std::sync::Arc;
+use ndarray::ArrayView1;
+use std::sync::{Arc, Mutex};
 
-pub(crate) use plan::Term;
+/// One stencil of an operator: `outputs[out] += band (along axis) inputs[inp]`.
+pub(crate) type Term = distlops_core::StencilTerm;
 
 /// Checks that `layout` is a Scatter layout made for `comm`.
 ///
@@ -93,53 +59,104 @@ pub(crate) fn check_layout(what: &str, comm: &Communicator, layout: &Layout) -> 
     Ok(())
 }
 
-/// One direction (forward or adjoint) of an operator: its plan, and the host buffers it runs
-/// with.
-struct Direction<R> {
-    plan: Plan<R>,
-    host: HostBuffers<R>,
+/// The work buffers of one direction on one engine, locked for the length of a product.
+struct Work<R: Scalar, E: Stencils> {
+    /// The packed outgoing slabs (empty when they are sent from the input).
+    send: E::Storage<R>,
+    /// The ghost slabs, one after another.
+    ghosts: E::Storage<R>,
 }
 
-impl<R: RealScalar> Direction<R> {
-    /// Plans one direction (see [`Plan::new`]) and allocates its buffers.
-    #[allow(clippy::too_many_arguments)]
-    fn new(
-        what: &str,
-        rank: usize,
-        layout: &Layout,
-        w: usize,
-        ninputs: usize,
-        noutputs: usize,
-        terms: Vec<Term>,
-    ) -> Result<Self> {
-        let plan = Plan::new(what, rank, layout, w, ninputs, noutputs, terms)?;
-        let host = HostBuffers::new(&plan);
-        Ok(Direction { plan, host })
+/// One direction (forward or adjoint) of an operator on engine `E`: its plan (shared by the
+/// copies of the operator on several engines), the plan's table in `E`'s memory, and the work
+/// buffers, allocated once.
+struct Direction<R: Scalar, E: Stencils> {
+    plan: Arc<StencilPlan<R>>,
+    engine: E,
+    table: E::Storage<f64>,
+    work: Mutex<Work<R, E>>,
+}
+
+impl<R: distlops_core::RealScalar, E: Stencils> Direction<R, E> {
+    /// `plan` on `engine`: its table uploaded and its buffers allocated.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] if the engine has no room.
+    fn new(engine: &E, plan: Arc<StencilPlan<R>>) -> Result<Self> {
+        let table = engine.upload(ArrayView1::from(plan.table()).into_dyn())?;
+        let work = Work {
+            send: engine.zeros(&[plan.send_len()])?,
+            ghosts: engine.zeros(&[plan.ghost_len()])?,
+        };
+        Ok(Direction {
+            plan,
+            engine: engine.clone(),
+            table,
+            work: Mutex::new(work),
+        })
+    }
+
+    /// `outputs = A inputs` on this rank's blocks (as reals); collective over `comm` when the
+    /// plan exchanges ghost slabs (one [`Collectives::exchange_overlapped`]).
+    ///
+    /// # Errors
+    /// What the engine's exchange reports (never on the host).
+    fn apply(
+        &self,
+        comm: &Communicator,
+        inputs: &[E::Slice<'_, R>],
+        outputs: &mut [E::SliceMut<'_, R>],
+    ) -> Result<()> {
+        let (plan, table) = (&*self.plan, E::slice(&self.table));
+        if !plan.exchanges() {
+            E::stencil(plan, table, StencilPart::All, inputs, None, outputs);
+            return Ok(());
+        }
+        let mut guard = self.work.lock().unwrap_or_else(|e| e.into_inner());
+        let Work { send, ghosts } = &mut *guard;
+        {
+            let mut recvs = Vec::with_capacity(plan.ghost_slabs().len());
+            let mut rest = E::slice_mut(ghosts);
+            let mut at = 0;
+            for (src, range) in plan.ghost_slabs() {
+                let (head, tail) = E::split_at_mut(rest, range.end - at);
+                rest = tail;
+                at = range.end;
+                recvs.push((src, head));
+            }
+            drop(rest);
+            let interior = || E::stencil(plan, table, StencilPart::Interior, inputs, None, outputs);
+            // (Two calls: slices of the inputs and of the send buffer have different lifetimes.)
+            if plan.packs() {
+                for s in plan.sends() {
+                    let pack = s.pack().expect("a plan that packs packs every slab");
+                    E::strided_copy(pack, inputs[s.input()], E::slice_mut(send));
+                }
+                let send = E::slice(send);
+                let sends: Vec<_> = (plan.sends().iter())
+                    .map(|s| (s.dest(), E::sub(send, s.range())))
+                    .collect();
+                self.engine
+                    .exchange_overlapped(comm, &sends, &mut recvs, interior)?;
+            } else {
+                let sends: Vec<_> = (plan.sends().iter())
+                    .map(|s| (s.dest(), E::sub(inputs[s.input()], s.range())))
+                    .collect();
+                self.engine
+                    .exchange_overlapped(comm, &sends, &mut recvs, interior)?;
+            }
+        }
+        let ghosts = Some(E::slice(ghosts));
+        E::stencil(plan, table, StencilPart::Rim, inputs, ghosts, outputs);
+        Ok(())
     }
 }
 
-/// How products run: the host kernels on host slices (what the constructors build), or the
-/// engine execution on any engine (what [`DistStencil::to_engine`] builds, also for the host).
-enum Exec<T: Scalar, E: Banded> {
-    /// The host plans with their buffers (reached through [`Memory::on_host`]: only on `Host`).
-    Host {
-        forward: Box<Direction<T::Real>>,
-        adjoint: Box<Direction<T::Real>>,
-    },
-    /// The engine execution of both directions.
-    Engine {
-        forward: EngineDirection<T, E>,
-        adjoint: EngineDirection<T, E>,
-    },
-}
-
 /// The forward and adjoint plans of one operator, with their buffers, on engine `E`.
-pub(crate) struct DistStencil<T: Scalar, E: Banded = Host> {
-    exec: Exec<T, E>,
+pub(crate) struct DistStencil<T: Scalar, E: Stencils = Host> {
+    forward: Direction<T::Real, E>,
+    adjoint: Direction<T::Real, E>,
     comm: Communicator,
-    /// Inputs and outputs of the forward direction.
-    ninputs: usize,
-    noutputs: usize,
     /// The global array has no elements (an axis of length 0): products have nothing to
     /// compute or exchange, on every rank alike.
     empty: bool,
@@ -148,17 +165,13 @@ pub(crate) struct DistStencil<T: Scalar, E: Banded = Host> {
     fingerprint: Fingerprint,
 }
 
-/// Why a host-variant stencil always has host slices.
-const HOST_ONLY: &str = "the host plan is built only on the Host engine";
-
 impl<T: Scalar> DistStencil<T> {
     /// Plans `outputs[t.out] = sum_t band_t (along t.axis) inputs[t.inp]` on `layout` (for every
-    /// input and output), and its adjoint. No communication.
+    /// input and output), and its adjoint, on the host. No communication.
     ///
     /// # Errors
-    /// As [`check_layout`]; [`Error::AxisOutOfRange`] for a term's axis;
-    /// [`Error::InvalidArgument`] beyond the engine's limits (32 dimensions, 64 stencil entries
-    /// per output row).
+    /// As [`check_layout`] and [`StencilPlan::new`] (an axis out of range, beyond the plan's
+    /// limits: 32 dimensions, 64 stencil entries per output element).
     pub(crate) fn new(
         what: &str,
         comm: &Communicator,
@@ -182,25 +195,14 @@ impl<T: Scalar> DistStencil<T> {
                 band: t.band.transpose(),
             })
             .collect();
-        let w = width::<T>();
-        let forward = Direction::new(what, comm.rank(), layout, w, ninputs, noutputs, terms)?;
-        let adjoint = Direction::new(
-            what,
-            comm.rank(),
-            layout,
-            w,
-            noutputs,
-            ninputs,
-            adjoint_terms,
-        )?;
+        let rank = comm.rank();
+        let plan = |arity, terms| StencilPlan::new::<T>(what, layout, rank, arity, terms);
+        let forward = plan((ninputs, noutputs), terms)?;
+        let adjoint = plan((noutputs, ninputs), adjoint_terms)?;
         Ok(DistStencil {
-            exec: Exec::Host {
-                forward: Box::new(forward),
-                adjoint: Box::new(adjoint),
-            },
+            forward: Direction::new(&Host, Arc::new(forward))?,
+            adjoint: Direction::new(&Host, Arc::new(adjoint))?,
             comm: comm.clone(),
-            ninputs,
-            noutputs,
             empty: layout.global_len() == 0,
             fingerprint,
         })
@@ -232,45 +234,31 @@ impl<T: Scalar> DistStencil<T> {
     }
 }
 
-impl<T: Scalar, E: Banded> DistStencil<T, E> {
+impl<T: Scalar, E: Stencils> DistStencil<T, E> {
     /// The fingerprint of the stencil's terms (see the field).
     pub(crate) fn fingerprint(&self) -> Fingerprint {
         self.fingerprint
     }
 
-    /// Writes the outputs of both directions of the host kernels with streaming stores from
-    /// `bytes` per rank on (see [`stream_min_bytes_option`]); nothing for the engine execution.
+    /// Writes the outputs of both directions with streaming stores from `bytes` per rank on,
+    /// on the host (see [`stream_min_bytes_option`]); never changes a value.
     pub(crate) fn with_stream_min_bytes(mut self, bytes: usize) -> Self {
-        if let Exec::Host { forward, adjoint } = &mut self.exec {
-            forward.plan.set_stream_min_bytes(bytes);
-            adjoint.plan.set_stream_min_bytes(bytes);
+        for dir in [&mut self.forward, &mut self.adjoint] {
+            Arc::make_mut(&mut dir.plan).set_stream_min_bytes(bytes);
         }
         self
     }
 
-    /// The same stencil running the engine execution on `engine` (also for `engine = Host`):
-    /// band tables uploaded and work buffers allocated there, once. No communication.
+    /// The same stencil on `engine` (also for `engine = Host`): the plans' tables uploaded and
+    /// work buffers allocated there, once. No communication.
     ///
     /// # Errors
     /// [`Error::Allocation`] if the engine has no room for the tables or buffers.
-    pub(crate) fn to_engine<F: Banded>(&self, engine: &F) -> Result<DistStencil<T, F>> {
-        let (forward, adjoint) = match &self.exec {
-            Exec::Host { forward, adjoint } => (
-                Arc::new(EnginePlan::new(&forward.plan, self.ninputs)?),
-                Arc::new(EnginePlan::new(&adjoint.plan, self.noutputs)?),
-            ),
-            Exec::Engine { forward, adjoint } => {
-                (Arc::clone(forward.plan()), Arc::clone(adjoint.plan()))
-            }
-        };
+    pub(crate) fn to_engine<F: Stencils>(&self, engine: &F) -> Result<DistStencil<T, F>> {
         Ok(DistStencil {
-            exec: Exec::Engine {
-                forward: EngineDirection::new(engine, forward)?,
-                adjoint: EngineDirection::new(engine, adjoint)?,
-            },
+            forward: Direction::new(engine, Arc::clone(&self.forward.plan))?,
+            adjoint: Direction::new(engine, Arc::clone(&self.adjoint.plan))?,
             comm: self.comm.clone(),
-            ninputs: self.ninputs,
-            noutputs: self.noutputs,
             empty: self.empty,
             fingerprint: self.fingerprint,
         })
@@ -285,7 +273,7 @@ impl<T: Scalar, E: Banded> DistStencil<T, E> {
         inputs: &[E::Slice<'_, T>],
         outputs: Vec<E::SliceMut<'_, T>>,
     ) -> Result<()> {
-        self.apply(false, inputs, outputs)
+        self.apply(&self.forward, inputs, outputs)
     }
 
     /// The adjoint product on this rank's blocks.
@@ -297,43 +285,22 @@ impl<T: Scalar, E: Banded> DistStencil<T, E> {
         inputs: &[E::Slice<'_, T>],
         outputs: Vec<E::SliceMut<'_, T>>,
     ) -> Result<()> {
-        self.apply(true, inputs, outputs)
+        self.apply(&self.adjoint, inputs, outputs)
     }
 
     fn apply(
         &self,
-        adjoint: bool,
+        direction: &Direction<T::Real, E>,
         inputs: &[E::Slice<'_, T>],
         outputs: Vec<E::SliceMut<'_, T>>,
     ) -> Result<()> {
         if self.empty {
             return Ok(());
         }
-        match &self.exec {
-            Exec::Host {
-                forward,
-                adjoint: backward,
-            } => {
-                let Direction { plan, host } = if adjoint { &**backward } else { &**forward };
-                let inputs: Vec<&[T::Real]> = inputs
-                    .iter()
-                    .map(|&x| real(E::on_host(x).expect(HOST_ONLY)))
-                    .collect();
-                let mut outputs: Vec<&mut [T::Real]> = outputs
-                    .into_iter()
-                    .map(|y| real_mut(E::on_host_mut(y).expect(HOST_ONLY)))
-                    .collect();
-                host.apply(plan, &self.comm, &inputs, &mut outputs);
-                Ok(())
-            }
-            Exec::Engine {
-                forward,
-                adjoint: backward,
-            } => {
-                let direction = if adjoint { backward } else { forward };
-                direction.apply(&self.comm, inputs, outputs)
-            }
-        }
+        let inputs: Vec<E::Slice<'_, T::Real>> = inputs.iter().map(|&x| E::reals(x)).collect();
+        let mut outputs: Vec<E::SliceMut<'_, T::Real>> =
+            outputs.into_iter().map(E::reals_mut).collect();
+        direction.apply(&self.comm, &inputs, &mut outputs)
     }
 }
 
@@ -341,7 +308,7 @@ impl<T: Scalar, E: Banded> DistStencil<T, E> {
 /// one-input, one-output [`DistStencil`]), `domain`, `range` and `comm`, named `$name`.
 macro_rules! single_stencil_operator {
     ($ty:ident, $name:literal) => {
-        impl<T: distlops_core::Scalar, E: distlops_core::Banded>
+        impl<T: distlops_core::Scalar, E: distlops_core::Stencils>
             distlops_core::operator::LinearOperator<T, E> for $ty<T, E>
         {
             stored_spaces!();
@@ -377,7 +344,7 @@ pub(crate) use single_stencil_operator;
 macro_rules! stencil_to_engine {
     ($ty:ident { $($field:ident),* $(,)? }) => {
         /// The same operator running on `engine` (see the [engines](Self#engines) section): its
-        /// band tables uploaded and its work buffers allocated there, once.
+        /// plans' tables uploaded and its work buffers allocated there, once.
         /// [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one
         /// small all-reduce), so a failure on one rank only is an error on every rank.
         ///
@@ -385,7 +352,7 @@ macro_rules! stencil_to_engine {
         /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room
         /// (on that rank;
         /// [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
-        pub fn to_engine<F: distlops_core::Banded>(
+        pub fn to_engine<F: distlops_core::Stencils>(
             &self,
             engine: &F,
         ) -> distlops_core::Result<$ty<T, F>> {
@@ -423,7 +390,7 @@ macro_rules! stream_min_bytes_option {
 }
 pub(crate) use stream_min_bytes_option;
 
-/// The scheme along `axis` of `layout`'s global shape, as a [`Band`].
+/// The scheme along `axis` of `layout`'s global shape, as a band.
 ///
 /// # Errors
 /// [`Error::AxisOutOfRange`]; [`Error::InvalidArgument`] if the axis is too short for the
@@ -433,7 +400,7 @@ pub(crate) fn band_along(
     layout: &Layout,
     axis: usize,
     scheme: &Scheme,
-) -> Result<Band> {
+) -> Result<StencilBand> {
     let ndim = layout.ndim();
     if axis >= ndim {
         return Err(Error::AxisOutOfRange {
@@ -442,7 +409,7 @@ pub(crate) fn band_along(
             ndim,
         });
     }
-    Band::new(what, axis, layout.global_shape()[axis], scheme)
+    Band::new(what, axis, layout.global_shape()[axis], scheme).map(Band::into_inner)
 }
 
 #[cfg(test)]
@@ -452,7 +419,7 @@ mod tests {
 
     /// The stream threshold is the operator's, for both directions: outputs of at least
     /// [`DEFAULT_STREAM_MIN_BYTES`](crate::DEFAULT_STREAM_MIN_BYTES) by default, else of at least
-    /// what [`DistStencil::with_stream_min_bytes`] sets.
+    /// what [`DistStencil::with_stream_min_bytes`] sets; the copy on another engine shares it.
     #[test]
     fn stream_threshold_is_per_operator() {
         let comm = Communicator::serial();
@@ -464,15 +431,14 @@ mod tests {
             .unwrap()
             .0
         };
-        let streams = |s: &DistStencil<f64>| match &s.exec {
-            Exec::Host { forward, adjoint } => (forward.plan.stream(), adjoint.plan.stream()),
-            Exec::Engine { .. } => unreachable!("built on the host"),
-        };
+        let streams = |s: &DistStencil<f64>| (s.forward.plan.stream(), s.adjoint.plan.stream());
         let bytes = 8 * 4 * std::mem::size_of::<f64>();
         assert_eq!(streams(&build()), (false, false));
         assert_eq!(streams(&build().with_stream_min_bytes(0)), (true, true));
         assert_eq!(streams(&build().with_stream_min_bytes(bytes)), (true, true));
         let above = build().with_stream_min_bytes(bytes + 1);
         assert_eq!(streams(&above), (false, false));
+        let moved = build().with_stream_min_bytes(0).to_engine(&Host).unwrap();
+        assert_eq!(streams(&moved), (true, true));
     }
 }

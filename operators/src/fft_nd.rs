@@ -3,19 +3,17 @@
 //! and 2-D forms [`Fft`] and [`Fft2d`].
 
 use crate::dist_stencil::check_layout;
-use crate::fft::engine::{EngineBuilder, EnginePipeline, Steps};
-use crate::fft::line::{AxisSpec, Dst, Src};
 use crate::fft::pipeline::{Builder, Pipeline};
-use crate::fft::split::Split;
-use crate::fft::{as_complex, as_complex_mut, fftfreq, fftshift, rfftfreq, FftNorm, FftReal};
-use crate::seam::{plain, plain_mut};
+use crate::fft::plan::{choose_stage, plan};
+use crate::fft::{fftfreq, fftshift, rfftfreq, AxisSpec, FftNorm, FftReal};
+use crate::seam::{block, block_mut};
 use distlops_core::operator::{LinearOperator, Space};
-use distlops_core::reals::{real, real_mut};
 use distlops_core::VectorRef;
 use distlops_core::{
     resolve_axes, resolve_axis, Communicator, DistVector, Error, Fingerprint, Fourier, Host,
-    Layout, Result, Scalar,
+    Layout, LineValues, Result, Scalar,
 };
+use std::sync::Arc;
 
 /// The keyword arguments of [`FftNd`], with the defaults of PyLops-MPI's `MPIFFTND`.
 ///
@@ -217,27 +215,24 @@ impl Default for FftNdParams {
 ///
 /// # Engines
 ///
-/// The constructors build the host operator (`E = Host`: the steps above, with rustfft).
-/// [`to_engine`](Self::to_engine) builds the same operator on any engine (`Cuda`, or `Host`,
-/// which runs the very same code on the host): the steps written once over the engine's
-/// primitives, all on the device. A line transform brings its axis last with strided copies
-/// (the input's ifftshift is a rotation, two copies; zero padding a fill; truncation a shorter
-/// copy), runs one batched FFT of every line of the rank's block (cuFFT on a device), applies
-/// the per-bin weights (the normalisation and the real transform's `sqrt(2)`) as a diagonal
-/// product on the real view, and copies the kept bins back (the output's fftshift, two
-/// copies). Real input is widened to complex, and the adjoint narrowed to real parts, by
-/// strided copies on the real view. A transpose packs its boxes with strided copies and moves
-/// them with one grouped exchange of engine buffers ([`Collectives::exchange`](distlops_core::Collectives::exchange)), between any two
-/// splits (the pencil's grid too). Communication per product is the host operator's (the
-/// same all-to-alls, slab or pencil); nothing goes through host memory. The FFT plans, weights
-/// and work buffers are made once, in `to_engine`. Results agree with the host operator to
-/// rounding, not bitwise (tested to a relative `1e-12` in double and `1e-4` in single precision
-/// against the output's norm); nor are engine results promised to be the same bits at every
-/// rank count. Two differences from the host path: there is no pruned chirp-z transform (the
-/// engine's FFT library plans every length), and a 1-D array is not transformed by the
-/// four-step algorithm: its padded signal is gathered on rank 0 by one all-to-all, transformed
-/// there and the kept bins spread back by another (the route of a prime `nfft` above), so rank
-/// 0 holds the whole signal.
+/// The constructors build the operator on the host (`E = Host`); [`to_engine`](Self::to_engine)
+/// builds the same operator on any engine (`Cuda`, or `Host` again). There is one execution,
+/// the steps above written once over the engine's primitives: a line transform is one
+/// [`Fourier::line_fft`] of the rank's block (on the host: rustfft on lines gathered with their
+/// shifts, padding and weights folded in, in tiles along strided axes, the pruned chirp-z
+/// transform where it pays; on a device: strided copies, one batched cuFFT, the per-bin weights
+/// as a diagonal product), a transpose packs its boxes with strided copies and moves them with
+/// one grouped exchange of engine buffers
+/// ([`Collectives::exchange`](distlops_core::Collectives::exchange)), and the four-step
+/// transform of a 1-D array reorders with index gathers ([`Fourier::gather`]) and one exchange
+/// and multiplies its twiddle factors as a diagonal product. Nothing goes through host memory;
+/// plans, tables and work buffers are made once, at construction or in `to_engine`. The moves
+/// are exact on every engine; the transforms are the engines' FFT libraries (rustfft, cuFFT),
+/// so a device's results agree with the host's to rounding, not bitwise (tested to a relative
+/// `1e-12` in double and `1e-4` in single precision against the output's norm), and the
+/// device has no pruned chirp-z transform (cuFFT plans every length). The same bits at every
+/// rank count are promised on the host (see Reproducibility); on a device they are not (cuFFT
+/// transforms a rank's lines in one batched plan whose size depends on the split).
 ///
 /// # PyLops-MPI
 ///
@@ -265,12 +260,10 @@ pub struct FftNd<T: Scalar, E: Fourier = Host>
 where
     T::Real: FftReal,
 {
-    path: Path<T::Real, E>,
-    /// What [`to_engine`](Self::to_engine) plans from: the domain's layout, the transforms, the
-    /// requested range axis.
-    layout: Layout,
-    specs: Vec<AxisSpec>,
-    out_axis: Option<usize>,
+    /// The products on `E`.
+    pipeline: Pipeline<T::Real, E>,
+    /// The steps, which [`to_engine`](Self::to_engine) makes on another engine.
+    steps: Arc<Builder<T::Real>>,
     domain: Space,
     range: Space,
     range_layout: Layout,
@@ -286,11 +279,16 @@ where
     fingerprint: Fingerprint,
 }
 
-/// How products run: the host pipeline (the constructors, `E = Host`), or the steps written over
-/// the engine ([`FftNd::to_engine`]).
-enum Path<R: FftReal, E: Fourier> {
-    Host(Pipeline<R>),
-    Engine(EnginePipeline<R, E>),
+/// What the domain and the range blocks of an [`FftNd`] of element type `T` hold: real values
+/// (real `T`), complex numbers whose real parts count (`real` with complex `T`) or complex
+/// numbers; the range holds complex numbers (as `(re, im)` pairs for real `T`).
+fn values<T: Scalar>(real: bool) -> (LineValues, LineValues) {
+    let domain = match (T::IS_COMPLEX, real) {
+        (false, _) => LineValues::Reals,
+        (true, true) => LineValues::RealParts,
+        (true, false) => LineValues::Complex,
+    };
+    (domain, LineValues::Complex)
 }
 
 /// One entry per axis: `v` itself, its single value repeated, or `default` when empty.
@@ -423,8 +421,8 @@ where
             })
             .collect();
         let stage = choose_stage(comm.size(), layout, &specs, out_axis, params.decomposition)?;
-        let (pipeline, range_layout) = plan(comm, layout, &specs, real, out_axis, &stage)?;
-        let pipeline = pipeline.finish(comm, real || !T::IS_COMPLEX, false);
+        let (steps, range_layout) = plan(comm, layout, &specs, real, out_axis, &stage)?;
+        let pipeline = steps.finish(&Host, comm, values::<T>(real))?;
         let dimsd = range_layout.global_shape().to_vec();
         let range = Space::array(if T::IS_COMPLEX {
             range_layout.clone()
@@ -438,12 +436,10 @@ where
             .words(&axes)
             .words(&nffts)
             .words(&[usize::from(real), params.norm.code() as usize])
-            .word(pipeline.fingerprint().value());
+            .word(steps.fingerprint().value());
         Ok(FftNd {
-            path: Path::Host(pipeline),
-            layout: layout.clone(),
-            specs,
-            out_axis,
+            pipeline,
+            steps: Arc::new(steps),
             domain: Space::array(layout.clone()),
             range,
             range_layout,
@@ -465,37 +461,23 @@ impl<T: Scalar, E: Fourier> FftNd<T, E>
 where
     T::Real: FftReal,
 {
-    /// The same operator with its products on `engine` (see [Engines](Self#engines)): the
-    /// steps planned again over the engine's primitives, the FFTs planned, the weights uploaded
-    /// and the work buffers allocated here, once. `to_engine(&Host)` runs the engine path on
-    /// the host. [Collective](distlops_core#collective-calls): the ranks agree on the outcome
+    /// The same operator with its products on `engine` (see [Engines](Self#engines)): the same
+    /// steps made on the engine, the line transforms planned, the tables uploaded and the work
+    /// buffers allocated here, once. [Collective](distlops_core#collective-calls): the ranks agree on the outcome
     /// (one small all-reduce), so a failure on one rank only is an error on every rank.
     ///
     /// # Errors
     /// [`Error::Allocation`] or [`Error::Device`] if the engine has no room for the buffers or
     /// rejects an FFT plan (on that rank; [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
     pub fn to_engine<F: Fourier>(&self, engine: &F) -> Result<FftNd<T, F>> {
-        let rank = self.comm.rank();
-        let mut b = EngineBuilder::new(&inside(&self.layout)?, rank);
-        let range = plan_steps(
-            &mut b,
-            &self.layout,
-            &self.specs,
-            self.real,
-            self.out_axis,
-            &self.stage,
-        )?;
-        debug_assert_eq!(range, self.range_layout);
-        let pipeline = self.comm.agree_value(b.finish::<T::Real, F>(
+        let pipeline = self.comm.agree_value(self.steps.finish(
             engine,
             &self.comm,
-            self.real || !T::IS_COMPLEX,
+            values::<T>(self.real),
         ))?;
         Ok(FftNd {
-            path: Path::Engine(pipeline),
-            layout: self.layout.clone(),
-            specs: self.specs.clone(),
-            out_axis: self.out_axis,
+            pipeline,
+            steps: Arc::clone(&self.steps),
             domain: self.domain.clone(),
             range: self.range.clone(),
             range_layout: self.range_layout.clone(),
@@ -508,7 +490,7 @@ where
             norm: self.norm,
             real: self.real,
             fs: self.fs.clone(),
-            fingerprint: self.fingerprint.text("engine path"),
+            fingerprint: self.fingerprint,
         })
     }
 
@@ -564,297 +546,16 @@ where
     }
 }
 
-/// Plans the host pipeline from `layout` through the transforms `specs` (see [`FftNd`] for the
-/// order and the layouts): the four-step algorithm for a 1-D array with a composite `nfft`,
-/// else [`plan_steps`]; returns the builder and the range layout.
-fn plan<R: FftReal>(
-    comm: &Communicator,
-    layout: &Layout,
-    specs: &[AxisSpec],
-    real: bool,
-    out_axis: Option<usize>,
-    stage: &FftStage,
-) -> Result<(Builder<R>, Layout)> {
-    if layout.ndim() == 1 {
-        if let Some((n1, n2)) = four_step_split(specs[0].nfft) {
-            return four_step(comm, layout, &specs[0], n1, n2);
-        }
-    }
-    let mut b = Builder::new(&inside(layout)?, comm.rank());
-    let range = plan_steps(&mut b, layout, specs, real, out_axis, stage)?;
-    Ok((b, range))
-}
-
-/// The layout the steps start from: `layout`, with a unit axis appended to a 1-D array.
-fn inside(layout: &Layout) -> Result<Layout> {
-    if layout.ndim() == 1 {
-        Layout::with_counts(&[layout.global_shape()[0], 1], 0, layout.counts())
-    } else {
-        Ok(layout.clone())
-    }
-}
-
-/// The global shape after the transforms along every transformed axis but `d0` (the shape the
-/// transforms along `d0` run on).
-fn stage_shape(layout: &Layout, specs: &[AxisSpec]) -> Vec<usize> {
-    let d0 = layout.axis();
-    let mut shape = layout.global_shape().to_vec();
-    for s in specs.iter().filter(|s| s.axis != d0) {
-        shape[s.axis] = s.keep;
-    }
-    shape
-}
-
-/// The longest axis of `shape` other than `d0` (the lowest on ties).
-fn longest_other(shape: &[usize], d0: usize) -> usize {
-    (0..shape.len())
-        .filter(|&a| a != d0)
-        .max_by_key(|&a| (shape[a], std::cmp::Reverse(a)))
-        .expect("arrays have two axes inside")
-}
-
-/// The pencil of `shape` on `nranks` ranks for transforms along `d0`: the two other axes and
-/// the grid `p1 x p2 <= nranks` that put the most ranks to work, `min(p1, n1) min(p2, n2)`
-/// (returned first), each factor cut to its axis' length. Ties go to the pairs with the slab's
-/// axis `slab` first (then the lower axes), and to the larger `p1` (the more slab-like grid).
-fn best_pencil(shape: &[usize], d0: usize, slab: usize, nranks: usize) -> (usize, FftStage) {
-    let others: Vec<usize> = (0..shape.len()).filter(|&a| a != d0).collect();
-    let mut pairs: Vec<[usize; 2]> = others
-        .iter()
-        .filter(|&&b| b != slab)
-        .map(|&b| [slab, b])
-        .collect();
-    for &a in &others {
-        for &b in others.iter().filter(|&&b| a < b && a != slab && b != slab) {
-            pairs.push([a, b]);
-        }
-    }
-    let mut best = (0, pairs[0], [1, 1]);
-    for axes in pairs {
-        for p1 in (1..=nranks).rev() {
-            let grid = [p1.min(shape[axes[0]]), (nranks / p1).min(shape[axes[1]])];
-            let held = grid[0] * grid[1];
-            if held > best.0 {
-                best = (held, axes, grid);
-            }
-        }
-    }
-    let (held, axes, grid) = best;
-    (held, FftStage::Pencil { axes, grid })
-}
-
-/// The stage of the transforms along the domain's distributed axis that `request` asks for, on
-/// `nranks` ranks (see [Partitions](FftNd#partitions)). No communication: the same on every
-/// rank.
-///
-/// # Errors
-/// [`Error::InvalidArgument`] for [`FftDecomposition::Pencil`] on an array of fewer than 3
-/// axes, or when the distributed axis is not transformed.
-fn choose_stage(
-    nranks: usize,
-    layout: &Layout,
-    specs: &[AxisSpec],
-    out_axis: Option<usize>,
-    request: FftDecomposition,
-) -> Result<FftStage> {
-    let d0 = layout.axis();
-    let transformed = specs.iter().any(|s| s.axis == d0);
-    let stage = if layout.ndim() == 1 {
-        FftStage::OneD
-    } else if !transformed {
-        FftStage::Local
-    } else {
-        let shape = stage_shape(layout, specs);
-        let slab = match out_axis {
-            Some(o) if o != d0 => o,
-            _ => longest_other(&shape, d0),
-        };
-        if layout.ndim() < 3 || request == FftDecomposition::Slab {
-            FftStage::Slab { axis: slab }
-        } else {
-            let (held, pencil) = best_pencil(&shape, d0, slab, nranks);
-            if request == FftDecomposition::Pencil || held > nranks.min(shape[slab]) {
-                pencil
-            } else {
-                FftStage::Slab { axis: slab }
-            }
-        }
-    };
-    if request == FftDecomposition::Pencil && !matches!(stage, FftStage::Pencil { .. }) {
-        return Err(Error::InvalidArgument(format!(
-            "FFTND: the pencil decomposition needs an array of at least 3 axes whose \
-             distributed axis is transformed, not {:?} distributed along axis {d0} with axes \
-             {:?} (use Auto or Slab)",
-            layout.global_shape(),
-            specs.iter().map(|s| s.axis).collect::<Vec<_>>()
-        )));
-    }
-    Ok(stage)
-}
-
-/// Plans the line transforms and transposes into `b` (which starts from [`inside`] of
-/// `layout`): the axes that are whole first, then the move to `stage` and the distributed
-/// axis, then a move to the range layout; returns the range layout (without the unit axis of
-/// 1-D arrays).
-fn plan_steps<P: Steps>(
-    b: &mut P,
-    layout: &Layout,
-    specs: &[AxisSpec],
-    real: bool,
-    out_axis: Option<usize>,
-    stage: &FftStage,
-) -> Result<Layout> {
-    let one_d = layout.ndim() == 1;
-    let d0 = layout.axis();
-    let half_axis = specs.last().map(|s| s.axis).filter(|_| real);
-    let mut stage1: Vec<&AxisSpec> = specs.iter().filter(|s| s.axis != d0).collect();
-    // The half-spectrum axis first (less data afterwards), then from the innermost axis out.
-    stage1.sort_by_key(|s| (Some(s.axis) != half_axis, std::cmp::Reverse(s.axis)));
-    for s in stage1 {
-        b.line(s)?;
-    }
-    let s0 = specs.iter().find(|s| s.axis == d0);
-    let mut target = if one_d { Some(0) } else { out_axis };
-    match (stage, s0) {
-        (FftStage::Local, _) | (_, None) => target = target.filter(|&o| o != d0),
-        (FftStage::OneD, Some(s0)) => {
-            // The unit axis of `inside`: the whole signal on rank 0.
-            b.transpose_to(1)?;
-            b.line(s0)?;
-        }
-        (FftStage::Slab { axis }, Some(s0)) => {
-            b.transpose_to(*axis)?;
-            b.line(s0)?;
-            target = target.filter(|&o| o != *axis);
-        }
-        (FftStage::Pencil { axes, grid }, Some(s0)) => {
-            let split = b.split();
-            let shape = split.global_shape().to_vec();
-            let next = Split::grid(&shape, split.nranks(), *axes, *grid);
-            b.move_to(next);
-            b.line(s0)?;
-            target = Some(out_axis.unwrap_or_else(|| longest_other(&shape, d0)));
-        }
-    }
-    if let Some(o) = target {
-        b.transpose_to(o)?;
-    }
-    let end = b
-        .split()
-        .as_layout()
-        .expect("the range is a one-axis layout")
-        .clone();
-    if one_d {
-        Layout::with_counts(&end.global_shape()[..1], 0, end.counts())
-    } else {
-        Ok(end)
-    }
-}
-
-/// `nfft = n1 n2` with `n1` the largest divisor at most `sqrt(nfft)`, if it is at least 2.
-fn four_step_split(nfft: usize) -> Option<(usize, usize)> {
-    let n1 = (2..=nfft)
-        .take_while(|d| d * d <= nfft)
-        .filter(|d| nfft % d == 0)
-        .last()?;
-    Some((n1, nfft / n1))
-}
-
-/// The four-step transform of a 1-D array along its distributed axis, `nfft = n1 n2`: the
-/// padded, shifted signal is reordered into an `n1 x n2` array split along its columns (sample
-/// `i1 n2 + i2` at `(i1, i2)`), transformed along the columns, multiplied by the twiddle factors
-/// `exp(-2 pi i k1 i2 / nfft)`, transposed to a split along the rows, transformed along the rows
-/// (bin `k1 + n1 k2` at `(k1, k2)`), and reordered into the kept, weighted, shifted bins split
-/// along the 1-D range. Three all-to-alls.
-fn four_step<R: FftReal>(
-    comm: &Communicator,
-    layout: &Layout,
-    spec: &AxisSpec,
-    n1: usize,
-    n2: usize,
-) -> Result<(Builder<R>, Layout)> {
-    let (n, nfft, keep) = (spec.n, spec.nfft, spec.keep);
-    let h = if spec.ifftshift { n / 2 } else { 0 };
-    let nranks = comm.size();
-    let mut b = Builder::new(layout, comm.rank());
-    b.permute(
-        Layout::scatter(&[n1, n2], 1, nranks)?,
-        &|j| (j < n.min(nfft)).then_some(((j + h) % n, 1.0)),
-        &|t| Some((t + n - h) % n).filter(|&i| i < nfft),
-    );
-    let whole = |axis: usize, len: usize| AxisSpec {
-        axis,
-        n: len,
-        nfft: len,
-        keep: len,
-        ifftshift: false,
-        fftshift: false,
-        weights: vec![1.0; len],
-    };
-    b.line(&whole(0, n1), false)?;
-    b.twiddle(&|g| {
-        let (k1, i2) = (g / n2, g % n2);
-        let angle = -2.0 * std::f64::consts::PI * ((k1 * i2) % nfft) as f64 / nfft as f64;
-        num_complex::Complex::new(R::real_from_f64(angle.cos()), R::real_from_f64(angle.sin()))
-    });
-    b.transpose_to(0, None)?;
-    b.line(&whole(1, n2), false)?;
-    let shift = spec.fftshift;
-    let out = Layout::scatter(&[keep], 0, nranks)?;
-    b.permute(
-        out.clone(),
-        &|j| {
-            let bin = if shift {
-                (j + keep - keep / 2) % keep
-            } else {
-                j
-            };
-            Some(((bin % n1) * n2 + bin / n1, spec.weights[bin]))
-        },
-        &|c| {
-            let k = c / n2 + n1 * (c % n2);
-            (k < keep).then_some(if shift { (k + keep / 2) % keep } else { k })
-        },
-    );
-    Ok((b, out))
-}
-
 impl<T: Scalar, E: Fourier> LinearOperator<T, E> for FftNd<T, E>
 where
     T::Real: FftReal,
 {
     stored_spaces!();
     fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
-        let pipeline = match &self.path {
-            Path::Engine(p) => return p.forward::<T>(plain(x), plain_mut(y)),
-            Path::Host(p) => p,
-        };
-        let xs = real(E::on_host(plain(x)).expect("host pipelines run on host vectors"));
-        let ys = E::on_host_mut(plain_mut(y)).expect("host pipelines run on host vectors");
-        let src = if T::IS_COMPLEX {
-            Src::Complex(as_complex(xs))
-        } else {
-            Src::Real(xs)
-        };
-        pipeline.forward(src, Dst::Complex(as_complex_mut(real_mut(ys))));
-        Ok(())
+        self.pipeline.forward::<T, T>(block(x), block_mut(y))
     }
     fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
-        let pipeline = match &self.path {
-            Path::Engine(p) => return p.adjoint::<T>(plain(y), plain_mut(x)),
-            Path::Host(p) => p,
-        };
-        let ys = real(E::on_host(plain(y)).expect("host pipelines run on host vectors"));
-        let src = Src::Complex(as_complex(ys));
-        let xs =
-            real_mut(E::on_host_mut(plain_mut(x)).expect("host pipelines run on host vectors"));
-        let dst = if T::IS_COMPLEX {
-            Dst::Complex(as_complex_mut(xs))
-        } else {
-            Dst::Real(xs)
-        };
-        pipeline.adjoint(src, dst);
-        Ok(())
+        self.pipeline.adjoint::<T, T>(block(y), block_mut(x))
     }
     fn name(&self) -> String {
         format!("FFTND(axes {:?}, nfft {:?})", self.axes, self.nffts)
@@ -930,241 +631,4 @@ macro_rules! delegate_fft {
     };
 }
 
-/// The keyword arguments of [`Fft`], with the defaults of PyLops' `FFT` (there is no
-/// PyLops-MPI 1-D FFT).
-#[derive(Debug, Clone, PartialEq)]
-pub struct FftParams {
-    /// The axis to transform (negative from the back). Default `-1`.
-    pub axis: isize,
-    /// The transform length (zero padding or truncation). Default: the axis' length.
-    pub nfft: Option<usize>,
-    /// The sampling step, for [`f`](Fft::f) only. Default `1.0`.
-    pub sampling: f64,
-    /// The normalisation. Default [`FftNorm::Ortho`] (PyLops' `FFT`).
-    pub norm: FftNorm,
-    /// Real input, half spectrum (see [`FftNd`]). Default `false`.
-    pub real: bool,
-    /// `ifftshift` the input first. Default `false`.
-    pub ifftshift_before: bool,
-    /// `fftshift` the output. Default `false`.
-    pub fftshift_after: bool,
-    /// The axis the range is distributed along (see [`FftNdParams::out_axis`]).
-    pub out_axis: Option<isize>,
-}
-
-impl Default for FftParams {
-    fn default() -> Self {
-        FftParams {
-            axis: -1,
-            nfft: None,
-            sampling: 1.0,
-            norm: FftNorm::Ortho,
-            real: false,
-            ifftshift_before: false,
-            fftshift_after: false,
-            out_axis: None,
-        }
-    }
-}
-
-/// The 1-D discrete Fourier transform along one axis of a distributed N-D array (PyLops'
-/// `FFT`): [`FftNd`] with one axis, with the same formula, partitions, communication and
-/// reproducibility. The transformed axis may be the distributed one (then one transpose each
-/// way). Dereferences to the [`FftNd`] for its accessors.
-pub struct Fft<T: Scalar, E: Fourier = Host>
-where
-    T::Real: FftReal,
-{
-    inner: FftNd<T, E>,
-}
-
-impl<T: Scalar> Fft<T>
-where
-    T::Real: FftReal,
-{
-    /// The transform of arrays of shape `dims` distributed along axis 0 (balanced).
-    ///
-    /// # Errors
-    /// As [`FftNd::with_layout`].
-    pub fn new(comm: &Communicator, dims: &[usize], params: FftParams) -> Result<Self> {
-        if dims.is_empty() {
-            return Err(Error::InvalidArgument(
-                "FFT needs at least one dimension".into(),
-            ));
-        }
-        Self::with_layout(comm, &Layout::scatter(dims, 0, comm.size())?, params)
-    }
-
-    /// The transform of arrays with the Scatter layout `layout`.
-    ///
-    /// # Errors
-    /// As [`FftNd::with_layout`].
-    pub fn with_layout(comm: &Communicator, layout: &Layout, params: FftParams) -> Result<Self> {
-        let nd = FftNdParams {
-            axes: vec![params.axis],
-            nfft: params.nfft.map(|n| vec![n]),
-            sampling: vec![params.sampling],
-            norm: params.norm,
-            real: params.real,
-            ifftshift_before: vec![params.ifftshift_before],
-            fftshift_after: vec![params.fftshift_after],
-            out_axis: params.out_axis,
-            ..Default::default()
-        };
-        Ok(Fft {
-            inner: FftNd::with_layout(comm, layout, nd)?,
-        })
-    }
-}
-
-impl<T: Scalar, E: Fourier> Fft<T, E>
-where
-    T::Real: FftReal,
-{
-    /// The frequencies (PyLops' `f`).
-    pub fn f(&self) -> &[f64] {
-        &self.inner.fs()[0]
-    }
-}
-
-delegate_fft!(Fft, "FFT");
-
-/// The keyword arguments of [`Fft2d`], with the defaults of PyLops-MPI's `MPIFFT2D`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Fft2dParams {
-    /// The two axes (negative from the back). Default `[0, 1]`.
-    pub axes: [isize; 2],
-    /// Transform lengths. Default: the axes' lengths.
-    pub nfft: Option<[usize; 2]>,
-    /// Sampling steps, for [`f1`](Fft2d::f1) and [`f2`](Fft2d::f2) only. Default `[1.0, 1.0]`.
-    pub sampling: [f64; 2],
-    /// The normalisation. Default [`FftNorm::None`].
-    pub norm: FftNorm,
-    /// Real input, half spectrum along `axes[1]` (see [`FftNd`]). Default `false`.
-    pub real: bool,
-    /// `ifftshift` the input along each axis first. Default `[false, false]`.
-    pub ifftshift_before: [bool; 2],
-    /// `fftshift` the output along each axis. Default `[false, false]`.
-    pub fftshift_after: [bool; 2],
-    /// The axis the range is distributed along (see [`FftNdParams::out_axis`]).
-    pub out_axis: Option<isize>,
-}
-
-impl Default for Fft2dParams {
-    fn default() -> Self {
-        Fft2dParams {
-            axes: [0, 1],
-            nfft: None,
-            sampling: [1.0, 1.0],
-            norm: FftNorm::None,
-            real: false,
-            ifftshift_before: [false; 2],
-            fftshift_after: [false; 2],
-            out_axis: None,
-        }
-    }
-}
-
-/// The 2-D discrete Fourier transform along two axes of a distributed N-D array (PyLops-MPI's
-/// `MPIFFT2D`): [`FftNd`] with two axes, with the same formula, partitions, communication and
-/// reproducibility. Dereferences to the [`FftNd`] for its accessors.
-pub struct Fft2d<T: Scalar, E: Fourier = Host>
-where
-    T::Real: FftReal,
-{
-    inner: FftNd<T, E>,
-}
-
-impl<T: Scalar> Fft2d<T>
-where
-    T::Real: FftReal,
-{
-    /// The transform of arrays of shape `dims` (at least 2-D) distributed along axis 0
-    /// (balanced).
-    ///
-    /// # Errors
-    /// As [`FftNd::with_layout`]; [`Error::InvalidArgument`] for fewer than 2 dimensions.
-    pub fn new(comm: &Communicator, dims: &[usize], params: Fft2dParams) -> Result<Self> {
-        if dims.len() < 2 {
-            return Err(Error::InvalidArgument(format!(
-                "FFT2D needs at least 2 dimensions, not {dims:?}"
-            )));
-        }
-        Self::with_layout(comm, &Layout::scatter(dims, 0, comm.size())?, params)
-    }
-
-    /// The transform of arrays with the Scatter layout `layout`.
-    ///
-    /// # Errors
-    /// As [`new`](Self::new).
-    pub fn with_layout(comm: &Communicator, layout: &Layout, params: Fft2dParams) -> Result<Self> {
-        if layout.ndim() < 2 {
-            return Err(Error::InvalidArgument(format!(
-                "FFT2D needs at least 2 dimensions, not {:?}",
-                layout.global_shape()
-            )));
-        }
-        let nd = FftNdParams {
-            axes: params.axes.to_vec(),
-            nfft: params.nfft.map(|n| n.to_vec()),
-            sampling: params.sampling.to_vec(),
-            norm: params.norm,
-            real: params.real,
-            ifftshift_before: params.ifftshift_before.to_vec(),
-            fftshift_after: params.fftshift_after.to_vec(),
-            out_axis: params.out_axis,
-            ..Default::default()
-        };
-        Ok(Fft2d {
-            inner: FftNd::with_layout(comm, layout, nd)?,
-        })
-    }
-}
-
-impl<T: Scalar, E: Fourier> Fft2d<T, E>
-where
-    T::Real: FftReal,
-{
-    /// The frequencies along the first axis (PyLops' `f1`).
-    pub fn f1(&self) -> &[f64] {
-        &self.inner.fs()[0]
-    }
-
-    /// The frequencies along the second axis (PyLops' `f2`).
-    pub fn f2(&self) -> &[f64] {
-        &self.inner.fs()[1]
-    }
-}
-
-delegate_fft!(Fft2d, "FFT2D");
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn pencil_of_the_docs() {
-        // dims (2000, 100, 100) along axis 0 on 256 ranks: the slab holds 100 ranks.
-        let (held, stage) = best_pencil(&[2000, 100, 100], 0, 1, 256);
-        assert_eq!(held, 256);
-        assert_eq!(
-            stage,
-            FftStage::Pencil {
-                axes: [1, 2],
-                grid: [64, 4]
-            }
-        );
-        // Ties go to the larger p1: 4 ranks, 5 x 3 x 2 array.
-        let (held, stage) = best_pencil(&[5, 3, 2], 0, 1, 4);
-        assert_eq!(
-            (held, stage),
-            (
-                4,
-                FftStage::Pencil {
-                    axes: [1, 2],
-                    grid: [2, 2]
-                }
-            )
-        );
-    }
-}
+pub(crate) use delegate_fft;

@@ -105,15 +105,29 @@ pub struct Fredholm1<T: Scalar, E: Dense = Host> {
 
 impl<T: Scalar> Fredholm1<T> {
     /// The operator of this rank's kernel slices `g` (`[nsl_rank, nx, ny]`). Collective (one
-    /// all-gather of the kernel shapes).
+    /// all-gather of the kernel shapes, one small all-reduce on the outcome): an error on one
+    /// rank only (`nz == 0` there) is an error on every rank.
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] on every rank if the ranks' slices differ in shape;
-    /// [`Error::InvalidArgument`] for `nz == 0` or a kernel without slices or with empty slices.
+    /// [`Error::InvalidArgument`] for `nz == 0` or a kernel without slices or with empty slices;
+    /// [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the ranks whose
+    /// own arguments were fine when another rank's were not.
     pub fn new(comm: &Communicator, g: ArrayView3<'_, T>, params: Fredholm1Params) -> Result<Self> {
-        const WHAT: &str = "Fredholm1";
         let (nsl, nx, ny) = g.dim();
-        let (counts, nx, ny) = kernel_split(comm, WHAT, [nsl, nx, ny])?;
+        let split = kernel_split(comm, "Fredholm1", [nsl, nx, ny])?;
+        comm.agree_value(Self::planned(comm, g, params, split))
+    }
+
+    /// [`new`](Self::new) after the kernel shapes are known on every rank. No communication.
+    fn planned(
+        comm: &Communicator,
+        g: ArrayView3<'_, T>,
+        params: Fredholm1Params,
+        (counts, nx, ny): (Vec<usize>, usize, usize),
+    ) -> Result<Self> {
+        const WHAT: &str = "Fredholm1";
+        let nsl = g.dim().0;
         let nz = params.nz;
         if nz == 0 || nx == 0 || ny == 0 {
             return Err(Error::InvalidArgument(format!(

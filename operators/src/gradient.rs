@@ -13,7 +13,7 @@ use distlops_core::operator::{LinearOperator, Space};
 #[cfg(doc)]
 use distlops_core::Error;
 use distlops_core::VectorRef;
-use distlops_core::{Banded, Communicator, DistVector, Host, Layout, Result, Scalar};
+use distlops_core::{Communicator, DistVector, Host, Layout, Result, Scalar, Stencils};
 
 /// `[y_0; y_1; ...; y_{ndim-1}] = [D_0; D_1; ...] x`, where `D_k` is the
 /// [`FirstDerivative`](crate::FirstDerivative) along axis `k` with step `sampling[k]`, `kind`,
@@ -41,22 +41,16 @@ use distlops_core::{Banded, Communicator, DistVector, Host, Layout, Result, Scal
 ///
 /// # Engines
 ///
-/// The constructors build the operator on the [`Host`](distlops_core::Host) with the host kernels
-/// described above. [`to_engine`](Self::to_engine) makes the same operator on any engine (a
-/// `Cuda` device, or the host itself), running one execution written once with the engine's
-/// primitives, all on the engine (nothing goes through host memory on a device):
-///
-/// * per product, the ghost slabs along the distributed axis are packed with strided copies
-///   and move in one `Collectives::exchange` (every rank takes part, also a rank without messages),
-///   and each input read along the distributed axis is extended with its ghost rows by strided
-///   copies (the exchange is not overlapped with computation, as it is on the host);
-/// * each component is one `Banded::band` (interior taps plus explicit boundary rows, in this
-///   rank's rows); the adjoint accumulates the transposed band of every component into `x`;
-/// * band tables and work buffers are allocated once, in `to_engine`; the stream threshold has no
-///   effect there.
-///
-/// Results agree with the host operator to rounding (relative `1e-12` in f64), not bitwise: the
-/// sums run in another order.
+/// The constructors build the operator on the [`Host`](distlops_core::Host);
+/// [`to_engine`](Self::to_engine) makes the same operator on any engine (a `Cuda` device, or the
+/// host itself), its plans' tables and work buffers allocated there once. Every engine runs one
+/// execution: the ghost slabs move in one exchange (every rank takes part, also a rank without
+/// messages) while the lines that read none are computed (overlapped on the host; on a device
+/// the exchange follows those kernels), then the rest, each part one call of the engine's
+/// [`Stencils`](distlops_core::Stencils) primitive. It computes every element with the same
+/// operations on every engine (fused multiply-adds over the merged stencil's sources in a fixed
+/// order), so the results are the same bits on every engine and on any number of ranks; the
+/// stream threshold only tunes the host's stores.
 ///
 /// # Example
 ///
@@ -77,7 +71,7 @@ use distlops_core::{Banded, Communicator, DistVector, Host, Layout, Result, Scal
 /// });
 /// assert!(ok.into_iter().all(|r| r.unwrap() == (2.0, 5.0)));
 /// ```
-pub struct Gradient<T: Scalar, E: Banded = Host> {
+pub struct Gradient<T: Scalar, E: Stencils = Host> {
     stencil: DistStencil<T, E>,
     domain: Space,
     range: Space,
@@ -168,7 +162,7 @@ impl<T: Scalar> Gradient<T> {
     stream_min_bytes_option!();
 }
 
-impl<T: Scalar, E: Banded> Gradient<T, E> {
+impl<T: Scalar, E: Stencils> Gradient<T, E> {
     stencil_to_engine!(Gradient {
         sampling,
         kind,
@@ -178,7 +172,7 @@ impl<T: Scalar, E: Banded> Gradient<T, E> {
     derivative_accessors!(axes);
 }
 
-impl<T: Scalar, E: Banded> LinearOperator<T, E> for Gradient<T, E> {
+impl<T: Scalar, E: Stencils> LinearOperator<T, E> for Gradient<T, E> {
     stored_spaces!();
     fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
         let outputs = parts_mut(y).iter_mut().map(plain_mut).collect();

@@ -1,435 +1,31 @@
 //! [`Halo`]: a Cartesian block decomposition of an N-D array, each block extended with halos
 //! (ghost cells) taken from its neighbours (PyLops-MPI's `MPIHalo` and `halo_block_split`).
+//!
+//! One execution on every engine, in the files of `halo/`: the options ([`HaloWidths`],
+//! [`HaloBoundary`], [`HaloBuilder`]), the decomposition (`geometry`), the plan of the messages
+//! and their boxes (`plan`), the buffers, exchange and forward product (`execution`), the adjoint
+//! and its order of sums (`adjoint`), and the crop.
 
-mod boxes;
+mod adjoint;
 mod crop;
-mod engine;
+mod execution;
+mod geometry;
+mod options;
+mod plan;
 
 use crate::seam::{plain, plain_mut};
-use boxes::Runs;
 use distlops_core::operator::{LinearOperator, Op, Space};
 use distlops_core::VectorRef;
 use distlops_core::{
-    balanced_counts, Communicator, DistVector, Engine, Error, Host, Layout, ReduceOp, Result,
-    Scalar,
+    Communicator, Compute, DistVector, Engine, Error, Host, Layout, Result, Scalar, StridedCopy,
 };
-use engine::HaloEngine;
+use execution::Buffers;
+pub use geometry::halo_block_split;
+use geometry::{lens, signed, start_in, unravel, Geometry};
 use ndarray::{ArrayD, ArrayViewD, IxDyn};
-use std::marker::PhantomData;
+pub use options::{HaloBoundary, HaloBuilder, HaloWidths};
+use plan::{box_copy, Plan};
 use std::ops::Range;
-use std::sync::Mutex;
-
-/// Halo widths: how many samples a block borrows from its neighbours before and after it along
-/// every axis.
-///
-/// Every form means the same thing on every rank and at every position in the grid; what happens
-/// at the edges of the global array is chosen separately with [`HaloBoundary`]. Widths are
-/// unsigned, so negative widths (an error in PyLops-MPI) cannot be written.
-///
-/// ```
-/// use distlops_operators::HaloWidths;
-/// assert_eq!(HaloWidths::from(2), HaloWidths::Uniform(2));
-/// assert_eq!(HaloWidths::from([1, 0]), HaloWidths::PerAxis(vec![1, 0]));
-/// assert_eq!(HaloWidths::from([(0, 1)]), HaloWidths::PerSide(vec![(0, 1)]));
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, Hash)]
-pub enum HaloWidths {
-    /// The same width on both sides of every axis (PyLops-MPI's `halo=int`).
-    Uniform(usize),
-    /// One width per axis, used on both sides (PyLops-MPI's tuple of length `ndim`).
-    PerAxis(Vec<usize>),
-    /// `(before, after)` for every axis (PyLops-MPI's tuple of length `2 ndim`,
-    /// `(h0-, h0+, h1-, h1+, ...)`, here as pairs).
-    PerSide(Vec<(usize, usize)>),
-}
-
-impl HaloWidths {
-    /// `(before, after)` per axis for an array with `ndim` axes.
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] if a per-axis or per-side list does not have `ndim` entries.
-    pub fn per_side(&self, ndim: usize) -> Result<Vec<(usize, usize)>> {
-        let check = |len: usize, what: &str| {
-            if len == ndim {
-                Ok(())
-            } else {
-                Err(Error::InvalidArgument(format!(
-                    "Halo: {len} {what} given for an array with {ndim} axes"
-                )))
-            }
-        };
-        match self {
-            HaloWidths::Uniform(w) => Ok(vec![(*w, *w); ndim]),
-            HaloWidths::PerAxis(w) => {
-                check(w.len(), "per-axis widths")?;
-                Ok(w.iter().map(|&w| (w, w)).collect())
-            }
-            HaloWidths::PerSide(w) => {
-                check(w.len(), "(before, after) width pairs")?;
-                Ok(w.clone())
-            }
-        }
-    }
-}
-
-impl From<usize> for HaloWidths {
-    fn from(w: usize) -> Self {
-        HaloWidths::Uniform(w)
-    }
-}
-impl From<Vec<usize>> for HaloWidths {
-    fn from(w: Vec<usize>) -> Self {
-        HaloWidths::PerAxis(w)
-    }
-}
-impl From<&[usize]> for HaloWidths {
-    fn from(w: &[usize]) -> Self {
-        HaloWidths::PerAxis(w.to_vec())
-    }
-}
-impl<const N: usize> From<[usize; N]> for HaloWidths {
-    fn from(w: [usize; N]) -> Self {
-        HaloWidths::PerAxis(w.to_vec())
-    }
-}
-impl From<Vec<(usize, usize)>> for HaloWidths {
-    fn from(w: Vec<(usize, usize)>) -> Self {
-        HaloWidths::PerSide(w)
-    }
-}
-impl From<&[(usize, usize)]> for HaloWidths {
-    fn from(w: &[(usize, usize)]) -> Self {
-        HaloWidths::PerSide(w.to_vec())
-    }
-}
-impl<const N: usize> From<[(usize, usize); N]> for HaloWidths {
-    fn from(w: [(usize, usize); N]) -> Self {
-        HaloWidths::PerSide(w.to_vec())
-    }
-}
-
-/// What a halo contains where it would reach past the edge of the global array.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-pub enum HaloBoundary {
-    /// The extended block stops at the global edge: along each axis it is the block widened by
-    /// `(before, after)` and clipped to `0..dims[axis]`, so a block on the global edge has no halo
-    /// on that side (PyLops-MPI's behaviour for a scalar `halo`, here for every width form). This
-    /// is what makes `Halo^H D_ext Halo` reproduce a serial stencil `D` with its own boundary rows.
-    #[default]
-    Trim,
-    /// The extended block always has the full widths; samples outside the global array are zero
-    /// (PyLops-MPI's behaviour for tuple halos). Every block of the same core shape then has the
-    /// same extended shape.
-    Zeros,
-}
-
-/// The block of rank `rank` in the Cartesian decomposition of an array of shape `dims` over a
-/// process grid `grid`: one index range per axis (PyLops-MPI's `halo_block_split`).
-///
-/// Ranks are placed row-major: rank `r` has grid coordinates `unravel(r, grid)` (the last axis
-/// varies fastest). Along axis `a`, `dims[a]` is split over `grid[a]` coordinates with the
-/// balanced rule of [`balanced_counts`]: the first `dims[a] % grid[a]` coordinates get one extra
-/// sample. PyLops-MPI uses blocks of `ceil(dims[a] / grid[a])`, which leaves the last blocks short
-/// or even negative (5 samples over 4 ranks: 2, 2, 1, -1); here they are 2, 1, 1, 1, and empty
-/// blocks only happen when `dims[a] < grid[a]`.
-///
-/// ```
-/// use distlops_operators::halo_block_split;
-/// assert_eq!(halo_block_split(&[5, 7], &[2, 2], 3)?, vec![3..5, 4..7]);
-/// # Ok::<(), distlops_core::Error>(())
-/// ```
-///
-/// # Errors
-/// [`Error::InvalidArgument`] if `grid` and `dims` differ in length or `rank` is not in the grid.
-pub fn halo_block_split(dims: &[usize], grid: &[usize], rank: usize) -> Result<Vec<Range<usize>>> {
-    if grid.len() != dims.len() {
-        return Err(Error::InvalidArgument(format!(
-            "halo_block_split: grid {grid:?} has {} axes, dims {dims:?} {}",
-            grid.len(),
-            dims.len()
-        )));
-    }
-    let nranks = grid.iter().try_fold(1usize, |a, &g| a.checked_mul(g));
-    if nranks.is_none_or(|n| rank >= n) {
-        return Err(Error::InvalidArgument(format!(
-            "halo_block_split: rank {rank} is not in the process grid {grid:?}"
-        )));
-    }
-    Ok(Geometry::bounds(dims, grid)
-        .iter()
-        .zip(unravel(rank, grid))
-        .map(|(b, c)| b[c]..b[c + 1])
-        .collect())
-}
-
-/// Row-major grid coordinates of `rank`.
-fn unravel(mut rank: usize, grid: &[usize]) -> Vec<usize> {
-    let mut coords = vec![0; grid.len()];
-    for (c, &g) in coords.iter_mut().zip(grid).rev() {
-        *c = rank % g;
-        rank /= g;
-    }
-    coords
-}
-
-/// The decomposition, identical on every rank.
-#[derive(Debug, Clone)]
-struct Geometry {
-    dims: Vec<usize>,
-    grid: Vec<usize>,
-    /// Per axis, where every grid coordinate's block starts (`grid[a] + 1` entries).
-    bounds: Vec<Vec<usize>>,
-    widths: Vec<(usize, usize)>,
-    boundary: HaloBoundary,
-}
-
-impl Geometry {
-    fn bounds(dims: &[usize], grid: &[usize]) -> Vec<Vec<usize>> {
-        dims.iter()
-            .zip(grid)
-            .map(|(&n, &g)| {
-                let mut b = vec![0];
-                for c in balanced_counts(n, g) {
-                    b.push(b.last().copied().unwrap_or(0) + c);
-                }
-                b
-            })
-            .collect()
-    }
-
-    /// Validates the arguments; the outcome depends on them only, so it is the same on every rank
-    /// that passes the same arguments.
-    fn new(
-        dims: &[usize],
-        grid: Option<&[usize]>,
-        widths: &HaloWidths,
-        boundary: HaloBoundary,
-        nranks: usize,
-    ) -> Result<Self> {
-        let ndim = dims.len();
-        if ndim == 0 {
-            return Err(Error::InvalidArgument(
-                "Halo: dims must have at least one axis".into(),
-            ));
-        }
-        let too_big = || Error::InvalidArgument(format!("Halo: dims {dims:?} are too large"));
-        let total = dims
-            .iter()
-            .try_fold(1usize, |a, &d| a.checked_mul(d))
-            .ok_or_else(too_big)?;
-        if isize::try_from(total).is_err() || dims.iter().any(|&d| isize::try_from(d).is_err()) {
-            return Err(too_big());
-        }
-        let grid = match grid {
-            Some(g) => g.to_vec(),
-            None => {
-                let mut g = vec![1; ndim];
-                g[ndim - 1] = nranks;
-                g
-            }
-        };
-        if grid.len() != ndim {
-            return Err(Error::InvalidArgument(format!(
-                "Halo: the process grid {grid:?} has {} axes, dims {dims:?} have {ndim}",
-                grid.len()
-            )));
-        }
-        let in_grid = grid.iter().try_fold(1usize, |a, &g| a.checked_mul(g));
-        if in_grid != Some(nranks) {
-            return Err(Error::InvalidArgument(format!(
-                "Halo: the process grid {grid:?} does not hold the {nranks} rank(s) of the \
-                 communicator (the product of its entries must equal the number of ranks)"
-            )));
-        }
-        let widths = widths.per_side(ndim)?;
-        if boundary == HaloBoundary::Zeros {
-            // The largest extended block must be addressable, with signed global coordinates.
-            let mut len = 1usize;
-            for ((&n, &g), &(b, a)) in dims.iter().zip(&grid).zip(&widths) {
-                // `ext + n` bounds the coordinates `-before` and `n + after` too.
-                let ext = n
-                    .div_ceil(g)
-                    .checked_add(b)
-                    .and_then(|v| v.checked_add(a))
-                    .filter(|&v| v.checked_add(n).is_some_and(|s| isize::try_from(s).is_ok()));
-                len = ext.and_then(|e| len.checked_mul(e)).ok_or_else(|| {
-                    Error::InvalidArgument(format!(
-                        "Halo: widths {widths:?} are too large for dims {dims:?}"
-                    ))
-                })?;
-            }
-            if isize::try_from(len).is_err() {
-                return Err(Error::InvalidArgument(format!(
-                    "Halo: widths {widths:?} are too large for dims {dims:?}"
-                )));
-            }
-        }
-        Ok(Geometry {
-            bounds: Self::bounds(dims, &grid),
-            dims: dims.to_vec(),
-            grid,
-            widths,
-            boundary,
-        })
-    }
-
-    /// The core block of `rank`, in global indices.
-    fn core(&self, rank: usize) -> Vec<Range<usize>> {
-        self.bounds
-            .iter()
-            .zip(unravel(rank, &self.grid))
-            .map(|(b, c)| b[c]..b[c + 1])
-            .collect()
-    }
-
-    /// The extended block of `rank`, in global indices (outside `0..dims` only for `Zeros`).
-    fn extended(&self, rank: usize) -> Vec<Range<isize>> {
-        self.core(rank)
-            .iter()
-            .zip(&self.dims)
-            .zip(&self.widths)
-            .map(|((c, &n), &(b, a))| match self.boundary {
-                HaloBoundary::Trim => {
-                    signed(c.start.saturating_sub(b)..c.end.saturating_add(a).min(n))
-                }
-                // Validated: these fit in isize.
-                HaloBoundary::Zeros => c.start as isize - b as isize..c.end as isize + a as isize,
-            })
-            .collect()
-    }
-}
-
-fn signed(r: Range<usize>) -> Range<isize> {
-    r.start as isize..r.end as isize
-}
-
-/// The shape of a box.
-fn lens(b: &[Range<isize>]) -> Vec<usize> {
-    b.iter()
-        .map(|r| (r.end - r.start).max(0) as usize)
-        .collect()
-}
-
-/// The intersection of two boxes, `None` when it is empty.
-fn intersect(a: &[Range<isize>], b: &[Range<isize>]) -> Option<Vec<Range<isize>>> {
-    let out: Vec<Range<isize>> = a
-        .iter()
-        .zip(b)
-        .map(|(x, y)| x.start.max(y.start)..x.end.min(y.end))
-        .collect();
-    out.iter().all(|r| r.start < r.end).then_some(out)
-}
-
-/// Where the box `inner` (global indices) starts inside the box `outer`.
-fn start_in(inner: &[Range<isize>], outer: &[Range<isize>]) -> Vec<usize> {
-    inner
-        .iter()
-        .zip(outer)
-        .map(|(i, o)| (i.start - o.start) as usize)
-        .collect()
-}
-
-/// A hash of the constructor's arguments, to check that every rank passed the same ones.
-fn fingerprint(
-    dims: &[usize],
-    grid: Option<&[usize]>,
-    widths: &HaloWidths,
-    boundary: HaloBoundary,
-) -> u64 {
-    let mut words: Vec<u64> = vec![dims.len() as u64];
-    words.extend(dims.iter().map(|&d| d as u64));
-    match grid {
-        Some(g) => {
-            words.push(g.len() as u64);
-            words.extend(g.iter().map(|&v| v as u64));
-        }
-        None => words.push(u64::MAX),
-    }
-    match widths {
-        HaloWidths::Uniform(w) => words.extend([1, *w as u64]),
-        HaloWidths::PerAxis(w) => {
-            words.extend([2, w.len() as u64]);
-            words.extend(w.iter().map(|&v| v as u64));
-        }
-        HaloWidths::PerSide(w) => {
-            words.extend([3, w.len() as u64]);
-            words.extend(w.iter().flat_map(|&(b, a)| [b as u64, a as u64]));
-        }
-    }
-    words.push(boundary as u64);
-    words.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &w| {
-        (h ^ w).wrapping_mul(0x0000_0100_0000_01b3).rotate_left(17)
-    })
-}
-
-/// Message buffers: one per forward send (core side) and one per forward receive (halo side).
-type Buffers<T> = (Vec<Vec<T>>, Vec<Vec<T>>);
-
-/// One message of an exchange: the peer and the box it covers in this rank's array (as runs,
-/// and as its start and shape).
-#[derive(Debug, Clone)]
-struct Message {
-    peer: usize,
-    runs: Runs,
-    start: Vec<usize>,
-    shape: Vec<usize>,
-}
-
-/// How products run: host loops over runs with host buffers (what the constructors build), or
-/// the engine execution on any engine (what [`Halo::to_engine`] builds, also for the host).
-enum Exec<T: Scalar, E: Engine> {
-    Host(Mutex<Buffers<T>>),
-    Engine(Box<HaloEngine<T, E>>),
-}
-
-/// Options for [`Halo`]: the process grid and the boundary rule. Made by [`Halo::builder`].
-#[derive(Debug, Clone)]
-pub struct HaloBuilder<T: Scalar> {
-    dims: Vec<usize>,
-    widths: HaloWidths,
-    grid: Option<Vec<usize>>,
-    boundary: HaloBoundary,
-    _scalar: PhantomData<fn() -> T>,
-}
-
-impl<T: Scalar> HaloBuilder<T> {
-    /// The process grid: `grid[a]` ranks along axis `a`, with the product equal to the number of
-    /// ranks (default: all ranks on the last axis, `[1, ..., 1, P]`, as PyLops-MPI). No
-    /// communication.
-    pub fn grid(mut self, grid: &[usize]) -> Self {
-        self.grid = Some(grid.to_vec());
-        self
-    }
-
-    /// What halos contain past the global edges (default [`HaloBoundary::Trim`]). No
-    /// communication.
-    pub fn boundary(mut self, boundary: HaloBoundary) -> Self {
-        self.boundary = boundary;
-        self
-    }
-
-    /// Builds the operator. [Collective](distlops_core#collective-calls): every rank of `comm`
-    /// calls it, with the same arguments (one all-reduce of two integers checks that they are).
-    ///
-    /// # Errors
-    /// [`Error::InvalidArgument`] on every rank if `dims` is empty or too large, if the grid does
-    /// not have one entry per axis or does not hold exactly the communicator's ranks, if a
-    /// per-axis or per-side width list does not have one entry per axis, if `Zeros` widths are
-    /// too large to address, or if the ranks passed different arguments.
-    pub fn build(&self, comm: &Communicator) -> Result<Halo<T>> {
-        let grid = self.grid.as_deref();
-        let local = Geometry::new(&self.dims, grid, &self.widths, self.boundary, comm.size());
-        let h = fingerprint(&self.dims, grid, &self.widths, self.boundary);
-        let mut both = [0u64; 2];
-        comm.all_reduce_into(&[h, !h], &mut both, ReduceOp::Max);
-        if both[0] != !both[1] {
-            return Err(Error::InvalidArgument(
-                "Halo: the ranks passed different dims, grid, widths or boundary".into(),
-            ));
-        }
-        Halo::from_geometry(comm, local?)
-    }
-}
 
 /// `y = H x`: every rank's block of an N-D array, extended with halos copied from the blocks
 /// around it (PyLops-MPI's `MPIHalo`).
@@ -455,16 +51,20 @@ impl<T: Scalar> HaloBuilder<T> {
 ///   [`scatter_global`](Self::scatter_global) and [`gather_global`](Self::gather_global)) ->
 ///   range Scatter (1-D; rank `r` holds `E_r` flattened in C order, of shape
 ///   [`extended_shape`](Self::extended_shape)).
-/// * Communication per product: one neighbour exchange (every message posted at once, the core
-///   copied while they travel), into buffers allocated at construction; no collectives.
+/// * Communication per product: one neighbour exchange (every message posted at once), into
+///   buffers allocated at construction; no collectives.
 /// * Engines: the constructors build it on the [`Host`]; [`to_engine`](Self::to_engine) makes
-///   the same operator on any engine (a `Cuda` device, or the host itself), written once with
-///   the engine's primitives: the message boxes are packed and placed with strided copies and
-///   move in one `Collectives::exchange` (every rank takes part), the adjoint adds each received box
-///   into its owner's samples with an `axpy` on a scratch buffer, in the host's order, so the
-///   results are the host operator's bits. Buffers are allocated once, in `to_engine`.
-///   [`crop`](Self::crop) runs on the operator's engine too; the global-array helpers
+///   the same operator on any engine (a `Cuda` device). One execution, written once over the
+///   engine's parts: the boxes of the messages are packed and placed with
+///   [`Compute::strided_copy`] and move in one `Collectives::exchange` (every rank takes part);
+///   the adjoint adds each received box into its owner's samples with [`Compute::strided_add`],
+///   one message at a time in ascending rank order after the owner's own value (see the order of
+///   the sums below), so every engine gives the same bits. [`crop`](Self::crop) runs on the
+///   operator's engine too; the global-array helpers
 ///   ([`scatter_global`](Self::scatter_global), ...) are host-only.
+/// * Sums of the adjoint, for a sample `i` of rank `r`'s core and `q1 < q2 < ...` the other ranks
+///   whose extended blocks hold it: `x[i] = ((y_r[i] + y_q1[i]) + y_q2[i]) + ...`, one rounded
+///   addition each, no fused operation.
 /// * Stencils: `H^H BlockDiag(D_ext) H` equals a serial operator `D` when the halo rows of
 ///   `D_ext`'s output are zero, e.g. `FirstDerivative` along one axis with widths `(0, 1)`
 ///   (forward), `(1, 0)` (backward), `1` (centred, order 3) or `2` (order 5) on that axis and `0`
@@ -473,8 +73,7 @@ impl<T: Scalar> HaloBuilder<T> {
 ///   [`HaloBoundary::Trim`], the rows at the global edges are `D`'s own boundary rows).
 /// * PyLops-MPI: `MPIHalo(dims, halo, proc_grid_shape)`. Differences: a true adjoint (PyLops-MPI's
 ///   adjoint only crops, so its operator fails the dot test; that crop is [`crop`](Self::crop)
-///   here); the
-///   balanced block split (PyLops-MPI's ceil rule can give negative blocks); one boundary rule
+///   here); the balanced block split (PyLops-MPI's ceil rule can give negative blocks); one boundary rule
 ///   for every width form, chosen with [`HaloBoundary`] (PyLops-MPI trims an `int` halo at the
 ///   global edges but fills tuple halos with zeros); any widths, including wider than a
 ///   neighbour's block and different before and after (PyLops-MPI exchanges with one neighbour
@@ -509,38 +108,20 @@ pub struct Halo<T: Scalar, E: Engine = Host> {
     core_shape: Vec<usize>,
     halo_widths: Vec<(usize, usize)>,
     extended_shape: Vec<usize>,
-    /// Forward: parts of this rank's core that other ranks' halos need.
-    sends: Vec<Message>,
-    /// Forward: parts of this rank's halo owned by other ranks.
-    recvs: Vec<Message>,
-    /// The core inside the extended block (as runs, and where it starts).
-    core_in_ext: Runs,
-    core_start_in_ext: Vec<usize>,
-    /// Some of the extended block lies outside the global array (only with `Zeros`).
-    zero_fill: bool,
-    /// On the host, one buffer per message of `sends` and of `recvs` (used the other way round
-    /// by the adjoint); on an engine, its buffers and copies.
-    exec: Exec<T, E>,
+    /// The messages, their boxes and copies (the same on every engine).
+    plan: Plan,
+    /// The message buffers on the operator's engine.
+    buffers: Buffers<T, E>,
     domain: Space,
     range: Space,
     comm: Communicator,
 }
 
-/// Host buffers for the messages of `sends` and `recvs`.
-fn host_buffers<T: Scalar>(sends: &[Message], recvs: &[Message]) -> Mutex<Buffers<T>> {
-    let bufs = |m: &[Message]| m.iter().map(|m| vec![T::zero(); m.runs.len()]).collect();
-    Mutex::new((bufs(sends), bufs(recvs)))
-}
-
-/// A copy: on an engine, cloning allocates the engine buffers again and panics if that fails
-/// (as a `Vec` does when memory runs out).
+/// A copy: cloning allocates the message buffers again and panics if that fails (as a `Vec`
+/// does when memory runs out).
 impl<T: Scalar, E: Engine> Clone for Halo<T, E> {
     fn clone(&self) -> Self {
-        let exec = match &self.exec {
-            Exec::Host(_) => Exec::Host(host_buffers(&self.sends, &self.recvs)),
-            Exec::Engine(e) => Exec::Engine(Box::new(e.again().expect("Halo: engine buffers"))),
-        };
-        self.with_exec(exec)
+        self.with_buffers(self.buffers.again().expect("Halo: message buffers"))
     }
 }
 
@@ -599,15 +180,11 @@ impl<T: Scalar> Halo<T> {
     /// # Ok::<(), distlops_core::Error>(())
     /// ```
     pub fn builder(dims: &[usize], widths: impl Into<HaloWidths>) -> HaloBuilder<T> {
-        HaloBuilder {
-            dims: dims.to_vec(),
-            widths: widths.into(),
-            grid: None,
-            boundary: HaloBoundary::default(),
-            _scalar: PhantomData,
-        }
+        HaloBuilder::new(dims, widths.into())
     }
 
+    /// The operator of a validated decomposition, on the host. [Collective](distlops_core#collective-calls):
+    /// the ranks agree on the allocation of the buffers (one small all-reduce).
     fn from_geometry(comm: &Communicator, geometry: Geometry) -> Result<Self> {
         let (me, size) = (comm.rank(), comm.size());
         let cores: Vec<Vec<Range<isize>>> = (0..size)
@@ -618,53 +195,21 @@ impl<T: Scalar> Halo<T> {
         let layout = |counts: Vec<usize>| Layout::with_counts(&[counts.iter().sum()], 0, &counts);
         let domain = Space::array(layout(cores.iter().map(|b| volume(b)).collect())?);
         let range = Space::array(layout(exts.iter().map(|b| volume(b)).collect())?);
+        let plan = Plan::new(me, &cores, &exts, &geometry.dims);
+        let buffers = comm.agree_value(Buffers::new(&Host, plan.buffer_lens))?;
         let (core, ext) = (&cores[me], &exts[me]);
-        let core_shape = lens(core);
-        let extended_shape = lens(ext);
-        let mut sends = Vec::new();
-        let mut recvs = Vec::new();
-        for q in (0..size).filter(|&q| q != me) {
-            let message = |outer: &[usize], part: &[Range<isize>], within: &[Range<isize>]| {
-                let (start, shape) = (start_in(part, within), lens(part));
-                let runs = Runs::new(outer, &start, &shape);
-                Message {
-                    peer: q,
-                    runs,
-                    start,
-                    shape,
-                }
-            };
-            if let Some(part) = intersect(core, &exts[q]) {
-                sends.push(message(&core_shape, &part, core));
-            }
-            if let Some(part) = intersect(&cores[q], ext) {
-                recvs.push(message(&extended_shape, &part, ext));
-            }
-        }
-        let core_start_in_ext = start_in(core, ext);
-        let core_in_ext = Runs::new(&extended_shape, &core_start_in_ext, &core_shape);
-        let zero_fill = ext
-            .iter()
-            .zip(&geometry.dims)
-            .any(|(r, &n)| r.start < 0 || r.end > n as isize);
-        let halo_widths = core
-            .iter()
-            .zip(ext)
-            .map(|(c, e)| ((c.start - e.start) as usize, (e.end - c.end) as usize))
-            .collect();
-        let exec = Exec::Host(host_buffers(&sends, &recvs));
         Ok(Halo {
             coords: unravel(me, &geometry.grid),
             core_offsets: core.iter().map(|r| r.start as usize).collect(),
-            core_shape,
-            halo_widths,
-            extended_shape,
-            sends,
-            recvs,
-            core_in_ext,
-            core_start_in_ext,
-            zero_fill,
-            exec,
+            core_shape: lens(core),
+            halo_widths: start_in(core, ext)
+                .into_iter()
+                .zip(core.iter().zip(ext))
+                .map(|(before, (c, e))| (before, (e.end - c.end) as usize))
+                .collect(),
+            extended_shape: lens(ext),
+            plan,
+            buffers,
             geometry,
             domain,
             range,
@@ -674,24 +219,19 @@ impl<T: Scalar> Halo<T> {
 }
 
 impl<T: Scalar, E: Engine> Halo<T, E> {
-    /// The same operator running on `engine`: its box copies planned and its message buffers
-    /// allocated there, once. [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one small all-reduce), so a failure on one rank only is an error on every rank. Products then pack and place the boxes with the
-    /// engine's strided copies and move them with one `Collectives::exchange`; the adjoint's sums
-    /// into the owners' samples are an `axpy` on each received box, in the host's order, so the
-    /// results are the host operator's bits.
+    /// The same operator running on `engine`, with its message buffers allocated there, once.
+    /// [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one small
+    /// all-reduce), so a failure on one rank only is an error on every rank. Products run the
+    /// one execution of [`Halo`] on that engine, with the same bits as on the host.
     ///
     /// # Errors
     /// [`Error::Allocation`] if the engine has no room for the buffers (on that rank;
     /// [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
     pub fn to_engine<F: Engine>(&self, engine: &F) -> Result<Halo<T, F>> {
-        let exec = self.comm.agree_value(HaloEngine::new(
-            engine,
-            (&self.core_shape, &self.extended_shape),
-            (&self.sends, &self.recvs),
-            &self.core_start_in_ext,
-            self.zero_fill,
-        ))?;
-        Ok(self.with_exec(Exec::Engine(Box::new(exec))))
+        let buffers = self
+            .comm
+            .agree_value(Buffers::new(engine, self.plan.buffer_lens))?;
+        Ok(self.with_buffers(buffers))
     }
 
     /// The crop `C`: range vectors (extended blocks) to domain vectors (their cores), dropping the
@@ -703,24 +243,19 @@ impl<T: Scalar, E: Engine> Halo<T, E> {
     /// (and the global boundary rows agree, as they do with [`HaloBoundary::Trim`]). Unlike
     /// PyLops-MPI's, the product's adjoint `H^H D_ext^H C^H` is exact.
     ///
-    /// On any engine: on the host the copies of the host path, elsewhere the engine's strided
-    /// copies (the same values).
+    /// On the operator's engine: one strided copy each way (and a fill of the halos with zeros
+    /// for the adjoint), the same bits on every engine.
     pub fn crop(&self) -> Op<T, E> {
         Op::new(crop::Crop::new(
-            self.core_in_ext.clone(),
-            (
-                &self.core_start_in_ext,
-                &self.core_shape,
-                &self.extended_shape,
-            ),
+            (self.plan.ext_to_core.clone(), self.plan.core_to_ext.clone()),
             self.range.clone(),
             self.domain.clone(),
             self.comm.clone(),
         ))
     }
 
-    /// The same operator with another execution.
-    fn with_exec<F: Engine>(&self, exec: Exec<T, F>) -> Halo<T, F> {
+    /// The same operator with other buffers (on another engine, or for a clone).
+    fn with_buffers<F: Engine>(&self, buffers: Buffers<T, F>) -> Halo<T, F> {
         Halo {
             geometry: self.geometry.clone(),
             coords: self.coords.clone(),
@@ -728,12 +263,8 @@ impl<T: Scalar, E: Engine> Halo<T, E> {
             core_shape: self.core_shape.clone(),
             halo_widths: self.halo_widths.clone(),
             extended_shape: self.extended_shape.clone(),
-            sends: self.sends.clone(),
-            recvs: self.recvs.clone(),
-            core_in_ext: self.core_in_ext.clone(),
-            core_start_in_ext: self.core_start_in_ext.clone(),
-            zero_fill: self.zero_fill,
-            exec,
+            plan: self.plan.clone(),
+            buffers,
             domain: self.domain.clone(),
             range: self.range.clone(),
             comm: self.comm.clone(),
@@ -828,8 +359,19 @@ impl<T: Scalar> Halo<T> {
         let global = global.as_standard_layout();
         let src = global.as_slice().expect("standard layout");
         let mut v = self.domain.zeros(&self.comm)?;
-        Runs::new(self.dims(), &self.core_offsets, &self.core_shape).pack(src, plain_mut(&mut v));
+        let core_len = self.core_shape.iter().product();
+        let gather = self.global_box(self.comm.rank(), (0, core_len), true);
+        Host::strided_copy(&gather, src, plain_mut(&mut v));
         Ok(v)
+    }
+
+    /// The copy between rank `r`'s core block in the global array and elements `at..` of a flat
+    /// buffer of `len` (to the buffer if `gather`).
+    fn global_box(&self, r: usize, (at, len): (usize, usize), gather: bool) -> StridedCopy {
+        let core = self.geometry.core(r);
+        let start: Vec<usize> = core.iter().map(|c| c.start).collect();
+        let shape: Vec<usize> = core.iter().map(|c| c.len()).collect();
+        box_copy(self.dims(), (&start, &shape), (at, len), gather)
     }
 
     /// The global N-D array of a domain vector, on every rank.
@@ -858,11 +400,9 @@ impl<T: Scalar> Halo<T> {
         let mut out = distlops_core::alloc::array_zeros(self.dims());
         let dst = out.as_slice_mut().expect("standard layout");
         for r in 0..self.comm.size() {
-            let core = self.geometry.core(r);
-            let start: Vec<usize> = core.iter().map(|c| c.start).collect();
-            let shape: Vec<usize> = core.iter().map(|c| c.len()).collect();
-            let at = layout.offset(r);
-            Runs::new(self.dims(), &start, &shape).unpack(&buf[at..at + layout.count(r)], dst);
+            let (at, n) = (layout.offset(r), layout.count(r));
+            let place = self.global_box(r, (0, n), false);
+            Host::strided_copy(&place, &buf[at..at + n], &mut *dst);
         }
         Ok(out)
     }
@@ -881,79 +421,16 @@ impl<T: Scalar> Halo<T> {
     }
 }
 
-/// Why the host variant always has host slices.
-const HOST_ONLY: &str = "Halo's host buffers are built only on the Host engine";
-
 impl<T: Scalar, E: Engine> LinearOperator<T, E> for Halo<T, E> {
     stored_spaces!();
     fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
-        let buffers = match &self.exec {
-            Exec::Host(buffers) => buffers,
-            Exec::Engine(e) => return e.forward(&self.comm, plain(x), plain_mut(y)),
-        };
-        let x = E::on_host(plain(x)).expect(HOST_ONLY);
-        let y = E::on_host_mut(plain_mut(y)).expect(HOST_ONLY);
-        let mut guard = buffers.lock().unwrap_or_else(|e| e.into_inner());
-        let (core_bufs, ext_bufs) = &mut *guard;
-        for (m, buf) in self.sends.iter().zip(core_bufs.iter_mut()) {
-            m.runs.pack(x, buf);
-        }
-        let sends: Vec<(usize, &[T])> = self
-            .sends
-            .iter()
-            .zip(core_bufs.iter())
-            .map(|(m, b)| (m.peer, &b[..]))
-            .collect();
-        let mut recvs: Vec<(usize, &mut [T])> = self
-            .recvs
-            .iter()
-            .zip(ext_bufs.iter_mut())
-            .map(|(m, b)| (m.peer, &mut b[..]))
-            .collect();
-        self.comm.exchange_overlapped(&sends, &mut recvs, || {
-            if self.zero_fill {
-                y.fill(T::zero());
-            }
-            self.core_in_ext.unpack(x, y);
-        });
-        drop(recvs);
-        for (m, buf) in self.recvs.iter().zip(ext_bufs.iter()) {
-            m.runs.unpack(buf, y);
-        }
-        Ok(())
+        self.plan
+            .forward(&self.buffers, &self.comm, plain(x), plain_mut(y))
     }
 
     fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
-        let buffers = match &self.exec {
-            Exec::Host(buffers) => buffers,
-            Exec::Engine(e) => return e.adjoint(&self.comm, plain(y), plain_mut(x)),
-        };
-        let y = E::on_host(plain(y)).expect(HOST_ONLY);
-        let x = E::on_host_mut(plain_mut(x)).expect(HOST_ONLY);
-        let mut guard = buffers.lock().unwrap_or_else(|e| e.into_inner());
-        let (core_bufs, ext_bufs) = &mut *guard;
-        for (m, buf) in self.recvs.iter().zip(ext_bufs.iter_mut()) {
-            m.runs.pack(y, buf);
-        }
-        let sends: Vec<(usize, &[T])> = self
-            .recvs
-            .iter()
-            .zip(ext_bufs.iter())
-            .map(|(m, b)| (m.peer, &b[..]))
-            .collect();
-        let mut recvs: Vec<(usize, &mut [T])> = self
-            .sends
-            .iter()
-            .zip(core_bufs.iter_mut())
-            .map(|(m, b)| (m.peer, &mut b[..]))
-            .collect();
-        self.comm
-            .exchange_overlapped(&sends, &mut recvs, || self.core_in_ext.pack(y, x));
-        drop(recvs);
-        for (m, buf) in self.sends.iter().zip(core_bufs.iter()) {
-            m.runs.unpack_add(buf, x);
-        }
-        Ok(())
+        self.plan
+            .adjoint(&self.buffers, &self.comm, plain(y), plain_mut(x))
     }
 
     fn name(&self) -> String {

@@ -55,10 +55,11 @@ macro_rules! stored_spaces {
 
 mod block_diag;
 mod broadcasted;
-mod combine;
 mod dist_matrix_mult;
 mod dist_stencil;
 mod fft;
+mod fft1d;
+mod fft2d;
 mod fft_nd;
 mod first_derivative;
 mod fredholm1;
@@ -68,7 +69,6 @@ mod hstack;
 mod laplacian;
 mod matrix_mult_block;
 mod mdc;
-mod mdc_engine;
 mod redistribute;
 mod seam;
 mod second_derivative;
@@ -79,12 +79,12 @@ mod vstack;
 
 pub use block_diag::BlockDiag;
 pub use broadcasted::Broadcasted;
-pub use combine::DEFAULT_STREAM_MIN_BYTES;
 pub use dist_matrix_mult::{DistMatrixMult, MatrixBlocks, MatrixMultKind, ProcessGrid};
+pub use distlops_core::engine::DEFAULT_STREAM_MIN_BYTES;
 pub use fft::{FftNorm, FftReal};
-pub use fft_nd::{
-    Fft, Fft2d, Fft2dParams, FftDecomposition, FftNd, FftNdParams, FftParams, FftStage,
-};
+pub use fft1d::{Fft, FftParams};
+pub use fft2d::{Fft2d, Fft2dParams};
+pub use fft_nd::{FftDecomposition, FftNd, FftNdParams, FftStage};
 pub use first_derivative::FirstDerivative;
 pub use fredholm1::{Fredholm1, Fredholm1Params};
 pub use gradient::{Gradient, GradientParams};
@@ -101,4 +101,4 @@ pub use summa::SummaMatrixMult;
 pub use vstack::VStack;
 pub mod local;
 pub mod wavelets;
-pub use local::{ConvolveMethod, DerivativeKind, FirstDerivativeParams, SecondDerivativeParams};
+pub use local::{DerivativeKind, FirstDerivativeParams, SecondDerivativeParams};

@@ -41,7 +41,12 @@ use std::sync::Mutex;
 ///
 /// **Communication per product** (none if `pc = 1`): forward, one all-gather of `N x M_i` over
 /// the `pc` ranks of each grid row; adjoint, one all-reduce of `K x M_i` over them. No
-/// metadata. The local products are GEMMs (GEMV when `M_i = 1`).
+/// metadata. The local products are the host's [`Dense::matmul_slices`] (a GEMM, or the
+/// streaming GEMV when `M_i = 1`).
+///
+/// **Host only, by design.** The blocks are host `Vec`s, and the all-gather and all-reduce run
+/// on host buffers through the communicator; a device version would keep `A` on the engine and
+/// reduce through [`Collectives`](distlops_core::Collectives), which this operator does not do.
 ///
 /// **Grid.** PyLops-MPI needs a square rank count (`P' x P'`, with `A` in `P'` row blocks and
 /// `X` in `P'` column blocks); any `pr x pc = P` works here. A larger `pc` splits `A` further

@@ -2,24 +2,20 @@
 //! (PyLops-MPI's `MPIMDC`), with model and data distributed and the time-frequency transforms
 //! distributed too.
 
-use crate::fft::kernel::KernelPlan;
-use crate::fft::line::{AxisSpec, Dst, Src};
-use crate::fft::pipeline::{Builder, Pipeline};
-use crate::fft::{as_complex, as_complex_mut, FftReal};
+use crate::fft::pipeline::{Builder, Cx, Pipeline};
+use crate::fft::{AxisSpec, FftReal};
 use crate::fredholm1::kernel_split;
-use crate::mdc_engine::{EngineMdc, MdcShape};
-use crate::seam::{plain, plain_mut};
+use crate::seam::{block, block_mut};
 use distlops_core::operator::{LinearOperator, Space};
-use distlops_core::reals::{real, real_mut};
 use distlops_core::VectorRef;
 use distlops_core::{
-    resolve_axis, Communicator, Dense, DistVector, Error, Fingerprint, Fourier, Host, Layout,
-    Result, Scalar,
+    resolve_axis, Communicator, Dense, DistVector, Error, Fingerprint, Fourier, HasComplex, Host,
+    Layout, LineValues, MatOp, Result, Scalar,
 };
 use ndarray::ArrayView3;
 use num_complex::Complex;
 use num_traits::Zero;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 
 /// The keyword arguments of [`Mdc`], with PyLops-MPI's defaults.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -95,19 +91,19 @@ impl Default for MdcParams {
 ///   product instead of 0.87-0.91 ms, the same checksums).
 /// * Reproducibility: every value comes from whole-trace transforms and per-frequency sums in a
 ///   fixed order: the same bits on any number of ranks (for given `model_axis` and `data_axis`).
-/// * Engines: [`new`](Self::new) makes the host operator (the pipeline above, rustfft and an
-///   explicit SIMD gemv). [`to_engine`](Self::to_engine) makes the same operator on any engine,
-///   written once over the engine primitives, so on a CUDA device every step runs there: the
-///   kernel (and `K^H` with `save_gt`) uploaded once, the real parts of the model moved to whole
-///   time traces by strided copies and one grouped exchange (none when the model is split along
-///   `r` or `v`), the ifftshift by two strided copies, the time transforms as one batched FFT per
-///   side (cuFFT), the real transform's weights by `diag_mul`, one exchange to the kernel's
-///   frequency split, the per-frequency products as one batched gemm
-///   ([`Dense::matmul_batched`]: `MatOp::N`, or `MatOp::H` without the saved `K^H`), one exchange back to whole traces, the inverse FFT and one last exchange to the
-///   data layout (none when it is split along `s` or `v`): the same spaces and the same
-///   communication as the host operator, every buffer allocated in `to_engine`. Results agree
-///   with the host operator to rounding, not bitwise (another FFT and another gemm order; the
-///   tests require 1e-11 relative in double precision).
+/// * Engines: [`new`](Self::new) makes the operator on the host, [`to_engine`](Self::to_engine)
+///   the same operator on any engine (a CUDA device). One execution, written over the engine's
+///   primitives: the moves of the real parts to whole time traces (strided copies and one
+///   grouped exchange), the time transforms ([`Fourier::line_fft`]: on the host rustfft on
+///   lines gathered with the ifftshift and weights folded in, or the pruned chirp-z transform
+///   for few kept bins of an awkward `nt`; on a device strided copies, one batched cuFFT and a
+///   diagonal product), the exchange to the kernel's frequency split, the per-frequency
+///   products as one [`Dense::matmul_batched`] (`MatOp::N`, or `MatOp::H` without the saved
+///   `K^H`; on the host an explicit SIMD complex gemv, on a device one batched cuBLAS gemm),
+///   the exchange back, the inverse transforms and the move to the data layout. The kernel is
+///   uploaded and every buffer allocated once. Host and device agree to rounding, not bitwise
+///   (another FFT library and another gemm order; the tests require 1e-11 relative in double
+///   precision); the same bits at every rank count are promised on the host, not on a device.
 /// * PyLops-MPI: `MPIMDC(G, nt, nv, nfreq, dt, dr, twosided, fftengine, saveGt, conj,
 ///   usematmul, prescaled)`; `fftengine` and `usematmul` choose Python libraries and have no
 ///   counterpart. A kernel with more frequencies than `nt / 2 + 1` is an error here (PyLops-MPI
@@ -116,13 +112,10 @@ pub struct Mdc<T: Scalar, E: Fourier + Dense = Host>
 where
     T::Real: FftReal,
 {
-    state: State<T::Real, E>,
-    /// This rank's kernel with `conj` and the scaling applied, `nf_local x ns x nr`.
-    kernel: Arc<Vec<Complex<T::Real>>>,
-    /// The kernel's frequencies on every rank.
-    counts: Vec<usize>,
-    twosided: bool,
-    save_gt: bool,
+    /// The products on `E`.
+    run: Products<T::Real, E>,
+    /// What [`to_engine`](Self::to_engine) makes the products from.
+    plan: Arc<Plan<T::Real>>,
     domain: Space,
     range: Space,
     comm: Communicator,
@@ -134,12 +127,120 @@ where
     fingerprint: Fingerprint,
 }
 
-/// How the products run: the host pipeline (operators made by [`Mdc::new`]), or the engine path
-/// (made by [`Mdc::to_engine`]). One per operator, so the variants' sizes do not matter.
-#[allow(clippy::large_enum_variant)]
-enum State<R: FftReal, E: Fourier + Dense> {
-    Host(Pipeline<R>),
-    Engine(EngineMdc<E, R>),
+/// The steps of a product before their engine is known: the moves and time transforms to and
+/// from the kernel's frequency split, and this rank's kernel.
+struct Plan<R: FftReal> {
+    /// Model (`(nt, nr, nv)`) to this rank's frequencies `(nf_local, nr, nv)`.
+    to_freq: Builder<R>,
+    /// This rank's frequencies `(nf_local, ns, nv)` to the data (`(nt, ns, nv)`).
+    from_freq: Builder<R>,
+    /// This rank's kernel with `conj` and the scaling applied, `nf_local x ns x nr`, and its
+    /// per-frequency adjoint `nf_local x nr x ns` with `save_gt`.
+    kernel: Vec<Cx<R>>,
+    kernel_h: Option<Vec<Cx<R>>>,
+    /// `(nf_local, ns, nr, nv)`.
+    dims: (usize, usize, usize, usize),
+    /// What the model and the data blocks hold.
+    values: LineValues,
+}
+
+/// The products on engine `E`: the two pipelines, the kernel and the frequency blocks.
+struct Products<R: FftReal, E: Fourier + Dense> {
+    to_freq: Pipeline<R, E>,
+    from_freq: Pipeline<R, E>,
+    kernel: E::Storage<Cx<R>>,
+    kernel_h: Option<E::Storage<Cx<R>>>,
+    dims: (usize, usize, usize, usize),
+    /// This rank's frequencies of the model and of the data.
+    blocks: Mutex<Blocks<R, E>>,
+}
+
+/// This rank's frequencies of the model (`nf_local x nr x nv`) and of the data (`x ns x nv`).
+struct Blocks<R: FftReal, E: Fourier + Dense> {
+    model: E::Storage<Cx<R>>,
+    data: E::Storage<Cx<R>>,
+}
+
+impl<R: FftReal> Plan<R> {
+    /// The products on `engine`: the pipelines made, the kernel uploaded, the frequency blocks
+    /// allocated. No communication.
+    fn on<E: Fourier + Dense>(&self, engine: &E, comm: &Communicator) -> Result<Products<R, E>> {
+        let (nf_local, ns, nr, nv) = self.dims;
+        let up = |k: &[Cx<R>]| engine.upload(ndarray::ArrayView1::from(k).into_dyn());
+        let v = self.values;
+        Ok(Products {
+            to_freq: self
+                .to_freq
+                .finish(engine, comm, (v, LineValues::Complex))?,
+            from_freq: self
+                .from_freq
+                .finish(engine, comm, (LineValues::Complex, v))?,
+            kernel: up(&self.kernel)?,
+            kernel_h: self.kernel_h.as_deref().map(up).transpose()?,
+            dims: self.dims,
+            blocks: Mutex::new(Blocks {
+                model: engine.zeros(&[(nf_local * nr * nv).max(1)])?,
+                data: engine.zeros(&[(nf_local * ns * nv).max(1)])?,
+            }),
+        })
+    }
+}
+
+impl<R: FftReal, E: Fourier + Dense> Products<R, E> {
+    /// `y = F^H K F x` (`adjoint`: `x = F^H K^H F y`) on this rank's blocks. Collective when
+    /// there are exchanges.
+    fn apply<T: Scalar<Real = R>>(
+        &self,
+        adjoint: bool,
+        x: &E::Storage<T>,
+        y: &mut E::Storage<T>,
+    ) -> Result<()> {
+        let (nf_local, ns, nr, nv) = self.dims;
+        let mut guard = self.blocks.lock().unwrap_or_else(|e| e.into_inner());
+        let Blocks { model: m, data: d } = &mut *guard;
+        let (lm, ld) = (nf_local * nr * nv, nf_local * ns * nv);
+        if adjoint {
+            self.from_freq.adjoint(x, d)?;
+            {
+                let mut m_out = E::slice_mut(m);
+                let m_out = E::sub_mut(&mut m_out, 0..lm);
+                let d_in = E::sub(E::slice(d), 0..ld);
+                match &self.kernel_h {
+                    Some(kh) => E::matmul_batched(
+                        MatOp::N,
+                        (nr, ns, nv),
+                        nf_local,
+                        E::slice(kh),
+                        d_in,
+                        m_out,
+                    )?,
+                    None => E::matmul_batched(
+                        MatOp::H,
+                        (ns, nr, nv),
+                        nf_local,
+                        E::slice(&self.kernel),
+                        d_in,
+                        m_out,
+                    )?,
+                }
+            }
+            self.to_freq.adjoint(m, y)
+        } else {
+            self.to_freq.forward(x, m)?;
+            {
+                let mut d_out = E::slice_mut(d);
+                E::matmul_batched(
+                    MatOp::N,
+                    (ns, nr, nv),
+                    nf_local,
+                    E::slice(&self.kernel),
+                    E::sub(E::slice(m), 0..lm),
+                    E::sub_mut(&mut d_out, 0..ld),
+                )?;
+            }
+            self.from_freq.forward(d, y)
+        }
+    }
 }
 
 impl<T: Scalar> Mdc<T>
@@ -148,15 +249,18 @@ where
 {
     /// The convolution with this rank's frequencies `g` (`[nf_rank, ns, nr]`) of the kernel, for
     /// models of `nt` times and `nv` virtual sources. Collective (one all-gather of the kernel
-    /// shapes).
+    /// shapes, one small all-reduce on the outcome): an error on one rank only (a wrong `nt`,
+    /// `nfreq` or axis there) is an error on every rank.
     ///
     /// # Errors
-    /// * [`Error::ShapeMismatch`] on every rank if the ranks' kernels differ in `(ns, nr)`, or if
-    ///   `nfreq` is given and the kernel has another number of frequencies over all ranks.
+    /// * [`Error::ShapeMismatch`] if the ranks' kernels differ in `(ns, nr)`, or if `nfreq` is
+    ///   given and the kernel has another number of frequencies over all ranks.
     /// * [`Error::InvalidArgument`] for `nt` or `nv` zero, an even `nt` with `twosided`, a
     ///   kernel without frequencies or with more than `nt / 2 + 1`, empty kernel slices, or a
     ///   non-finite scaling.
     /// * [`Error::AxisOutOfRange`] for `model_axis` or `data_axis` outside the 3 axes.
+    /// * [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the ranks
+    ///   whose own arguments were fine when another rank's were not.
     pub fn new(
         comm: &Communicator,
         g: ArrayView3<'_, Complex<T::Real>>,
@@ -164,9 +268,21 @@ where
         nv: usize,
         params: MdcParams,
     ) -> Result<Self> {
-        const WHAT: &str = "MDC";
         let (nf_local, ns, nr) = g.dim();
-        let (counts, ns, nr) = kernel_split(comm, WHAT, [nf_local, ns, nr])?;
+        let split = kernel_split(comm, "MDC", [nf_local, ns, nr])?;
+        comm.agree_value(Self::planned(comm, g, (nt, nv), params, split))
+    }
+
+    /// [`new`](Self::new) after the kernel shapes are known on every rank. No communication.
+    fn planned(
+        comm: &Communicator,
+        g: ArrayView3<'_, Complex<T::Real>>,
+        (nt, nv): (usize, usize),
+        params: MdcParams,
+        (counts, ns, nr): (Vec<usize>, usize, usize),
+    ) -> Result<Self> {
+        const WHAT: &str = "MDC";
+        let nf_local = g.dim().0;
         let nf: usize = counts.iter().sum();
         if nt == 0 || nv == 0 || ns == 0 || nr == 0 {
             return Err(Error::InvalidArgument(format!(
@@ -203,25 +319,22 @@ where
             )));
         }
         let c = <T::Real as distlops_core::RealScalar>::real_from_f64(scale);
+        let cx = |v: Complex<T::Real>| <T::Real as HasComplex>::complex(v.re, v.im);
         let k: Vec<Complex<T::Real>> = g
             .iter()
             .map(|&v| if params.conj { v.conj() * c } else { v * c })
             .collect();
-        let k = Arc::new(k);
-        let kernel = Arc::clone(&k);
-        let kt = if params.save_gt {
-            let mut kt = vec![Complex::zero(); k.len()];
+        let kernel_h = params.save_gt.then(|| {
+            let mut kt = vec![cx(Complex::zero()); k.len()];
             for f in 0..nf_local {
                 for s in 0..ns {
                     for r in 0..nr {
-                        kt[(f * nr + r) * ns + s] = k[(f * ns + s) * nr + r].conj();
+                        kt[(f * nr + r) * ns + s] = cx(k[(f * ns + s) * nr + r].conj());
                     }
                 }
             }
-            Some(Arc::new(kt))
-        } else {
-            None
-        };
+            kt
+        });
         let spec = |n_out: usize, shift: bool| {
             let w = 1.0 / (nt as f64).sqrt();
             AxisSpec {
@@ -244,40 +357,40 @@ where
         };
         let model = Layout::scatter(&[nt, nr, nv], model_axis, comm.size())?;
         let rank = comm.rank();
-        let mut b = Builder::new(&model, rank);
+        let mut to_freq = Builder::new(&model, rank);
         if model_axis == 0 {
-            b.transpose_to(1, None)?;
+            to_freq.transpose_to(1, None)?;
         }
-        b.line(&spec(nf, params.twosided), false)?;
-        b.transpose_to(0, Some(&counts))?;
-        let forward = KernelPlan::new(Arc::clone(&k), (nf_local, ns, nr), nv, false);
-        let adjoint = match kt {
-            Some(kt) => KernelPlan::new(kt, (nf_local, nr, ns), nv, false),
-            None => KernelPlan::new(k, (nf_local, ns, nr), nv, true),
-        };
-        b.kernel(
-            forward,
-            adjoint,
-            Layout::with_counts(&[nf, ns, nv], 0, &counts)?,
-        );
-        b.transpose_to(if data_axis == 0 { 1 } else { data_axis }, None)?;
-        b.line(&spec(nf, false), true)?;
+        to_freq.line(&spec(nf, params.twosided), false)?;
+        to_freq.transpose_to(0, Some(&counts))?;
+        let mut from_freq = Builder::new(&Layout::with_counts(&[nf, ns, nv], 0, &counts)?, rank);
+        from_freq.transpose_to(if data_axis == 0 { 1 } else { data_axis }, None)?;
+        from_freq.line(&spec(nf, false), true)?;
         if data_axis == 0 {
-            b.transpose_to(0, None)?;
+            from_freq.transpose_to(0, None)?;
         }
-        let data = b.layout().clone();
-        let pipeline = b.finish(comm, true, true);
+        let data = from_freq.layout().clone();
         let fingerprint = Fingerprint::default()
             .text(WHAT)
             .words(&[nt, nv, nf, ns, nr, model_axis, data_axis])
             .words(&counts)
-            .word(pipeline.fingerprint().value());
+            .word(to_freq.fingerprint().value())
+            .word(from_freq.fingerprint().value());
+        let plan = Plan {
+            to_freq,
+            from_freq,
+            kernel: k.into_iter().map(cx).collect(),
+            kernel_h,
+            dims: (nf_local, ns, nr, nv),
+            values: if T::IS_COMPLEX {
+                LineValues::RealParts
+            } else {
+                LineValues::Reals
+            },
+        };
         Ok(Mdc {
-            state: State::Host(pipeline),
-            kernel,
-            counts,
-            twosided: params.twosided,
-            save_gt: params.save_gt,
+            run: plan.on(&Host, comm)?,
+            plan: Arc::new(plan),
             domain: Space::array(model),
             range: Space::array(data),
             comm: comm.clone(),
@@ -295,41 +408,22 @@ impl<T: Scalar, E: Fourier + Dense> Mdc<T, E>
 where
     T::Real: FftReal,
 {
-    /// The same operator running on `engine`: the kernel (and `K^H` with `save_gt`) uploaded
-    /// once, the FFTs planned once and every work buffer allocated here, not per product.
-    /// `to_engine(&Host)` runs the engine path on the host. The spaces are this operator's, so
-    /// the products take and return the same blocks. [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one small
+    /// The same operator running on `engine` (see the Engines entry above): the kernel (and
+    /// `K^H` with `save_gt`) uploaded once, the time transforms planned once and every work
+    /// buffer allocated here, not per product. The spaces are this operator's, so the
+    /// products take and return the same blocks.
+    /// [Collective](distlops_core#collective-calls): the ranks agree on the outcome (one small
     /// all-reduce), so a failure on one rank only is an error on every rank.
     ///
     /// # Errors
     /// [`Error::Allocation`] if the engine has no room; what the engine's FFT plans report (on
-    /// that rank; [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the others).
+    /// that rank; [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the
+    /// others).
     pub fn to_engine<F: Fourier + Dense>(&self, engine: &F) -> Result<Mdc<T, F>> {
-        let layout = |s: &Space| s.layout().cloned().expect("MDC's spaces are plain");
-        let (model, data) = (layout(&self.domain), layout(&self.range));
-        let state = self.comm.agree_value(EngineMdc::new(
-            engine,
-            &self.comm,
-            &MdcShape {
-                kernel: &self.kernel,
-                counts: &self.counts,
-                nt: self.nt,
-                nv: self.nv,
-                ns: self.ns,
-                nr: self.nr,
-                twosided: self.twosided,
-                save_gt: self.save_gt,
-                model: &model,
-                data: &data,
-                width: distlops_core::reals::width::<T>(),
-            },
-        ))?;
+        let run = self.comm.agree_value(self.plan.on(engine, &self.comm))?;
         Ok(Mdc {
-            state: State::Engine(state),
-            kernel: Arc::clone(&self.kernel),
-            counts: self.counts.clone(),
-            twosided: self.twosided,
-            save_gt: self.save_gt,
+            run,
+            plan: Arc::clone(&self.plan),
             domain: self.domain.clone(),
             range: self.range.clone(),
             comm: self.comm.clone(),
@@ -374,16 +468,10 @@ where
 {
     stored_spaces!();
     fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
-        match &self.state {
-            State::Engine(e) => e.forward::<T>(plain(x), plain_mut(y)),
-            State::Host(pipeline) => host_product::<T, E>(pipeline, false, plain(x), plain_mut(y)),
-        }
+        self.run.apply::<T>(false, block(x), block_mut(y))
     }
     fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
-        match &self.state {
-            State::Engine(e) => e.adjoint::<T>(plain(y), plain_mut(x)),
-            State::Host(pipeline) => host_product::<T, E>(pipeline, true, plain(y), plain_mut(x)),
-        }
+        self.run.apply::<T>(true, block(y), block_mut(x))
     }
     fn name(&self) -> String {
         format!(
@@ -394,36 +482,4 @@ where
     fn fingerprint(&self) -> Fingerprint {
         self.fingerprint
     }
-}
-
-/// A product of the host pipeline (operators made by [`Mdc::new`], whose engine is the host):
-/// real inputs and outputs as reals, complex ones as complex numbers.
-fn host_product<T: Scalar, E: Fourier + Dense>(
-    pipeline: &Pipeline<T::Real>,
-    adjoint: bool,
-    x: E::Slice<'_, T>,
-    y: E::SliceMut<'_, T>,
-) -> Result<()>
-where
-    T::Real: FftReal,
-{
-    let host = "the host pipeline runs on host vectors (Mdc::new makes Mdc<T, Host>)";
-    let (xs, ys) = (
-        real(E::on_host(x).expect(host)),
-        real_mut(E::on_host_mut(y).expect(host)),
-    );
-    let (src, dst) = if T::IS_COMPLEX {
-        (
-            Src::Complex(as_complex(xs)),
-            Dst::Complex(as_complex_mut(ys)),
-        )
-    } else {
-        (Src::Real(xs), Dst::Real(ys))
-    };
-    if adjoint {
-        pipeline.adjoint(src, dst);
-    } else {
-        pipeline.forward(src, dst);
-    }
-    Ok(())
 }

@@ -33,6 +33,24 @@ pub(crate) fn plain<'a, T: Scalar, E: Engine>(
     )
 }
 
+/// The local block of a plain vector (operators check spaces before calling).
+pub(crate) fn block<'a, T: Scalar, E: Engine>(
+    v: impl Into<VectorRef<'a, T, E>>,
+) -> &'a E::Storage<T> {
+    v.into()
+        .as_array()
+        .expect("the space check admits plain vectors only")
+        .local_block()
+}
+
+/// The mutable local block of a plain vector.
+pub(crate) fn block_mut<T: Scalar, E: Engine>(v: &mut DistVector<T, E>) -> &mut E::Storage<T> {
+    match v {
+        DistVector::Array(a) => a.local_block_mut(),
+        DistVector::Stacked(_) => unreachable!("the space check admits plain vectors only"),
+    }
+}
+
 /// The mutable local slice of a plain vector.
 pub(crate) fn plain_mut<T: Scalar, E: Engine>(v: &mut DistVector<T, E>) -> E::SliceMut<'_, T> {
     match v {

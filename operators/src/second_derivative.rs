@@ -7,7 +7,7 @@ use crate::dist_stencil::{
 use crate::local::stencil::{derivative_accessors, Scheme};
 use crate::local::{DerivativeKind, SecondDerivativeParams};
 use distlops_core::operator::Space;
-use distlops_core::{resolve_axis, Banded, Communicator, Host, Layout, Result, Scalar};
+use distlops_core::{resolve_axis, Communicator, Host, Layout, Result, Scalar, Stencils};
 
 /// Second derivative along `axis` of a distributed array, by the three-point finite difference
 /// with step `sampling` (`dx`): the values of PyLops' serial `SecondDerivative` on the gathered
@@ -38,22 +38,16 @@ use distlops_core::{resolve_axis, Banded, Communicator, Host, Layout, Result, Sc
 ///
 /// # Engines
 ///
-/// The constructors build the operator on the [`Host`](distlops_core::Host) with the host kernels
-/// described above. [`to_engine`](Self::to_engine) makes the same operator on any engine (a
-/// `Cuda` device, or the host itself), running one execution written once with the engine's
-/// primitives, all on the engine (nothing goes through host memory on a device):
-///
-/// * per product, the ghost slabs along the distributed axis are packed with strided copies
-///   and move in one `Collectives::exchange` (every rank takes part, also a rank without messages),
-///   and each input read along the distributed axis is extended with its ghost rows by strided
-///   copies (the exchange is not overlapped with computation, as it is on the host);
-/// * the derivative is one `Banded::band` (interior taps plus explicit boundary rows, in this
-///   rank's rows), its adjoint the band of the transposed matrix;
-/// * band tables and work buffers are allocated once, in `to_engine`; the stream threshold has no
-///   effect there.
-///
-/// Results agree with the host operator to rounding (relative `1e-12` in f64), not bitwise: the
-/// sums run in another order.
+/// The constructors build the operator on the [`Host`](distlops_core::Host);
+/// [`to_engine`](Self::to_engine) makes the same operator on any engine (a `Cuda` device, or the
+/// host itself), its plans' tables and work buffers allocated there once. Every engine runs one
+/// execution: the ghost slabs move in one exchange (every rank takes part, also a rank without
+/// messages) while the lines that read none are computed (overlapped on the host; on a device
+/// the exchange follows those kernels), then the rest, each part one call of the engine's
+/// [`Stencils`](distlops_core::Stencils) primitive. It computes every element with the same
+/// operations on every engine (fused multiply-adds over the merged stencil's sources in a fixed
+/// order), so the results are the same bits on every engine and on any number of ranks; the
+/// stream threshold only tunes the host's stores.
 ///
 /// # Example
 ///
@@ -74,7 +68,7 @@ use distlops_core::{resolve_axis, Banded, Communicator, Host, Layout, Result, Sc
 /// });
 /// assert!(ok.into_iter().all(|r| r.unwrap()));
 /// ```
-pub struct SecondDerivative<T: Scalar, E: Banded = Host> {
+pub struct SecondDerivative<T: Scalar, E: Stencils = Host> {
     stencil: DistStencil<T, E>,
     domain: Space,
     range: Space,
@@ -149,7 +143,7 @@ impl<T: Scalar> SecondDerivative<T> {
     stream_min_bytes_option!();
 }
 
-impl<T: Scalar, E: Banded> SecondDerivative<T, E> {
+impl<T: Scalar, E: Stencils> SecondDerivative<T, E> {
     stencil_to_engine!(SecondDerivative {
         axis,
         sampling,

@@ -2,13 +2,14 @@
 //! SUMMA (PyLops-MPI's `MPIMatrixMult(kind="summa")`), for any number of ranks.
 
 use crate::dist_matrix_mult::{
-    bounds, check_len, check_total, gemm_acc, gemm_t, owned_block, view2, view2_mut,
-    GatheredBlocks, MatrixBlocks, MatrixMultKind, ProcessGrid,
+    bounds, check_len, check_total, owned_block, view2, view2_mut, GatheredBlocks, MatrixBlocks,
+    MatrixMultKind, ProcessGrid,
 };
 use crate::seam::{plain, plain_mut};
 use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::{
-    balanced_counts, Communicator, DistVector, Fingerprint, ReduceOp, Result, Scalar, VectorRef,
+    balanced_counts, Communicator, DistVector, Fingerprint, Host, MatOp, ReduceOp, Result, Scalar,
+    VectorRef,
 };
 use ndarray::{s, ArrayView2};
 use std::ops::Range;
@@ -31,8 +32,6 @@ struct Work<T> {
     a: Vec<T>,
     /// The current row block of `X` (from the grid column), `K_r x M_j`.
     x: Vec<T>,
-    /// Adjoint: `conj(Y)` of this rank (complex types only).
-    y: Vec<T>,
     /// Adjoint: one step's contribution to `X`, `(k1 - k0) x M_j`, and the reduced copy on the
     /// ranks that do not keep it.
     z: Vec<T>,
@@ -72,7 +71,14 @@ struct Work<T> {
 ///   rank about `N K / pr` elements received plus all-reduces of `K M / pc` in all. PyLops-MPI
 ///   instead broadcasts `Y` down the columns and sends blocks of `A^H` point to point.
 ///
-/// A grid line of one rank communicates nothing. No metadata moves.
+/// A grid line of one rank communicates nothing. No metadata moves. The local products are
+/// [`Host::gemm`] on the panels (strided views of the blocks: `y += A_panel X_panel` forward,
+/// `z = A_panel^H Y` adjoint).
+///
+/// **Host only, by design.** The blocks are host `Vec`s that the communicator broadcasts and
+/// reduces in place, and the panels are strided views with accumulation, which the engine's
+/// [`Dense`](distlops_core::Dense) primitive (contiguous operands, overwritten output) does not
+/// express; a device version needs those primitives first.
 ///
 /// **Grid.** Any `pr x pc = P` works (PyLops-MPI needs a square `P` and leaves other ranks
 /// idle); with `N = M` the traffic above is smallest for the most nearly square grid, which
@@ -313,30 +319,14 @@ impl<T: Scalar> LinearOperator<T> for SummaMatrixMult<T> {
             };
             let x_panel = view2(block, rows.len(), mj);
             let x_panel = x_panel.slice(s![st.k0 - rows.start..st.k1 - rows.start, ..]);
-            gemm_acc(a_panel, x_panel, view2_mut(y, ni, mj));
-            Ok(())
+            Host::gemm(MatOp::N, a_panel, x_panel, true, view2_mut(y, ni, mj))
         })
     }
     fn rmatvec_unchecked(&self, y: VectorRef<'_, T>, x: &mut DistVector<T>) -> Result<()> {
         let (y, x) = (plain(y), plain_mut(x));
         let (ni, mj) = (self.n_rows[self.at.0].len(), self.ncols);
         let mut guard = self.work.lock().unwrap_or_else(|e| e.into_inner());
-        let Work {
-            a,
-            y: y_conj,
-            z,
-            z_sum,
-            ..
-        } = &mut *guard;
-        // A^H Y = conj(A^T conj(Y)): conjugate Y once, the sums of the grid column (sums of
-        // conjugates are conjugates of sums) and the result once at the end.
-        let y = if T::IS_COMPLEX {
-            y_conj.clear();
-            y_conj.extend(y.iter().map(|v| v.conj()));
-            &y_conj[..]
-        } else {
-            y
-        };
+        let Work { a, z, z_sum, .. } = &mut *guard;
         let y = view2(y, ni, mj);
         let (my_row, single) = (self.at.0, self.col_comm.size() == 1);
         self.walk(a, |st, a_panel| {
@@ -345,15 +335,17 @@ impl<T: Scalar> LinearOperator<T> for SummaMatrixMult<T> {
             let mine = st.r == my_row;
             let at = (st.k0 - rows.start) * mj;
             if single {
-                gemm_t(
-                    a_panel,
-                    y.view(),
-                    view2_mut(&mut x[at..at + len], st.k1 - st.k0, mj),
-                );
-                return Ok(());
+                let x_part = view2_mut(&mut x[at..at + len], st.k1 - st.k0, mj);
+                return Host::gemm(MatOp::H, a_panel, y.view(), false, x_part);
             }
             z.resize(len, T::zero());
-            gemm_t(a_panel, y.view(), view2_mut(z, st.k1 - st.k0, mj));
+            Host::gemm(
+                MatOp::H,
+                a_panel,
+                y.view(),
+                false,
+                view2_mut(z, st.k1 - st.k0, mj),
+            )?;
             if len > 0 {
                 let out = if mine {
                     &mut x[at..at + len]
@@ -364,11 +356,7 @@ impl<T: Scalar> LinearOperator<T> for SummaMatrixMult<T> {
                 self.col_comm.all_reduce_into(z, out, ReduceOp::Sum);
             }
             Ok(())
-        })?;
-        if T::IS_COMPLEX {
-            x.iter_mut().for_each(|v| *v = v.conj());
-        }
-        Ok(())
+        })
     }
     fn name(&self) -> String {
         format!(

@@ -8,7 +8,7 @@ use crate::common::{
     table, Callback, CgVariant, Iterative, Progress, Residual, Result, SolveInfo, StopReason,
 };
 use distlops_core::VectorRef;
-use distlops_core::{DistVector, Engine, Host, LinearOperator, Scalar, Vector};
+use distlops_core::{DistVector, Engine, Host, LinearOperator, Parameters, Scalar, Vector};
 use num_traits::Float;
 
 const NAME: &str = "CG";
@@ -43,6 +43,17 @@ impl Default for CgParams {
             itershow: (10, 10, 10),
             variant: CgVariant::Classic,
         }
+    }
+}
+
+impl CgParams {
+    /// The parameters the ranks agree on at set-up: every one that decides which collective
+    /// calls the solve makes (`show` and `itershow` only print, on rank 0).
+    fn agreed(&self) -> Parameters {
+        Parameters::default()
+            .with("niter", &self.niter)
+            .with("tol", &self.tol)
+            .with("variant", &self.variant)
     }
 }
 
@@ -187,13 +198,16 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
     /// Checks the inputs, computes the initial residual `r = y - A x0` (`x0 = 0` when `None`, which
     /// saves the product), allocates the work vectors, and prints the table header if `params.show`
     /// (rank 0). [Collective](distlops_core#collective-calls): every rank of the operator's
-    /// communicator calls it, with the same parameters (one agreement on the inputs and spaces, the
-    /// replica checks of `y` and `x0`, the product `A x0`, one all-reduce).
+    /// communicator calls it, with the same parameters (one agreement on the inputs, spaces and
+    /// parameters `niter`, `tol` and `variant`, the replica checks of `y` and `x0`, the product
+    /// `A x0`, one all-reduce).
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the
     /// operator is not square or `y` / `x0` is outside its spaces;
-    /// [`Error::InvalidParameter`](distlops_core::Error::InvalidParameter) for a NaN or negative `tol`; [`Error::NonFinite`](distlops_core::Error::NonFinite)
+    /// [`Error::InvalidParameter`](distlops_core::Error::InvalidParameter) for a NaN or negative `tol`;
+    /// [`Error::InvalidArgument`](distlops_core::Error::InvalidArgument) on every rank if the
+    /// ranks passed different parameters (naming them); [`Error::NonFinite`](distlops_core::Error::NonFinite)
     /// (iteration 0) if `|r|^2` is not finite, e.g. for a NaN in `y`.
     pub fn setup<'v>(
         op: &'a dyn LinearOperator<T, E>,
@@ -211,7 +225,7 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
             residual: r,
             work: ac,
             x0,
-        } = data_residual(op, y.into(), x0, NAME, checks)?;
+        } = data_residual(op, y.into(), x0, NAME, &params.agreed(), checks)?;
         let x = x0.unwrap_or_else(|| r.zeros_like());
         let c = r.clone();
         let (recurrence, kold) = match params.variant {

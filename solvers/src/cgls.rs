@@ -9,7 +9,8 @@ use crate::common::{
 use distlops_core::Error;
 use distlops_core::VectorRef;
 use distlops_core::{
-    DistVector, Engine, Host, LinearOperator, LinearOperatorExt, RealScalar, Scalar, Vector,
+    DistVector, Engine, Host, LinearOperator, LinearOperatorExt, Parameters, RealScalar, Scalar,
+    Vector,
 };
 use num_traits::{Float, Zero};
 
@@ -50,6 +51,18 @@ impl Default for CglsParams {
             itershow: (10, 10, 10),
             variant: CgVariant::Classic,
         }
+    }
+}
+
+impl CglsParams {
+    /// The parameters the ranks agree on at set-up: every one that decides which collective
+    /// calls the solve makes (`show` and `itershow` only print, on rank 0).
+    fn agreed(&self) -> Parameters {
+        Parameters::default()
+            .with("niter", &self.niter)
+            .with("damp", &self.damp)
+            .with("tol", &self.tol)
+            .with("variant", &self.variant)
     }
 }
 
@@ -187,13 +200,15 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
     /// 0` when `None`, which saves a product), allocates the work vectors, and prints the table
     /// header if `params.show` (rank 0). [Collective](distlops_core#collective-calls): every rank
     /// of the operator's communicator calls it, with the same parameters (one agreement on the
-    /// inputs and spaces, the replica checks of `y` and `x0`, two or three products, one
-    /// all-reduce).
+    /// inputs, spaces and parameters `niter`, `damp`, `tol` and `variant`, the replica checks of
+    /// `y` and `x0`, two or three products, one all-reduce).
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) if `y`
     /// or `x0` is outside the operator's spaces; [`Error::InvalidParameter`](distlops_core::Error::InvalidParameter) for a NaN or
-    /// negative `tol`, or a non-finite or negative `damp`; [`Error::NonFinite`](distlops_core::Error::NonFinite) (iteration
+    /// negative `tol`, or a non-finite or negative `damp`;
+    /// [`Error::InvalidArgument`](distlops_core::Error::InvalidArgument) on every rank if the
+    /// ranks passed different parameters (naming them); [`Error::NonFinite`](distlops_core::Error::NonFinite) (iteration
     /// 0) if a norm is not finite, e.g. for a NaN in `y`.
     pub fn setup<'v>(
         op: &'a dyn LinearOperator<T, E>,
@@ -222,7 +237,7 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
             residual: s,
             work: mut q,
             x0,
-        } = data_residual(op, y, x0, NAME, checks)?;
+        } = data_residual(op, y, x0, NAME, &params.agreed(), checks)?;
         let mut r = op.new_domain_vector_on(&y.engine())?;
         // `s`, `r`, `c`, `q` are made in the spaces agreed on by `data_residual`: the products of
         // setup and of every step skip the checked forms' agreement.

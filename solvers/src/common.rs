@@ -6,8 +6,8 @@ use distlops_core::engine::NormTerm;
 use distlops_core::repro::{PendingSums, ReproSums};
 use distlops_core::Error;
 use distlops_core::{
-    DistVector, Engine, Fingerprint, Host, LinearOperator, NonFiniteKind, NormOrd, Partition,
-    RealScalar, Scalar, Vector, VectorRef,
+    DistVector, Engine, Fingerprint, Host, LinearOperator, LinearOperatorExt, NonFiniteKind,
+    NormOrd, Parameters, Partition, RealScalar, Scalar, Vector, VectorRef,
 };
 use std::time::Instant;
 
@@ -64,18 +64,24 @@ pub type VdotPair<'a, T, E = Host> = (&'a DistVector<T, E>, &'a DistVector<T, E>
 pub type Result<T, E = distlops_core::Error> = std::result::Result<T, E>;
 
 /// Whether a vector's reductions can join a fused all-reduce: a plain Scatter or Broadcast array
-/// without mask (a Broadcast array's sums are finished locally, on the canonical tree of its
-/// local copy, as [`Vector::vdot`](distlops_core::Vector::vdot) does), or a stack made only of
-/// such arrays.
-fn fusable<T: Scalar, E: Engine>(v: &DistVector<T, E>, kind: &str, size: usize) -> bool {
+/// with the mask `mask` (none, or the colour groups of the first vector: the fused all-reduce
+/// then runs in each group; a Broadcast array's sums are finished locally, on the canonical
+/// tree of its local copy, as [`Vector::vdot`](distlops_core::Vector::vdot) does), or a stack
+/// made only of such arrays.
+fn fusable<T: Scalar, E: Engine>(
+    v: &DistVector<T, E>,
+    kind: &str,
+    size: usize,
+    mask: Option<&distlops_core::Mask>,
+) -> bool {
     match v {
         DistVector::Array(a) => {
             matches!(a.partition(), Partition::Scatter | Partition::Broadcast)
-                && a.mask().is_none()
+                && a.mask() == mask
                 && a.comm().size() == size
                 && a.comm().kind() == kind
         }
-        DistVector::Stacked(s) => s.parts().iter().all(|p| fusable(p, kind, size)),
+        DistVector::Stacked(s) => s.parts().iter().all(|p| fusable(p, kind, size, mask)),
     }
 }
 
@@ -90,15 +96,19 @@ fn first_array<T: Scalar, E: Engine>(
 }
 
 /// Whether [`fused_vdots`] takes its one-all-reduce path for these vectors: every one is a plain
-/// Scatter or Broadcast [`DistributedArray`](distlops_core::DistributedArray) without mask, or a stack made
-/// only of such arrays, all on communicators of the same kind and size. Decided from metadata
-/// alone, so the answer is the same on every rank. No communication.
+/// Scatter or Broadcast [`DistributedArray`](distlops_core::DistributedArray) with the mask of the
+/// first vector's first array (none, or the same colour groups), or a stack made only of such
+/// arrays, all on communicators of the same kind and size. Decided from metadata alone, so the
+/// answer is the same on every rank. No communication.
 pub fn can_fuse<T: Scalar, E: Engine>(vectors: &[&DistVector<T, E>]) -> bool {
     let Some(first) = vectors.first() else {
         return true;
     };
-    let comm = first_array(first).comm();
-    vectors.iter().all(|v| fusable(v, comm.kind(), comm.size()))
+    let first = first_array(first);
+    let (comm, mask) = (first.comm(), first.mask());
+    vectors
+        .iter()
+        .all(|v| fusable(v, comm.kind(), comm.size(), mask))
 }
 
 /// Pushes this rank's share of `vdot(a, b)` onto `sums`: one sum per plain array, in depth-first
@@ -154,19 +164,19 @@ fn combine_parts<T: Scalar, E: Engine>(
 /// latency-bound all-reduce each; this helper computes every rank's share of all of them first
 /// and reduces them together.
 ///
-/// * Fused path (see [`can_fuse`]): every vector is a plain Scatter or Broadcast array without
-///   mask, or a stack of such arrays (a Broadcast array's sum is finished locally, with no
-///   communication). Every plain array's sum is a reproducible sum (see
+/// * Fused path (see [`can_fuse`]): every vector is a plain Scatter or Broadcast array with the
+///   same mask (or none), or a stack of such arrays (a Broadcast array's sum is finished
+///   locally, with no communication). Every plain array's sum is a reproducible sum (see
 ///   [`distlops_core::repro`]): its slots are computed locally, the slots of all pairs and parts
-///   are concatenated and reduced in one all-reduce on the communicator of the first array of
-///   `pairs[0].0`, and a stack then adds its parts' sums in part order, as `Vector::vdot` does.
-///   All vectors are assumed to live on that communicator, as the vectors of one solver do (they
-///   are the operator's spaces); communicators have no identity to compare, so only their kind and
-///   size are checked.
-/// * Fallback: anything else (an UnsafeBroadcast part, whose copies may differ; a masked part,
-///   which reduces inside its colour group) takes `N` separate
-///   [`Vector::vdot`](distlops_core::Vector::vdot) calls (each with its own agreement and
-///   reduction).
+///   are concatenated and reduced in one all-reduce on the reduction communicator of the first
+///   array of `pairs[0].0` (its colour group when masked, so the groups of a mask reduce
+///   independently), and a stack then adds its parts' sums in part order, as `Vector::vdot`
+///   does. All vectors are assumed to live on that communicator, as the vectors of one solver do
+///   (they are the operator's spaces); communicators have no identity to compare, so only their
+///   kind and size are checked.
+/// * Fallback: anything else (an UnsafeBroadcast part, whose copies may differ; parts with
+///   different masks) takes `N` separate [`Vector::vdot`](distlops_core::Vector::vdot) calls
+///   (each with its own agreement and reduction, in its colour group).
 ///
 /// Both paths give the bits of [`Vector::vdot`](distlops_core::Vector::vdot), so fusing never
 /// changes a result; for arrays split along axis 0 (and stacks of them) those bits are the same for
@@ -258,7 +268,7 @@ pub(crate) fn fused_agreed<T: Scalar, E: Engine, const N: usize>(
         }
     }
     let mut totals = sums
-        .all_reduce(first_array(items[0].vectors()[0]).comm())
+        .all_reduce(first_array(items[0].vectors()[0]).reduce_comm())
         .into_iter();
     for (o, r) in out.iter_mut().zip(items) {
         *o = combine_parts(r.vectors()[0], &mut totals);
@@ -295,7 +305,7 @@ pub(crate) fn start_vdots_agreed<'a, T: Scalar, E: Engine, const N: usize>(
                 push_vdots(a, b, &mut sums)?;
             }
         }
-        let comm = first_array(pairs[0].0).comm();
+        let comm = first_array(pairs[0].0).reduce_comm();
         Pending::Fused(sums.start(comm), pairs.map(|(a, _)| a))
     } else {
         Pending::Done(fused_agreed(items)?)
@@ -318,11 +328,12 @@ impl<T: Scalar, E: Engine, const N: usize> PendingVdots<'_, T, E, N> {
 
 /// Whether every vector of `items` is fusable on the communicator of the first one.
 fn items_fusable<T: Scalar, E: Engine>(items: &[Reduction<'_, T, E>]) -> bool {
-    let comm = first_array(items[0].vectors()[0]).comm();
+    let first = first_array(items[0].vectors()[0]);
+    let (comm, mask) = (first.comm(), first.mask());
     let (kind, size) = (comm.kind(), comm.size());
     items
         .iter()
-        .all(|r| r.vectors().iter().all(|v| fusable(v, kind, size)))
+        .all(|r| r.vectors().iter().all(|v| fusable(v, kind, size, mask)))
 }
 
 /// How [`Cg`](crate::Cg) and [`Cgls`](crate::Cgls) organise the inner products of an iteration
@@ -424,8 +435,9 @@ fn agree_pairs<T: Scalar, E: Engine>(pairs: &[VdotPair<'_, T, E>]) -> distlops_c
         let each: Vec<String> = pairs.iter().map(|(a, _)| a.describe()).collect();
         each.join("; ")
     };
-    first_array(pairs[0].0)
-        .comm()
+    pairs[0]
+        .0
+        .reduce_comm()
         .agree_on("fused vdots", fp, describe, local)
 }
 
@@ -518,17 +530,21 @@ pub(crate) fn check_square<T: Scalar, E: Engine>(
 /// and returns the data residual `y - A x0` with a work vector of the range that holds `A x0`
 /// (zero, and the product saved, when `x0` is `None`).
 ///
-/// Before anything else, the ranks agree ([`agree_entry`]) on `params` (this rank's verdict on
-/// the solver's parameters), the checks of `y` and `x0`, the operator's spaces, and the replicas
-/// of replicated vectors, so a mistake seen by one rank is an error on every rank.
+/// Before anything else, the ranks agree, in one all-reduce
+/// ([`LinearOperatorExt::agree_solve`](distlops_core::LinearOperatorExt::agree_solve)), on
+/// `checks` (this rank's verdict on the solver's parameters), the checks of `y` and `x0`, the
+/// operator's spaces and `params` (the parameters that decide which collectives the solve
+/// makes), then check the replicas of replicated vectors, so a mistake seen by one rank, or
+/// parameters that differ between ranks, are an error on every rank.
 pub(crate) fn data_residual<T: Scalar, E: Engine>(
     op: &dyn LinearOperator<T, E>,
     y: VectorRef<'_, T, E>,
     x0: Option<VectorRef<'_, T, E>>,
     solver: &str,
-    params: Result<()>,
+    params: &Parameters,
+    checks: Result<()>,
 ) -> Result<Residual<T, E>> {
-    let checks = params.and_then(|()| {
+    let checks = checks.and_then(|()| {
         op.range().check(y, &format!("{solver} data y"))?;
         if let Some(x0) = x0 {
             op.domain()
@@ -536,7 +552,7 @@ pub(crate) fn data_residual<T: Scalar, E: Engine>(
         }
         Ok(())
     });
-    agree_entry(op, solver, checks)?;
+    op.agree_solve(solver, params, checks)?;
     y.check_replicas(&format!("{solver} data y"))?;
     if let Some(x0) = x0 {
         x0.check_replicas(&format!("{solver} initial guess x0"))?;
@@ -563,19 +579,6 @@ pub(crate) struct Residual<T: Scalar, E: Engine> {
     pub(crate) work: DistVector<T, E>,
     /// A copy of `x0`, the solver's starting estimate.
     pub(crate) x0: Option<DistVector<T, E>>,
-}
-
-/// The agreement a solve begins with: one small all-reduce over the operator's communicator of
-/// this rank's verdict `local` and the fingerprint of the operator's spaces. The rank whose
-/// check failed returns its own error; the others [`FailedOnOtherRank`] with its message.
-///
-/// [`FailedOnOtherRank`]: distlops_core::Error::FailedOnOtherRank
-fn agree_entry<T: Scalar, E: Engine>(
-    op: &dyn LinearOperator<T, E>,
-    solver: &str,
-    local: Result<()>,
-) -> Result<()> {
-    distlops_core::LinearOperatorExt::agree_spaces(op, solver, local)
 }
 
 /// The bookkeeping CG and CGLS share: PyLops' `kold` (the squared residual compared with `tol`),

@@ -10,8 +10,8 @@ use crate::power_iteration::{power_iteration_on, PowerIterationParams};
 use crate::prox::Threshold;
 use distlops_core::operator::Scratch;
 use distlops_core::{
-    Communicator, DistVector, Engine, Error, Host, LinearOperator, LinearOperatorExt, RealScalar,
-    Scalar, Space, Vector, VectorRef,
+    Communicator, DistVector, Engine, Error, Host, LinearOperator, LinearOperatorExt, Parameters,
+    RealScalar, Scalar, Space, Vector, VectorRef,
 };
 use std::time::Instant;
 
@@ -204,7 +204,29 @@ fn invalid(solver: &'static str, message: String) -> Error {
     Error::InvalidParameter { solver, message }
 }
 
-/// Checks the parameters (every rank sees the same ones, so the verdict agrees).
+impl IstaParams {
+    /// The parameters the ranks agree on at set-up: every one that decides which collective
+    /// calls the solve makes (`show` and `itershow` only print, on rank 0; `eigs` counts only
+    /// when `alpha` is estimated).
+    fn agreed(&self) -> Parameters {
+        let p = Parameters::default()
+            .with("niter", &self.niter)
+            .with("eps", &self.eps)
+            .with("alpha", &self.alpha)
+            .with("tol", &self.tol)
+            .with("rtol", &self.rtol)
+            .with("rtol1", &self.rtol1)
+            .with("threshkind", &self.threshkind)
+            .with("decay", &self.decay)
+            .with("monitorres", &self.monitorres);
+        match self.alpha {
+            None => p.with("eigs", &self.eigs),
+            Some(_) => p,
+        }
+    }
+}
+
+/// Checks the parameters (the ranks agree on the verdict and on the parameters at set-up).
 fn check_params(name: &'static str, p: &IstaParams) -> Result<()> {
     check_tol(name, p.tol)?;
     if !(p.eps.is_finite() && p.eps >= 0.0) {
@@ -299,8 +321,9 @@ impl<'a, T: Scalar, E: Engine> Ista<'a, T, E> {
     /// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) if `y` or `x0` is outside
     /// the operator's spaces; [`Error::InvalidParameter`] for a negative or NaN `tol`, `rtol`,
     /// `rtol1` or `eps`, a non-positive or non-finite `alpha`, a `decay` shorter than `niter` or
-    /// with negative or non-finite values; errors of the power iteration (a zero `A^H A b` is
-    /// [`Error::Breakdown`]).
+    /// with negative or non-finite values; [`Error::InvalidArgument`] on every rank if the ranks
+    /// passed different parameters (all but `show` and `itershow`; naming them); errors of the
+    /// power iteration (a zero `A^H A b` is [`Error::Breakdown`]).
     pub fn setup<'v>(
         op: &'a dyn LinearOperator<T, E>,
         y: impl Into<VectorRef<'v, T, E>>,
@@ -328,7 +351,7 @@ impl<'a, T: Scalar, E: Engine> Ista<'a, T, E> {
         });
         // Without x0, `data_residual` returns a copy of `y` (and a zero range vector) after the
         // agreement on the parameters, `y`, `x0` and the spaces; `x0`'s product is not needed.
-        let res = data_residual(op, y, None, name, checks)?;
+        let res = data_residual(op, y, None, name, &params.agreed(), checks)?;
         if let Some(x0) = x0 {
             x0.check_replicas(&format!("{name} initial guess x0"))?;
         }

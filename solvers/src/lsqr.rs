@@ -6,8 +6,8 @@ use crate::common::{
     SolveInfo, StopReason,
 };
 use distlops_core::{
-    DistVector, Engine, Error, Host, LinearOperator, LinearOperatorExt, RealScalar, Scalar, Vector,
-    VectorRef,
+    DistVector, Engine, Error, Host, LinearOperator, LinearOperatorExt, Parameters, RealScalar,
+    Scalar, Vector, VectorRef,
 };
 use std::time::Instant;
 
@@ -344,6 +344,19 @@ fn check_nonneg(what: &str, v: f64) -> Result<()> {
     Ok(())
 }
 
+impl LsqrParams {
+    /// The parameters the ranks agree on at set-up: every one that decides which collective
+    /// calls the solve makes (`show` and `itershow` only print, on rank 0).
+    fn agreed(&self) -> Parameters {
+        Parameters::default()
+            .with("damp", &self.damp)
+            .with("atol", &self.atol)
+            .with("btol", &self.btol)
+            .with("conlim", &self.conlim)
+            .with("niter", &self.niter)
+    }
+}
+
 fn check_params(p: &LsqrParams) -> Result<()> {
     if !(p.damp.is_finite() && p.damp >= 0.0) {
         return Err(Error::InvalidParameter {
@@ -365,8 +378,9 @@ impl<'a, T: Scalar, E: Engine> Lsqr<'a, T, E> {
     /// # Errors
     /// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) if `y` or `x0` is outside
     /// the operator's spaces; [`Error::InvalidParameter`] for a negative, NaN or infinite `damp`,
-    /// or a negative or NaN `atol`, `btol` or `conlim`; [`Error::NonFinite`] (iteration 0) if a
-    /// norm is not finite, e.g. for a NaN in `y`.
+    /// or a negative or NaN `atol`, `btol` or `conlim`; [`Error::InvalidArgument`] on every rank
+    /// if the ranks passed different `damp`, `atol`, `btol`, `conlim` or `niter` (naming them);
+    /// [`Error::NonFinite`] (iteration 0) if a norm is not finite, e.g. for a NaN in `y`.
     pub fn setup<'v>(
         op: &'a dyn LinearOperator<T, E>,
         y: impl Into<VectorRef<'v, T, E>>,
@@ -383,7 +397,7 @@ impl<'a, T: Scalar, E: Engine> Lsqr<'a, T, E> {
             residual: mut u,
             work: av,
             x0,
-        } = data_residual(op, y, x0, NAME, checks)?;
+        } = data_residual(op, y, x0, NAME, &params.agreed(), checks)?;
         let with_x0 = x0.is_some();
         let [uu] = fused_vdots_agreed([(&u, &u)])?;
         let beta = finite(uu.re(), NAME, "|y - A x0|^2", 0)?.to_f64().sqrt();

@@ -1,11 +1,11 @@
 //! [`power_iteration`]: the eigenvalue of largest modulus of a square operator (PyLops-MPI's
 //! `optimization.eigs.power_iteration`), from a seeded, rank-count-independent start.
 
-use crate::common::{check_square, check_tol, finite, finite_nonzero, fused_vdots, Result};
+use crate::common::{check_square, check_tol, finite, finite_nonzero, fused_vdots_agreed, Result};
 use distlops_core::Error;
 use distlops_core::{
     Complex32, Complex64, DistVector, Engine, Host, Layout, LinearOperator, LinearOperatorExt,
-    Partition, RealScalar, Scalar, Vector,
+    Parameters, Partition, RealScalar, Scalar, Vector,
 };
 use num_traits::Float;
 use std::any::Any;
@@ -119,32 +119,21 @@ fn from_parts<T: Scalar>(re: f64, im: f64) -> T {
 /// gathered. PyLops-MPI fills its start vector from each rank's unseeded generator (reference
 /// study §7, quirk 16), so its runs are not reproducible. No communication.
 ///
-/// On a device engine the values are drawn on the host and uploaded.
+/// On every engine the values of this rank's block are drawn on the host and written into the
+/// block with [`Memory::write_slice`](distlops_core::Memory::write_slice).
 ///
 /// # Panics
-/// If the host or the engine has no memory for a copy of a block (as `Vec` does).
+/// If the host has no memory for a copy of a block (as `Vec` does).
 pub fn fill_seeded<T: Scalar, E: Engine>(v: &mut DistVector<T, E>, seed: u64) {
     fn go<T: Scalar, E: Engine>(v: &mut DistVector<T, E>, seed: u64, base: &mut u64) {
         match v {
             DistVector::Array(a) => {
                 let (layout, rank) = (a.layout().clone(), a.rank());
-                let engine = a.engine();
-                let block = a.local_block_mut();
-                // Only this rank's block: filled in place on the host, through a local copy on
-                // a device (no communication either way).
-                match E::on_host_mut(E::slice_mut(block)) {
-                    Some(local) => fill_block(&layout, rank, local, seed, *base),
-                    None => {
-                        let mut host = E::download(block);
-                        let local = host
-                            .as_slice_mut()
-                            .expect("a downloaded block is contiguous");
-                        fill_block(&layout, rank, local, seed, *base);
-                        *block = engine
-                            .upload(host.view())
-                            .unwrap_or_else(|e| panic!("fill_seeded: {e}"));
-                    }
-                }
+                // Only this rank's block: drawn on the host and written into the engine's block
+                // (no communication, nothing read back).
+                let mut values = vec![T::zero(); layout.local_len(rank)];
+                fill_block(&layout, rank, &mut values, seed, *base);
+                E::write_slice(&values, E::slice_mut(a.local_block_mut()));
                 *base += layout.global_len() as u64;
             }
             DistVector::Stacked(s) => s.parts_mut().iter_mut().for_each(|p| go(p, seed, base)),
@@ -171,7 +160,10 @@ pub fn fill_seeded<T: Scalar, E: Engine>(v: &mut DistVector<T, E>, seed: u64) {
 ///   [`fill_seeded`]), and the dot products are reproducible sums (`distlops_core::repro`), so
 ///   the result depends on the number of ranks only through the operator's own products.
 /// * Communication per iteration: the product and **one** all-reduce of `[b^H A b, |A b|^2]`
-///   through [`fused_vdots`](crate::fused_vdots) (PyLops-MPI does two).
+///   (the fused reduction of [`fused_vdots`](crate::fused_vdots); PyLops-MPI does two). The
+///   ranks agree once, before the first product, on the checks, the operator's spaces and the
+///   parameters `niter`, `tol` and `seed` (one small all-reduce): a rank that passed other
+///   values is [`Error::InvalidArgument`](distlops_core::Error::InvalidArgument) on every rank.
 /// * Two vectors allocated once; plain and stacked domains alike.
 ///
 /// # Errors
@@ -198,26 +190,36 @@ pub fn power_iteration_on<T: Scalar, E: Engine>(
     engine: &E,
     params: PowerIterationParams,
 ) -> Result<PowerIterationResult<T, E>> {
-    check_tol(NAME, params.tol)?;
-    if params.niter == 0 {
-        return Err(Error::InvalidParameter {
-            solver: NAME,
-            message: "niter must be at least 1".into(),
-        });
-    }
-    check_square(op, "power iteration")?;
+    let checks = check_tol(NAME, params.tol)
+        .and_then(|()| {
+            if params.niter == 0 {
+                return Err(Error::InvalidParameter {
+                    solver: NAME,
+                    message: "niter must be at least 1".into(),
+                });
+            }
+            Ok(())
+        })
+        .and_then(|()| check_square(op, "power iteration"));
+    // One agreement per run: on the checks, the operator's spaces and the parameters; the
+    // products and reductions of the iterations then skip theirs.
+    let agreed = Parameters::default()
+        .with("niter", &params.niter)
+        .with("tol", &params.tol)
+        .with("seed", &params.seed);
+    op.agree_solve(NAME, &agreed, checks)?;
     let mut b = op.new_domain_vector_on(engine)?;
     let mut b1 = op.new_range_vector_on(engine)?;
     fill_seeded(&mut b, params.seed);
-    let [bb] = fused_vdots([(&b, &b)])?;
+    let [bb] = fused_vdots_agreed([(&b, &b)])?;
     let nb = finite_nonzero(bb.re(), NAME, "|b|", 0)?.sqrt();
     b.scale(T::from_real(nb.recip()));
     let mut maxeig_old = T::zero();
     let mut maxeig = T::zero();
     let mut iterations = 0;
     for it in 1..=params.niter {
-        op.matvec(b.view(), &mut b1)?;
-        let [bab, n2] = fused_vdots([(&b, &b1), (&b1, &b1)])?;
+        op.matvec_unchecked(b.view(), &mut b1)?;
+        let [bab, n2] = fused_vdots_agreed([(&b, &b1), (&b1, &b1)])?;
         maxeig = finite(bab, NAME, "b^H A b", it)?;
         let n = finite_nonzero(n2.re(), NAME, "|A b|", it)?.sqrt();
         std::mem::swap(&mut b, &mut b1);

@@ -1316,7 +1316,8 @@ fn fused_vdots_match_separate_dots() {
                 [a.vdot(&b), g.vdot(&h), i.vdot(&j)].map(Result::unwrap)
             );
 
-            // Masked arrays reduce inside their colour group: fallback as well.
+            // Masked arrays reduce inside their colour group: vectors with the same mask fuse
+            // (one all-reduce per group), a masked and an unmasked one do not.
             let colours: Vec<usize> = (0..p).map(|r| r % 2).collect();
             let layout = Layout::scatter(&[9], 0, p).unwrap();
             let k = DistributedArray::<f64>::full(&comm, &layout, 1.0)
@@ -1324,10 +1325,14 @@ fn fused_vdots_match_separate_dots() {
                 .with_mask(&colours)
                 .unwrap();
             let k = DistVector::Array(k);
-            assert!(!can_fuse(&[&k]));
-            let [kk] = fused_vdots([(&k, &k)]).unwrap();
+            let unmasked =
+                DistVector::Array(DistributedArray::<f64>::full(&comm, &layout, 1.0).unwrap());
+            assert!(can_fuse(&[&k]));
+            assert!(!can_fuse(&[&k, &unmasked]));
+            let [kk, uu] = fused_vdots([(&k, &k), (&unmasked, &unmasked)]).unwrap();
             assert_eq!(kk, k.vdot(&k).unwrap());
             assert_eq!(kk, group_len(&k));
+            assert_eq!(uu, 9.0);
         });
     }
 }

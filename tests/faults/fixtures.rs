@@ -2,7 +2,7 @@
 //! a good and a bad value, the check that a faulty call failed on every rank as it should, a few
 //! small operators, and a user's operator whose products fail on one rank.
 
-use crate::check::{alive, dist};
+use crate::check::alive;
 use crate::util::global;
 use distlops::core::operator::{LinearOperator, Space};
 use distlops::core::signed_axis;
@@ -65,9 +65,24 @@ pub fn attempt<R>(steps: impl FnOnce() -> Result<R>) -> Result<R> {
     steps()
 }
 
-/// [`data`] of `layout`'s global shape, distributed with it, as a vector.
+/// [`data`] of `layout`'s global shape, distributed with it, as a vector (built on this rank
+/// alone, see [`local_dist`]).
 pub fn plain(comm: &Communicator, layout: &Layout) -> DistVector<f64> {
-    DistVector::Array(dist(comm, &data(layout.global_shape()), layout))
+    DistVector::Array(local_dist(comm, &data(layout.global_shape()), layout))
+}
+
+/// `global` distributed with `layout`, built on this rank alone (its block, no communication):
+/// where a case's ranks hold different layouts or types on purpose, the mistake then reaches
+/// the call under test instead of `to_dist`'s agreement.
+pub fn local_dist<T: distlops::core::Scalar>(
+    comm: &Communicator,
+    global: &ArrayD<T>,
+    layout: &Layout,
+) -> DistributedArray<T> {
+    let mut x = DistributedArray::zeros(comm, layout).expect("a block of the layout");
+    x.local_mut()
+        .assign(&crate::check::block(global, layout, comm.rank()));
+    x
 }
 
 /// `v` with every element set to `value`.
@@ -112,6 +127,9 @@ pub enum Expect {
     Culprit(usize, &'static str),
     /// The ranks disagree on a layout: `LayoutMismatch` or `FailedOnOtherRank` on every rank.
     Mismatch,
+    /// The ranks passed different values of a parameter: `InvalidArgument` on every rank, saying
+    /// that the parameters differ and naming `.0`.
+    Parameter(&'static str),
     /// Any error, on every rank.
     AnyErr,
 }
@@ -155,6 +173,11 @@ pub fn fails_everywhere<R: Debug, E: Failure>(
         Expect::Mismatch => {
             relayed.is_some() || matches!(err.core(), Some(Error::LayoutMismatch(_)))
         }
+        Expect::Parameter(name) => matches!(
+            err.core(),
+            Some(Error::InvalidArgument(m))
+                if m.contains("the ranks passed different parameters") && m.contains(name)
+        ),
         Expect::AnyErr => true,
     };
     assert!(

@@ -3,11 +3,12 @@
 //! themselves run in one job per rank count, in order (after a failing case, a new job goes on
 //! with the next one); each abort case runs in a job of its own, which must end non-zero within
 //! the case timeout with the culprit's message on standard error. In the child every rank runs
-//! its cases under `distlops::core::mpi::run`, with a watchdog thread that panics (so the panic
+//! its cases under `distlops::run`, with a watchdog thread that panics (so the panic
 //! hook aborts the job) when a case runs longer than the timeout.
 
 use crate::common::{self, mpi_run::mpirun, run_with_timeout};
-use crate::{case_timeout, Case, Kind, CASES};
+use crate::fixtures::Fault;
+use crate::{case_timeout, entry, Case, Kind, CASES};
 use distlops::core::Communicator;
 use std::io::Write;
 use std::process::ExitCode;
@@ -25,7 +26,8 @@ pub fn child() -> ExitCode {
         .map(String::from)
         .collect();
     let timeout = case_timeout();
-    distlops::core::mpi::run(|world| run_cases(world, &names, timeout))
+    distlops::run(|world| run_cases(world, &names, timeout));
+    ExitCode::SUCCESS
 }
 
 /// Prints a line on rank 0, at once.
@@ -38,8 +40,9 @@ fn say(world: &Communicator, line: &str) {
 }
 
 /// Runs the named cases on this rank under a watchdog; a case's `Err` (an abort case's, or a
-/// step that must succeed) ends the job through `mpi::run`.
-fn run_cases(world: &Communicator, names: &[String], timeout: Duration) -> Result<(), String> {
+/// step that must succeed) ends the job through `distlops::run`, as it is (so a relayed error is
+/// recognised as one).
+fn run_cases(world: &Communicator, names: &[String], timeout: Duration) -> Result<(), Fault> {
     let current: Arc<Mutex<Option<(String, Instant)>>> = Arc::new(Mutex::new(None));
     let watched = current.clone();
     std::thread::spawn(move || loop {
@@ -58,7 +61,7 @@ fn run_cases(world: &Communicator, names: &[String], timeout: Duration) -> Resul
             .ok_or_else(|| format!("no case named {name}"))?;
         *current.lock().unwrap_or_else(|e| e.into_inner()) = Some((name.clone(), Instant::now()));
         say(world, &format!("faults: start {name}"));
-        (case.body)(world, case.who.rank(world.size())).map_err(|e| format!("case {name}: {e}"))?;
+        (case.body)(world, case.who.rank(world.size()))?;
         world.barrier();
         say(world, &format!("faults: ok {name}"));
     }
@@ -160,24 +163,17 @@ fn ending_job(case: &Case, np: usize, timeout: Duration) -> Result<(), String> {
         ));
     }
     let shown = match case.kind {
-        Kind::Abort { fragment } => job.stderr.lines().any(|l| {
-            l.starts_with("distlops: rank")
-                && l.contains(&format!("rank {culprit}"))
-                && l.contains(fragment)
-        }),
+        Kind::Abort { fragment } => entry::check_report(&job.stderr, culprit, np, fragment),
         Kind::Panics { fragment } => {
-            job.stderr.contains("panicked") && job.stderr.contains(fragment)
+            if job.stderr.contains("panicked") && job.stderr.contains(fragment) {
+                Ok(())
+            } else {
+                Err("no panic with the expected message".into())
+            }
         }
         _ => unreachable!("{} does not end the run", case.name),
     };
-    if shown {
-        Ok(())
-    } else {
-        Err(format!(
-            "standard error does not show the expected message: {}",
-            job.why()
-        ))
-    }
+    shown.map_err(|why| format!("standard error: {why}: {}", job.why()))
 }
 
 /// Runs the selected cases under `mpirun` at each rank count of `FAULTS_MPI_NP` (default

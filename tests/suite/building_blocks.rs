@@ -9,8 +9,8 @@ use distlops::core::operator::{LinearOperator, LinearOperatorExt};
 use distlops::core::{Communicator, Complex64};
 use distlops::ndarray::{s, Array2};
 use distlops::operators::local::{
-    to_dense, Conj, Convolve1D, ConvolveMethod, DerivativeKind, Diagonal, FirstDerivativeParams,
-    Identity, LocalFirstDerivative, LocalOperator, LocalSecondDerivative, MatrixMult, Pad,
+    to_dense, Conj, Convolve1D, DerivativeKind, Diagonal, FirstDerivativeParams, Identity,
+    LocalFirstDerivative, LocalOperator, LocalSecondDerivative, MatrixMult, Pad,
     PoststackLinearModelling, Restriction, SecondDerivativeParams, Transpose, Zero,
 };
 use distlops::operators::{BlockDiag, Broadcasted};
@@ -82,12 +82,8 @@ fn block<T: TestScalar>(k: usize, r: usize) -> Option<Box<dyn LocalOperator<T>>>
             )
             .unwrap(),
         ),
-        11 => {
-            Box::new(Convolve1D::with_method(&dims, v(3, 7), 1, 0, ConvolveMethod::Direct).unwrap())
-        }
-        12 => Box::new(
-            Convolve1D::with_method(&[n, 40], v(37, 8), 18, 1, ConvolveMethod::Fft).unwrap(),
-        ),
+        11 => Box::new(Convolve1D::new(&dims, v(3, 7), 1, 0).unwrap()),
+        12 => Box::new(Convolve1D::new(&[n, 40], v(37, 8), 18, 1).unwrap()),
         13 => Box::new(PoststackLinearModelling::new(&[3, n + 6], v(5, 9), 1).unwrap()),
         _ => return None,
     };

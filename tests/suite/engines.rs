@@ -403,6 +403,16 @@ fn solvers_on_engine<T: TestScalar, E: TestEngine>(comm: &Communicator) {
         let t = dottest(op, &u, &v).unwrap();
         assert!(t.passes(tol), "dot test of {name} on {}: {t:?}", E::NAME);
     }
+    // Power iteration's seeded start vector: the host's values, written into the engine's block.
+    let (mut s, mut hs) = vector(diag.domain(), 5);
+    distlops::solvers::fill_seeded(&mut s, 9);
+    distlops::solvers::fill_seeded(&mut hs, 9);
+    assert!(
+        same_bits(&s.asarray(), &hs.asarray()),
+        "fill_seeded on {} ({})",
+        E::NAME,
+        T::SUFFIX
+    );
     let (y, hy) = vector(diag.range(), 3);
     let params = CgParams {
         niter: 12,
@@ -962,6 +972,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         payload_collectives_cuda,
     ),
     ("engines::symmetric_heap[cuda]", symmetric_heap_cuda),
+    (
+        "matmul::into_engine_moves[cuda]",
+        super::matmul::into_engine_moves::<distlops::core::Cuda>,
+    ),
     ("engines::device_fft[cuda]", device_fft_cuda),
     (
         "primitives::primitives_all_dtypes[cuda]",
@@ -992,6 +1006,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::gpu_fft::fft_pencil_all_dtypes::<distlops::core::Cuda>,
     ),
     (
+        "gpu_fft::fourier_moves_exact[cuda]",
+        super::gpu_fft::fourier_moves_exact::<distlops::core::Cuda>,
+    ),
+    (
         "gpu_stencil::first_derivative_all_dtypes[cuda]",
         super::gpu_stencil::first_derivative_all_dtypes::<distlops::core::Cuda>,
     ),
@@ -1012,8 +1030,8 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::gpu_stencil::thin_ranks_all_dtypes::<distlops::core::Cuda>,
     ),
     (
-        "gpu_stencil::halo_all_dtypes[cuda]",
-        super::gpu_stencil::halo_all_dtypes::<distlops::core::Cuda>,
+        "gpu_halo::halo_all_dtypes[cuda]",
+        super::gpu_halo::halo_all_dtypes::<distlops::core::Cuda>,
     ),
     (
         "redistribute::redistribute_operator_all_dtypes[cuda]",

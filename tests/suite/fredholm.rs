@@ -141,3 +141,27 @@ pub fn fredholm1_errors(comm: &Communicator) {
         "nz 0",
     );
 }
+
+/// `nz = 0` on the last rank only is an error on every rank (its own there,
+/// `FailedOnOtherRank` on the others).
+pub fn fredholm1_errors_on_last_rank(comm: &Communicator) {
+    let last = comm.rank() + 1 == comm.size();
+    let g = Array3::<f64>::zeros((2, 4, 6));
+    let params = Fredholm1Params {
+        nz: if last { 0 } else { 2 },
+        save_gt: true,
+    };
+    let r = Fredholm1::new(comm, g.view(), params).map(|_| ());
+    expect_err(
+        comm,
+        r,
+        |e| {
+            if last {
+                matches!(e, Error::InvalidArgument(_))
+            } else {
+                matches!(e, Error::FailedOnOtherRank { .. })
+            }
+        },
+        "nz 0 on the last rank",
+    );
+}

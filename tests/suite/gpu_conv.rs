@@ -1,24 +1,24 @@
-//! `Convolve1D` and `PoststackLinearModelling` on engine `E` (`to_engine`: bands on the engine)
-//! against the same operators on the host, whose values the host suites check against dense
-//! oracles: every shape, axis, filter length and offset case of the host tests (short and long
-//! filters, filters longer than the signal, more taps than one band holds, real and complex
-//! filters), every derivative kind and host path of the post-stack operator (whole lines, cache
-//! groups with a tail, traces shorter than the stencil), forward and adjoint to `T::TOL`
-//! relative, a dot test on the engine, all four dtypes; then `BlockDiag`s of them across ranks,
-//! flat and on the N-D space of the post-stack example, and a wrong vector as an error on every
-//! rank. Engine outputs start as NaN, so an unwritten element fails.
+//! `Convolve1D` and `PoststackLinearModelling` on engine `E` against the same operators on the
+//! host, whose values the host suites check against dense oracles: bit for bit (the bands are
+//! the project's kernels, and every engine computes the arithmetic `AxisBand` documents), both
+//! directions, every shape, axis (first, middle, last, of 1- to 4-D blocks), filter length
+//! (odd and even, up to and past the signal's) and offset of the host tests, real and complex
+//! filters, every derivative kind of the post-stack operator, all four dtypes, with a dot test on
+//! the engine; then `BlockDiag`s of them across ranks, flat and on the N-D space of the
+//! post-stack example (bitwise too), and a wrong vector as an error on every rank. Engine outputs
+//! start as NaN, so an unwritten element fails.
 //!
 //! The local cases are shared out between the ranks (case `i` on rank `i mod p`): the operators
 //! are serial, and every case still runs at every rank count.
 
 use super::check::{expect_err, is_layout_mismatch};
 use super::engine_operators::{compare_dist, product, vectors};
-use super::engines::TestEngine;
+use super::engines::{same_bits, TestEngine};
 use super::util::{global, rel_err, TestScalar};
-use distlops::core::operator::LinearOperatorExt;
+use distlops::core::operator::{LinearOperator, LinearOperatorExt};
 use distlops::core::{Communicator, Complex32, Complex64, FullEngine, Host, Layout, RealScalar};
 use distlops::operators::local::{
-    Convolve1D, ConvolveMethod, DerivativeKind, LocalOperator, PoststackLinearModelling,
+    Convolve1D, DerivativeKind, LocalOperator, PoststackLinearModelling,
 };
 use distlops::operators::wavelets::ricker;
 use distlops::operators::BlockDiag;
@@ -45,14 +45,13 @@ fn vdot<T: TestScalar>(a: &ArrayD<T>, b: &ArrayD<T>) -> T {
         .fold(T::zero(), |s, (&p, &q)| s + p.conj() * q)
 }
 
-/// A host operator and its engine twin: both products against the host's to `T::TOL` (times
-/// `slack`), every element written, and `<A x, y> = <x, A^H y>` on the engine.
+/// A host operator and its engine twin: both products the host's bits, every element written,
+/// and `<A x, y> = <x, A^H y>` on the engine.
 fn compare<T: TestScalar, E: FullEngine>(
     engine: &E,
     what: &str,
     host: &dyn LocalOperator<T>,
     dev: &dyn LocalOperator<T, E>,
-    slack: f64,
 ) {
     assert_eq!(
         (host.dims(), host.dimsd()),
@@ -62,7 +61,6 @@ fn compare<T: TestScalar, E: FullEngine>(
     let what = format!("{what} on {} ({})", E::NAME, T::SUFFIX);
     let x = global::<T>(&[host.ncols()], 7 + host.ncols() as u64);
     let y = global::<T>(&[host.nrows()], 8 + host.nrows() as u64);
-    let tol = slack * T::TOL;
     let mut out = Vec::new();
     for (adjoint, input) in [(false, &x), (true, &y)] {
         let want = product::<T, Host>(&Host, host, adjoint, input);
@@ -71,14 +69,17 @@ fn compare<T: TestScalar, E: FullEngine>(
             got.iter().all(|v| v.re().to_f64().is_finite()),
             "{what} (adjoint {adjoint}): an element was left unwritten"
         );
-        let err = rel_err(&got, &want);
-        assert!(err <= tol, "{what} (adjoint {adjoint}): error {err:e}");
+        assert!(
+            same_bits(&got, &want),
+            "{what} (adjoint {adjoint}): not the host's bits (error {:e})",
+            rel_err(&got, &want)
+        );
         out.push(got);
     }
     let (lhs, rhs) = (vdot(&out[0], &y), vdot(&x, &out[1]));
     let scale = lhs.abs().to_f64().max(rhs.abs().to_f64()).max(1e-300);
     let err = (lhs - rhs).abs().to_f64() / scale;
-    assert!(err <= 10.0 * tol, "dot test of {what}: {err:e}");
+    assert!(err <= 10.0 * T::TOL, "dot test of {what}: {err:e}");
 }
 
 /// Whether this rank runs local case `i` (cases are shared out between the ranks).
@@ -86,11 +87,11 @@ fn mine(comm: &Communicator, i: usize) -> bool {
     i % comm.size() == comm.rank()
 }
 
-/// Every case of the host tests' `convolve1d` (shapes, axes, filter lengths up to and past the
-/// signal's, every valid offset), built with both host methods, then moved to the engine.
+/// Every case of the host tests' `convolve1d` (shapes of 1 to 4 axes, every axis, filter
+/// lengths odd and even up to and past the signal's, every valid offset), moved to the engine.
 fn convolve_short<T: TestScalar, E: FullEngine>(comm: &Communicator, engine: &E) {
     let mut case = 0;
-    for dims in [&[7][..], &[5, 3], &[3, 5, 7]] {
+    for dims in [&[7][..], &[5, 3], &[3, 5, 7], &[2, 3, 4, 5]] {
         for axis in 0..dims.len() {
             let n = dims[axis];
             for nh in [1, 2, 3, 4, 5, 8, n, n + 1, n + 4] {
@@ -102,26 +103,19 @@ fn convolve_short<T: TestScalar, E: FullEngine>(comm: &Communicator, engine: &E)
                     }
                     // Complex types alternate complex and real filters (two bands or one).
                     let h: Vec<T> = filter(nh, case as u64, case % 2 == 0);
-                    for method in [ConvolveMethod::Direct, ConvolveMethod::Fft] {
-                        let host =
-                            Convolve1D::with_method(dims, &h[..], offset, axis, method).unwrap();
-                        let dev = host.to_engine(engine).unwrap();
-                        assert_eq!(dev.method(), ConvolveMethod::Direct);
-                        let what = format!(
-                            "Convolve1D {dims:?} axis {axis} nh {nh} offset {offset} {method:?}"
-                        );
-                        compare(engine, &what, &host, &dev, 1.0);
-                    }
+                    let host = Convolve1D::new(dims, &h[..], offset, axis).unwrap();
+                    let dev = host.to_engine(engine).unwrap();
+                    let what = format!("Convolve1D {dims:?} axis {axis} nh {nh} offset {offset}");
+                    compare(engine, &what, &host, &dev);
                 }
             }
         }
     }
-    assert!(case > 200);
+    assert!(case > 300);
 }
 
-/// Long filters (FFT on the host above the thresholds, direct bands on the engine), filters of
-/// more taps than one band holds (several accumulating bands), longer than the signal, and an
-/// empty axis.
+/// Long filters (rows of many blocks, filters longer than the signal, more taps than a block
+/// holds, along the first, middle and last axes) and an empty axis.
 fn convolve_long<T: TestScalar, E: FullEngine>(comm: &Communicator, engine: &E) {
     let cases: &[(&[usize], usize, usize, usize)] = &[
         (&[301], 0, 45, 22),
@@ -142,24 +136,10 @@ fn convolve_long<T: TestScalar, E: FullEngine>(comm: &Communicator, engine: &E) 
         let what = format!("Convolve1D {dims:?} axis {axis} nh {nh} offset {offset}");
         let host = Convolve1D::new(dims, &h[..], offset, axis).unwrap();
         let dev = host.to_engine(engine).unwrap();
-        // Single precision: the host's FFT sums in double, the engine's bands in single.
-        let slack = if T::TOL > 1e-8 { 10.0 } else { 1.0 };
-        compare(
-            engine,
-            &format!("{what} ({:?})", host.method()),
-            &host,
-            &dev,
-            slack,
-        );
-        // An engine operator moves on again (to the host's generic path here).
+        compare(engine, &what, &host, &dev);
+        // An engine operator moves on again (to the host here).
         let again = dev.to_engine(&Host).unwrap();
-        compare::<T, Host>(
-            &Host,
-            &format!("{what} on the host's engine path"),
-            &host,
-            &again,
-            1.0,
-        );
+        compare::<T, Host>(&Host, &format!("{what} moved back"), &host, &again);
     }
 }
 
@@ -172,9 +152,8 @@ type PoststackCase = (
     DerivativeKind,
 );
 
-/// The post-stack operator: every derivative kind, offsets, both host paths (lines along the last
-/// axis, groups of outer slices with a tail group), traces of 1 and 2 samples, real and complex
-/// wavelets.
+/// The post-stack operator: every derivative kind, offsets, the time axis first, in the middle
+/// and last, traces of 1 and 2 samples, real and complex wavelets.
 fn poststack<T: TestScalar, E: FullEngine>(comm: &Communicator, engine: &E) {
     use DerivativeKind::{Backward, Centered, Forward};
     let t: Vec<f64> = (0..11).map(|i| 0.004 * i as f64).collect();
@@ -199,6 +178,9 @@ fn poststack<T: TestScalar, E: FullEngine>(comm: &Communicator, engine: &E) {
         (&[7, 9, 5], 1, 9, Some(8), Backward),
         (&[300, 9, 13], 1, 5, None, Centered),
         (&[300, 9, 13], 1, 7, Some(2), Forward),
+        (&[45, 6, 5], 0, 41, None, Centered),
+        (&[3, 40, 70], 1, 21, Some(4), Centered),
+        (&[2, 3, 2, 60], 3, 41, None, Centered),
     ];
     for (i, &(dims, axis, nw, offset, kind)) in cases.iter().enumerate() {
         if !mine(comm, i) {
@@ -222,12 +204,12 @@ fn poststack<T: TestScalar, E: FullEngine>(comm: &Communicator, engine: &E) {
                 "PoststackLinearModelling {dims:?} axis {axis} len(w) {nw} offset {offset} \
                  {kind:?} real {real}"
             );
-            compare(engine, &what, &host, &dev, 1.0);
+            compare(engine, &what, &host, &dev);
         }
     }
 }
 
-/// Rank `r`'s blocks: sizes that change with the rank, both convolution methods on the host.
+/// Rank `r`'s blocks: sizes that change with the rank.
 fn blocks<T: TestScalar, E: FullEngine>(engine: &E, r: usize) -> Vec<Box<dyn LocalOperator<T, E>>> {
     let h: Vec<T> = filter(4, 3 + r as u64, false);
     let long: Vec<T> = filter(37, 5, true);
@@ -246,7 +228,7 @@ fn blocks<T: TestScalar, E: FullEngine>(engine: &E, r: usize) -> Vec<Box<dyn Loc
                 .unwrap(),
         ),
         Box::new(
-            Convolve1D::with_method(&[3 + r, 40], long, 18, 1, ConvolveMethod::Fft)
+            Convolve1D::new(&[3 + r, 40], long, 18, 1)
                 .unwrap()
                 .to_engine(engine)
                 .unwrap(),
@@ -254,7 +236,7 @@ fn blocks<T: TestScalar, E: FullEngine>(engine: &E, r: usize) -> Vec<Box<dyn Loc
     ]
 }
 
-/// The same blocks on the host, with the host kernels.
+/// The same blocks on the host.
 fn host_blocks<T: TestScalar>(r: usize) -> Vec<Box<dyn LocalOperator<T>>> {
     let h: Vec<T> = filter(4, 3 + r as u64, false);
     let long: Vec<T> = filter(37, 5, true);
@@ -262,8 +244,36 @@ fn host_blocks<T: TestScalar>(r: usize) -> Vec<Box<dyn LocalOperator<T>>> {
     vec![
         Box::new(Convolve1D::new(&[5 + r, 3], h, 1, 0).unwrap()),
         Box::new(PoststackLinearModelling::new(&[2, 9 + r], wav, 1).unwrap()),
-        Box::new(Convolve1D::with_method(&[3 + r, 40], long, 18, 1, ConvolveMethod::Fft).unwrap()),
+        Box::new(Convolve1D::new(&[3 + r, 40], long, 18, 1).unwrap()),
     ]
+}
+
+/// `compare_dist` (dot test, values to rounding), then both distributed products the host's
+/// bits on the gathered arrays.
+fn compare_dist_bits<T: TestScalar, E: FullEngine>(
+    comm: &Communicator,
+    engine: &E,
+    name: &str,
+    host: &dyn LinearOperator<T>,
+    dev: &dyn LinearOperator<T, E>,
+) {
+    compare_dist::<T, E>(comm, engine, name, host, dev);
+    let (x, hx) = vectors::<T, E>(comm, engine, dev.domain(), 63);
+    let (y, hy) = vectors::<T, E>(comm, engine, dev.range(), 64);
+    let got = dev.apply(&x).unwrap().asarray();
+    let want = host.apply(&hx).unwrap().asarray();
+    assert!(
+        same_bits(&got, &want),
+        "{name} ({}) matvec: not the host's bits",
+        T::SUFFIX
+    );
+    let got = dev.apply_adjoint(&y).unwrap().asarray();
+    let want = host.apply_adjoint(&hy).unwrap().asarray();
+    assert!(
+        same_bits(&got, &want),
+        "{name} ({}) rmatvec: not the host's bits",
+        T::SUFFIX
+    );
 }
 
 /// `BlockDiag`s of engine operators across the ranks: several blocks per rank, and the
@@ -274,7 +284,7 @@ fn block_diag<T: TestScalar, E: FullEngine>(comm: &Communicator, engine: &E) {
     let r = comm.rank();
     let host = BlockDiag::new(comm, host_blocks::<T>(r)).unwrap();
     let dev = BlockDiag::new(comm, blocks::<T, E>(engine, r)).unwrap();
-    compare_dist::<T, E>(comm, engine, "BlockDiag of convolutions", &host, &dev);
+    compare_dist_bits::<T, E>(comm, engine, "BlockDiag of convolutions", &host, &dev);
 
     let layout = Layout::scatter(&[7, 5, 30], 0, comm.size()).unwrap();
     let local = layout.local_shape(r);
@@ -291,7 +301,7 @@ fn block_diag<T: TestScalar, E: FullEngine>(comm: &Communicator, engine: &E) {
         .unwrap()
         .with_spaces(&layout, &layout)
         .unwrap();
-    compare_dist::<T, E>(
+    compare_dist_bits::<T, E>(
         comm,
         engine,
         "BlockDiag of post-stack blocks (N-D)",

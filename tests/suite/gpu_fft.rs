@@ -1,5 +1,5 @@
-//! The distributed FFTs (FftNd, Fft, Fft2d) on engine `E` (`to_engine`): the engine path's
-//! forward and adjoint products against the host operator's (which `fft.rs` checks against the
+//! The distributed FFTs (FftNd, Fft, Fft2d) on engine `E` (`to_engine`): the one execution's
+//! forward and adjoint products on `E` against the host operator's (which `fft.rs` checks against the
 //! serial oracle), element by element in the same range layout, to rounding (relative to the
 //! output's norm: 1e-12 in double, 1e-4 in single precision), and dot tests on the engine; for
 //! f32, f64, Complex32 and Complex64, real and complex input, 1-D to 3-D arrays, every set of
@@ -23,7 +23,8 @@ use distlops::operators::{
 };
 use ndarray::ArrayD;
 
-/// The tolerance of the engine path against the host operator.
+/// The tolerance of the operator on the engine against the host operator (the FFT libraries
+/// differ: rustfft, cuFFT).
 fn tol<T: Scalar>() -> f64 {
     if std::mem::size_of::<T::Real>() == 8 {
         1e-12
@@ -61,7 +62,7 @@ fn product<T: TestScalar, E: TestEngine>(
     y.as_array().unwrap().to_host().unwrap().asarray()
 }
 
-/// The engine path of `host` against `host` itself, forward and adjoint, and a dot test on the
+/// `host` on the engine against `host` itself, forward and adjoint, and a dot test on the
 /// engine.
 fn compare<T: TestScalar, E: TestEngine>(
     comm: &Communicator,
@@ -183,7 +184,7 @@ where
 
 /// The pencil decomposition on the engine: the host pencil operator (forced, and `Auto`) of
 /// 3-D and 4-D arrays on every layout, every axis set with a transpose stage, the option cases
-/// of the host suite, against its engine path.
+/// of the host suite, on the engine.
 fn pencil_cases<T: TestScalar, E: TestEngine>(comm: &Communicator)
 where
     T::Real: FftReal,
@@ -327,4 +328,137 @@ pub fn fft_pencil_all_dtypes<E: TestEngine>(comm: &Communicator) {
     pencil_cases::<Complex64, E>(comm);
     pencil_cases::<f32, E>(comm);
     pencil_cases::<Complex32, E>(comm);
+}
+
+/// The Fourier primitives' moves on engine `E` against the host, bit for bit: index gathers,
+/// and line transforms of lines that are zero but for the sample the gather puts first (whose
+/// DFT is that sample in every bin, exactly, in both FFT libraries), so every output is a
+/// weight times one input value: the gather's shift, padding and truncation and the scatter's
+/// shift and per-bin weights must put the same values in the same places on every engine. Forward and adjoint,
+/// complex, real-part and real values, strided and contiguous lines, f64 and f32.
+pub fn fourier_moves_exact<E: TestEngine>(comm: &Communicator) {
+    moves_exact::<f64, E>(comm);
+    moves_exact::<f32, E>(comm);
+}
+
+fn moves_exact<R: FftReal + TestScalar, E: TestEngine>(comm: &Communicator)
+where
+    R::Complex: TestScalar,
+{
+    use distlops::core::{Fourier, Host, LineSpec, LineValues, Memory};
+    let engine = E::for_rank(comm);
+    let upload = |v: &[R]| {
+        engine
+            .upload(ndarray::ArrayView1::from(v).into_dyn())
+            .unwrap()
+    };
+    let host_up = |v: &[R]| {
+        Host.upload(ndarray::ArrayView1::from(v).into_dyn())
+            .unwrap()
+    };
+    // Index gathers.
+    let x: Vec<R> = (0..37)
+        .map(|i| <R as Scalar>::from_f64(i as f64 * 0.37 - 3.0))
+        .collect();
+    let index: Vec<usize> = (0..50).map(|i| (i * 17 + 3) % 37).collect();
+    let plan = engine.gather_plan(&index, 37).unwrap();
+    let mut y = engine.zeros::<R>(&[50]).unwrap();
+    E::gather(&plan, E::slice(&upload(&x)), E::slice_mut(&mut y));
+    let want: Vec<R> = index.iter().map(|&i| x[i]).collect();
+    assert_eq!(E::download(&y).into_raw_vec_and_offset().0, want, "gather");
+    assert!(
+        engine.gather_plan(&[37], 37).is_err(),
+        "an index past the source"
+    );
+    let kinds = [
+        LineValues::Complex,
+        LineValues::RealParts,
+        LineValues::Reals,
+    ];
+    for (outer, inner) in [(3, 1), (2, 5)] {
+        for (n, nfft, keep) in [(7, 7, 7), (6, 9, 5), (9, 5, 5), (8, 8, 3)] {
+            for (shift, adjoint, k) in [(false, false, 0), (true, false, 1), (true, true, 2)] {
+                let spec = LineSpec {
+                    outer,
+                    inner,
+                    n,
+                    nfft,
+                    keep,
+                    ifftshift: shift,
+                    fftshift: shift,
+                    weights: (0..keep).map(|b| 0.5 + b as f64).collect(),
+                    adjoint,
+                    input: kinds[k],
+                    output: kinds[(k + 1) % 3],
+                };
+                let (lx, ly) = spec.real_lens();
+                let (src, _) = spec.line_lens();
+                let w = spec.input.width();
+                // Every line zero but for the sample that the gather puts first (a different
+                // value per line).
+                let s = match (shift, adjoint) {
+                    (false, _) => 0,
+                    (true, false) => n / 2,
+                    (true, true) => keep / 2,
+                };
+                let mut xv = vec![<R as Scalar>::from_f64(0.0); lx];
+                for o in 0..outer {
+                    for i in 0..inner {
+                        let at = ((o * src + s) * inner + i) * w;
+                        xv[at] = <R as Scalar>::from_f64(1.5 + (o * inner + i) as f64);
+                        if w == 2 {
+                            xv[at + 1] = <R as Scalar>::from_f64(-0.25);
+                        }
+                    }
+                }
+                let run = |out: &mut Vec<R>, on_host: bool| {
+                    if on_host {
+                        let p = Host.line_plan::<R>(&spec).unwrap();
+                        let mut work = Host
+                            .zeros::<R::Complex>(&[Host::line_work_len(&p).max(1)])
+                            .unwrap();
+                        let mut yb = Host.zeros::<R>(&[ly]).unwrap();
+                        Host::line_fft(
+                            &p,
+                            Host::slice(&host_up(&xv)),
+                            Host::slice_mut(&mut yb),
+                            Host::slice_mut(&mut work),
+                        )
+                        .unwrap();
+                        *out = Host::download(&yb).into_raw_vec_and_offset().0;
+                    } else {
+                        let p = engine.line_plan::<R>(&spec).unwrap();
+                        let mut work = engine
+                            .zeros::<R::Complex>(&[E::line_work_len(&p).max(1)])
+                            .unwrap();
+                        let mut yb = engine
+                            .upload(
+                                ndarray::ArrayView1::from(
+                                    &vec![<R as Scalar>::from_f64(f64::NAN); ly][..],
+                                )
+                                .into_dyn(),
+                            )
+                            .unwrap();
+                        E::line_fft(
+                            &p,
+                            E::slice(&upload(&xv)),
+                            E::slice_mut(&mut yb),
+                            E::slice_mut(&mut work),
+                        )
+                        .unwrap();
+                        *out = E::download(&yb).into_raw_vec_and_offset().0;
+                    }
+                };
+                let (mut got, mut want) = (Vec::new(), Vec::new());
+                run(&mut got, false);
+                run(&mut want, true);
+                let bits = |v: &[R]| {
+                    v.iter()
+                        .map(|x| RealScalar::to_f64(*x).to_bits())
+                        .collect::<Vec<_>>()
+                };
+                assert_eq!(bits(&got), bits(&want), "{spec:?} on {}", E::NAME);
+            }
+        }
+    }
 }

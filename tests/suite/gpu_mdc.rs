@@ -3,8 +3,8 @@
 //! first (an element left unwritten fails), dot tests on the engine, f32/f64/Complex32/
 //! Complex64, sizes that do not split evenly, balanced and uneven kernel splits (empty ranks),
 //! `nz` / `nv` 1 to 3, with and without the saved adjoint kernel, MDC one- and two-sided,
-//! `conj`, `prescaled`, a prime `nt`, and every model and data axis. The engine path agrees
-//! with the host to rounding (gemm order, FFT library), not bitwise. A vector of the wrong
+//! `conj`, `prescaled`, a prime `nt`, and every model and data axis. The operator on the engine
+//! agrees with the host to rounding (gemm order, FFT library), not bitwise. A vector of the wrong
 //! space is an error on every rank.
 
 use super::check::{expect_err, random_counts};

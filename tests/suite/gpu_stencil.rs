@@ -1,21 +1,20 @@
 //! The distributed finite-difference operators (FirstDerivative, SecondDerivative, Laplacian,
-//! Gradient) on engine `E` (`to_engine`): forward and adjoint against the same operator on the
-//! host (whose values the `derivatives` suite checks against PyLops' serial operators), to
-//! rounding, and dot tests on the engine; f32, f64, Complex32 and Complex64; 1-D to 3-D shapes
-//! that no rank count divides; every kind, order, edge flag and axis; layouts distributed along
-//! the first and the last axis with balanced counts and with thin and empty ranks (ghost slabs
-//! from several ranks), and along a middle axis with ranks thinner than the stencil's reach.
-//! Outputs start as NaN, so an element left unwritten fails. Also `Halo` on engine `E`, bit for
-//! bit against the host operator. The Host instantiation runs the engine execution on the host;
-//! the `Cuda` one on the (emulated) device.
+//! Gradient) on engine `E` (`to_engine`): forward and adjoint bit for bit against the same
+//! operator on the host (whose values the `derivatives` suite checks against PyLops' serial
+//! operators; the stencil kernels compute the same operations on every engine), and dot tests
+//! on the engine; f32, f64, Complex32 and Complex64; 1-D to 3-D shapes that no rank count
+//! divides; every kind, order, edge flag and axis; layouts distributed along the first and the
+//! last axis with balanced counts and with thin and empty ranks (ghost slabs from several ranks),
+//! and along a middle axis with ranks thinner than the stencil's reach. Outputs start as NaN, so
+//! an element left unwritten fails. The Host instantiation runs the operators moved to the host;
+//! the `Cuda` one on the (emulated) device. (`Halo`: `gpu_halo`.)
 
 use super::derivatives::{
     describe, first_derivative_cases, gradient_cases, laplacian_cases, second_derivative_cases,
     thin_counts, thin_middle_layout, vector, Case,
 };
 use super::engines::{same_bits, TestEngine};
-use super::halo::{grids, width_cases};
-use super::util::{global, rel_err, TestScalar, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
+use super::util::{global, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
 use distlops::core::{
     Communicator, Complex32, Complex64, DistVector, FullEngine, Host, Layout, RealScalar,
@@ -23,8 +22,8 @@ use distlops::core::{
 };
 use distlops::operators::local::DerivativeKind;
 use distlops::operators::{
-    FirstDerivative, FirstDerivativeParams, Gradient, GradientParams, Halo, HaloBoundary,
-    Laplacian, LaplacianParams, SecondDerivative, SecondDerivativeParams,
+    FirstDerivative, FirstDerivativeParams, Gradient, GradientParams, Laplacian, LaplacianParams,
+    SecondDerivative, SecondDerivativeParams,
 };
 use ndarray::ArrayD;
 
@@ -63,7 +62,7 @@ fn product<T: TestScalar, E: FullEngine>(
 }
 
 /// The engine operator `dev` against its host twin `host` (domain: arrays of `dims`; range:
-/// `nout` of them), forward and adjoint to rounding, and a dot test on the engine.
+/// `nout` of them), forward and adjoint bit for bit, and a dot test on the engine.
 fn compare<T: TestScalar, E: FullEngine>(
     comm: &Communicator,
     engine: &E,
@@ -90,10 +89,9 @@ fn compare<T: TestScalar, E: FullEngine>(
             got.iter().all(|v| v.re().to_f64().is_finite()),
             "{what}: {dir} left an element unwritten"
         );
-        let err = rel_err(&got, &want);
         assert!(
-            err <= T::TOL,
-            "{what}: {dir} differs from the host by {err:e}"
+            same_bits(&got, &want),
+            "{what}: {dir} differs from the host"
         );
     }
     let d = dottest(dev, &xd, &yd).unwrap();
@@ -257,61 +255,6 @@ fn thin_ranks_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
     );
 }
 
-/// `Halo` on engine `E` against the host operator, forward and adjoint bit for bit (pure data
-/// movement, and the adjoint's sums in the host's order), and a dot test on the engine, and its
-/// crop bit for bit too: every
-/// process grid of the `halo` suite, every width form (also wider than the neighbouring
-/// blocks), both boundary rules, fewer samples than ranks (empty blocks), a clone.
-fn halo_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
-    let engine = E::for_rank(comm);
-    let p = comm.size();
-    let mut cases: Vec<(Vec<usize>, Vec<usize>)> = Vec::new();
-    for dims in [UNEVEN_1D, UNEVEN_2D, UNEVEN_3D] {
-        cases.extend(grids(dims.len(), p).into_iter().map(|g| (dims.to_vec(), g)));
-    }
-    cases.extend([(vec![3], vec![p]), (vec![2, 3], vec![p, 1])]);
-    for (dims, grid) in cases {
-        for widths in width_cases(dims.len()) {
-            for boundary in [HaloBoundary::Trim, HaloBoundary::Zeros] {
-                let host = Halo::<T>::builder(&dims, widths.clone())
-                    .grid(&grid)
-                    .boundary(boundary)
-                    .build(comm)
-                    .unwrap();
-                let dev = host.to_engine(&engine).unwrap();
-                let what = format!(
-                    "Halo {dims:?} grid {grid:?} widths {widths:?} {boundary:?} on {} ({})",
-                    E::NAME,
-                    T::SUFFIX
-                );
-                for op in [&dev, &dev.clone()] {
-                    let x = host.scatter_global(global::<T>(&dims, 5).view()).unwrap();
-                    let yl = host.range().layout().unwrap().clone();
-                    let yg = global::<T>(&[yl.global_len()], 6);
-                    let y = vector(comm, host.range(), &[yg]);
-                    let (xd, yd) = (on(&x, &engine), on(&y, &engine));
-                    for (adjoint, input, dinput) in [(false, &x, &xd), (true, &y, &yd)] {
-                        let want = product::<T, Host>(&Host, &host, adjoint, input);
-                        let got = product(&engine, op, adjoint, dinput);
-                        assert!(same_bits(&got, &want), "{what}: adjoint {adjoint}");
-                    }
-                    // (The host's bits: the dot test's own f32 sums, with cancellation, need
-                    // more than the dtype's tolerance, as they would on the host.)
-                    let d = dottest(op, &xd, &yd).unwrap();
-                    assert!(d.passes(10.0 * T::TOL), "{what}: dot test {d:?}");
-                    // The crop: extended blocks to cores, and back padded with zeros.
-                    let (hc, dc) = (host.crop(), op.crop());
-                    for (adjoint, input, dinput) in [(false, &y, &yd), (true, &x, &xd)] {
-                        let want = product::<T, Host>(&Host, &hc, adjoint, input);
-                        let got = product(&engine, &dc, adjoint, dinput);
-                        assert!(same_bits(&got, &want), "{what}: crop, adjoint {adjoint}");
-                    }
-                }
-            }
-        }
-    }
-}
-
 /// Every test of this suite for one engine, in the four dtypes.
 macro_rules! all_dtypes {
     ($($name:ident => $body:ident),* $(,)?) => {$(
@@ -330,5 +273,4 @@ all_dtypes!(
     laplacian_all_dtypes => laplacian_on,
     gradient_all_dtypes => gradient_on,
     thin_ranks_all_dtypes => thin_ranks_on,
-    halo_all_dtypes => halo_on,
 );

@@ -5,13 +5,22 @@
 //! layouts of PyLops-MPI (which rank holds which block), `DistMatrixMult` with both kinds; a
 //! block of `A` of the wrong size on one rank, a different `M` or grid on one rank, and a grid of
 //! the wrong size are errors on every rank. The harness also runs these at 5 and 6 ranks.
+//! `into_engine` of the local operators and vectors: a move (no copy) onto the engine the data
+//! is on, the same products on another engine.
 
-use super::check::{expect_err, random_counts};
+use super::check::{dist, expect_err, random_counts};
+use super::engine_operators::compare_dist;
+use super::engines::{same_bits, TestEngine};
 use super::util::{global, TestScalar};
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
-use distlops::core::{balanced_counts, Communicator, Complex64, Error};
+use distlops::core::{
+    balanced_counts, Communicator, Complex64, DistVector, Error, Host, Layout,
+    StackedDistributedArray,
+};
+use distlops::operators::local::{Diagonal, LocalOperator, MatrixMult};
 use distlops::operators::{
     BlockMatrixMult, DistMatrixMult, MatrixBlocks, MatrixMultKind, ProcessGrid, SummaMatrixMult,
+    VStack,
 };
 use ndarray::{s, Array2};
 use std::ops::Range;
@@ -320,5 +329,93 @@ pub fn errors(comm: &Communicator) {
         op.apply(&x),
         |e| matches!(e, Error::LayoutMismatch(_)),
         "wrong vector",
+    );
+}
+
+/// `into_engine` moves: a matrix, a diagonal, an array and a stacked vector moved onto the engine
+/// they are on keep their memory (no copy, and `MatrixMult::new` keeps a C-contiguous matrix);
+/// moved to engine `E`, the matrix computes what the host's does (a dot test, and both products
+/// against the host operator to rounding: cuBLAS on a device) and an array comes back with the
+/// same bits.
+pub fn into_engine_moves<E: TestEngine>(comm: &Communicator) {
+    let a = matrix::<f64>(7, 5, 11);
+    let at = a.as_ptr();
+    let op = MatrixMult::new(a).unwrap();
+    assert_eq!(
+        op.matrix().as_ptr(),
+        at,
+        "MatrixMult::new copied the matrix"
+    );
+    let op = op.into_engine(&Host).unwrap();
+    assert_eq!(
+        op.matrix().as_ptr(),
+        at,
+        "into_engine(&Host) copied the matrix"
+    );
+    let d = Diagonal::new(vec![1.0f64, 2.0, 3.0]).unwrap();
+    let dp = d.diag().as_ptr();
+    let d = d.into_engine(&Host).unwrap();
+    assert_eq!(
+        d.diag().as_ptr(),
+        dp,
+        "into_engine(&Host) copied the diagonal"
+    );
+    let layout = Layout::scatter(&[11], 0, comm.size()).unwrap();
+    let gx = global::<Complex64>(&[11], 3);
+    let x = dist(comm, &gx, &layout);
+    let xp = x.local().as_ptr();
+    let x = x.into_engine(&Host).unwrap();
+    assert_eq!(
+        x.local().as_ptr(),
+        xp,
+        "into_engine(&Host) copied the array"
+    );
+    let y = dist(comm, &gx, &layout);
+    let yp = y.local().as_ptr();
+    let v = DistVector::Stacked(StackedDistributedArray::new(vec![x.into(), y.into()]).unwrap());
+    let v = v.into_engine(&Host).unwrap();
+    let DistVector::Stacked(s) = &v else {
+        panic!("into_engine made a stack into an array")
+    };
+    let ptrs: Vec<_> = s
+        .parts()
+        .iter()
+        .map(|p| match p {
+            DistVector::Array(a) => a.local().as_ptr(),
+            DistVector::Stacked(_) => panic!("a nested stack"),
+        })
+        .collect();
+    assert_eq!(ptrs, [xp, yp], "into_engine(&Host) copied a stacked vector");
+
+    let engine = E::for_rank(comm);
+    let back = v.into_engine(&engine).unwrap().into_engine(&Host).unwrap();
+    let want = ndarray::concatenate(ndarray::Axis(0), &[gx.view(), gx.view()]).unwrap();
+    assert!(
+        same_bits(&back.asarray(), &want),
+        "a vector moved to {} and back changed",
+        E::NAME
+    );
+    // Each rank's row block of a 13 x 6 matrix, stacked over the ranks.
+    let rows = Layout::scatter(&[13], 0, comm.size()).unwrap();
+    let r0 = rows.offset(comm.rank());
+    let g = matrix::<Complex64>(13, 6, 21);
+    let block = g.slice(s![r0..r0 + rows.count(comm.rank()), ..]).to_owned();
+    let host = VStack::new(
+        comm,
+        vec![Box::new(MatrixMult::new(block.clone()).unwrap()) as Box<dyn LocalOperator<_>>],
+    )
+    .unwrap();
+    let moved = MatrixMult::new(block).unwrap().into_engine(&engine);
+    let dev = VStack::new(
+        comm,
+        vec![Box::new(comm.agree_value(moved).unwrap()) as Box<dyn LocalOperator<_, E>>],
+    )
+    .unwrap();
+    compare_dist(
+        comm,
+        &engine,
+        "VStack of MatrixMult::into_engine",
+        &host,
+        &dev,
     );
 }

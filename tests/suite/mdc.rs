@@ -298,3 +298,56 @@ pub fn mdc_errors(comm: &Communicator) {
         );
     }
 }
+
+/// A bad rank-local argument (`nt`, `twosided`, `nfreq`, an axis) on the last rank only is an
+/// error on every rank: that rank's own error there, `FailedOnOtherRank` on the others (no rank
+/// goes on into a collective the culprit never reaches).
+pub fn mdc_errors_on_last_rank(comm: &Communicator) {
+    let p = comm.size();
+    let last = comm.rank() + 1 == p;
+    let counts = balanced_counts(5, p);
+    let g = Array3::<C>::zeros((counts[comm.rank()], 3, 4));
+    let bad = |make: &dyn Fn(bool) -> (usize, MdcParams), want: fn(&Error) -> bool, what: &str| {
+        let (nt, params) = make(last);
+        let r = Mdc::<f64>::new(comm, g.view(), nt, 1, params).map(|_| ());
+        expect_err(
+            comm,
+            r,
+            |e| {
+                if last {
+                    want(e)
+                } else {
+                    matches!(e, Error::FailedOnOtherRank { .. })
+                }
+            },
+            what,
+        );
+    };
+    let ok = MdcParams::default();
+    bad(
+        &|l| (if l { 10 } else { 9 }, ok),
+        |e| matches!(e, Error::InvalidArgument(_)),
+        "even nt on the last rank",
+    );
+    bad(
+        &|l| {
+            let nfreq = if l { Some(4) } else { None };
+            (9, MdcParams { nfreq, ..ok })
+        },
+        |e| matches!(e, Error::ShapeMismatch(_)),
+        "nfreq on the last rank",
+    );
+    bad(
+        &|l| {
+            let data_axis = if l { 7 } else { 0 };
+            (9, MdcParams { data_axis, ..ok })
+        },
+        |e| matches!(e, Error::AxisOutOfRange { .. }),
+        "data axis on the last rank",
+    );
+    bad(
+        &|l| (if l { 0 } else { 9 }, ok),
+        |e| matches!(e, Error::InvalidArgument(_)),
+        "nt 0 on the last rank",
+    );
+}

@@ -23,6 +23,7 @@ pub mod ghost;
 pub mod gpu_agree;
 pub mod gpu_conv;
 pub mod gpu_fft;
+pub mod gpu_halo;
 pub mod gpu_mdc;
 pub mod gpu_stencil;
 pub mod halo;
@@ -166,6 +167,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         "mask::different_masks_mismatch",
         mask::different_masks_mismatch,
     ),
+    (
+        "mask::masked_cgls_groups_stop_apart",
+        mask::masked_cgls_groups_stop_apart,
+    ),
     ("errors::mismatched_layouts", errors::mismatched_layouts),
     ("errors::invalid_local_shapes", errors::invalid_local_shapes),
     ("errors::axis_out_of_range", errors::axis_out_of_range),
@@ -296,12 +301,21 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         fredholm::fredholm1_all_dtypes,
     ),
     ("fredholm::fredholm1_errors", fredholm::fredholm1_errors),
+    (
+        "fredholm::fredholm1_errors_on_last_rank",
+        fredholm::fredholm1_errors_on_last_rank,
+    ),
     ("matmul::summa_f64_c64", matmul::summa_f64_c64),
     ("matmul::block_f64_c64", matmul::block_f64_c64),
     ("matmul::kinds_and_layouts", matmul::kinds_and_layouts),
     ("matmul::errors", matmul::errors),
+    (
+        "matmul::into_engine_moves",
+        matmul::into_engine_moves::<distlops::core::Host>,
+    ),
     ("mdc::mdc_all_dtypes", mdc::mdc_all_dtypes),
     ("mdc::mdc_errors", mdc::mdc_errors),
+    ("mdc::mdc_errors_on_last_rank", mdc::mdc_errors_on_last_rank),
     ("solvers::solvers_f64", solvers::solvers_f64),
     ("solvers::solvers_complex", solvers::solvers_complex),
     ("solvers2::lsqr_f64", solvers2::lsqr_f64),
@@ -376,8 +390,8 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         gpu_stencil::thin_ranks_all_dtypes::<distlops::core::Host>,
     ),
     (
-        "gpu_stencil::halo_all_dtypes[host]",
-        gpu_stencil::halo_all_dtypes::<distlops::core::Host>,
+        "gpu_halo::halo_all_dtypes[host]",
+        gpu_halo::halo_all_dtypes::<distlops::core::Host>,
     ),
     (
         "engines::payload_collectives[host]",
@@ -398,6 +412,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "gpu_fft::fft_pencil_all_dtypes[host]",
         gpu_fft::fft_pencil_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_fft::fourier_moves_exact[host]",
+        gpu_fft::fourier_moves_exact::<distlops::core::Host>,
     ),
     (
         "engines::node_rank_on_one_machine",

@@ -1,13 +1,13 @@
 //! The engine primitives the device operators are written on, on engine `E` against the host:
-//! [`Banded::band`] (the same bits on every engine), [`Fourier::fft`] (against a direct DFT sum)
+//! [`Banded::band`] and [`Banded::band_chain`] (the same bits on every engine), [`Fourier::fft`] (against a direct DFT sum)
 //! [`Dense::matmul_batched`] (against host products) and the [`Engine::as_reals`] views. Local
 //! to each rank: no communication.
 
 use super::engines::TestEngine;
 use super::util::{global, TestScalar};
 use distlops::core::{
-    AxisBand, Banded, Communicator, Complex32, Complex64, Dense, FftReal, Host, MatOp, Memory,
-    Scalar,
+    AxisBand, BandChain, Banded, Communicator, Complex32, Complex64, Dense, FftReal, Host, MatOp,
+    Memory, Scalar,
 };
 use ndarray::{ArrayD, ArrayView1, IxDyn};
 
@@ -76,6 +76,58 @@ fn band_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
                 assert!(
                     super::engines::same_bits(&got, &want),
                     "band {dims:?} accumulate {accumulate} fused {fused} on {} ({})",
+                    E::NAME,
+                    T::SUFFIX
+                );
+            }
+        }
+    }
+}
+
+/// `E::band_chain` of two bands (a plain one, then a fused one) against `Host::band_chain`:
+/// bit for bit, overwriting and accumulating, each engine with the work space it asks for.
+fn band_chain_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
+    let engine = E::for_rank(comm);
+    for dims in [(1, 7, 1), (3, 5, 2), (2, 131, 1), (4, 9, 40)] {
+        for (first, _) in bands(dims) {
+            let (outer, n_mid, n_src, inner) = first.dims();
+            let taps = [(0, 0.5), (-1, -1.25), (-2, 0.375)];
+            let second = AxisBand::new((outer, n_mid + 2, n_mid, inner), &taps, 0, 0..n_mid, &[])
+                .unwrap()
+                .with_fma(true);
+            let chain = BandChain::new(vec![first, second]).unwrap();
+            let x: ArrayD<T> = global(&[outer * n_src * inner], 5);
+            let y0: ArrayD<T> = global(&[chain.out_len()], 6);
+            let table = ArrayView1::from(chain.table()).into_dyn();
+            let (ht, dt) = (
+                Host.upload(table.clone()).unwrap(),
+                engine.upload(table).unwrap(),
+            );
+            let dx = engine.upload(x.view()).unwrap();
+            for accumulate in [false, true] {
+                let mut want = y0.clone();
+                let mut hw = Host.zeros::<T>(&[Host::band_chain_work(&chain)]).unwrap();
+                Host::band_chain(
+                    &chain,
+                    Host::slice(&ht),
+                    Host::slice(&x),
+                    Host::slice_mut(&mut hw),
+                    Host::slice_mut(&mut want),
+                    accumulate,
+                );
+                let mut dw = engine.zeros::<T>(&[E::band_chain_work(&chain)]).unwrap();
+                let mut dy = engine.upload(y0.view()).unwrap();
+                E::band_chain(
+                    &chain,
+                    E::slice(&dt),
+                    E::slice(&dx),
+                    E::slice_mut(&mut dw),
+                    E::slice_mut(&mut dy),
+                    accumulate,
+                );
+                assert!(
+                    super::engines::same_bits(&E::download(&dy), &want),
+                    "band_chain {dims:?} accumulate {accumulate} on {} ({})",
                     E::NAME,
                     T::SUFFIX
                 );
@@ -214,6 +266,8 @@ pub fn primitives_all_dtypes<E: TestEngine>(comm: &Communicator) {
     band_on::<f64, E>(comm);
     band_on::<Complex32, E>(comm);
     band_on::<Complex64, E>(comm);
+    band_chain_on::<f64, E>(comm);
+    band_chain_on::<Complex32, E>(comm);
     fft_on::<f32, E>(comm);
     fft_on::<f64, E>(comm);
     matmul_batched_on::<f32, E>(comm);

@@ -1,7 +1,8 @@
 //! The benchmark on the `Cuda` engine (`--engine cuda`, feature `cuda`; feature `emulator` with
 //! `DISTLOPS_DEVICE=emulated` runs the same code on the emulated device, for checking the
 //! benchmark itself, never for timing): each workload's operator moved to the device with
-//! `to_engine`, its input uploaded once, every product timed up to the end of the device's work
+//! `to_engine` (W7's with `into_engine`, which keeps the matrix in place on the host engine), its
+//! input uploaded once, every product timed up to the end of the device's work
 //! (the stream is synchronised before the clock stops), the output downloaded after timing for
 //! the checksums. `devcopy` measures the device's copy bandwidth, the floor the memory-bound
 //! workloads are compared with (as the triad is on the host).
@@ -66,7 +67,7 @@ pub fn time_on<T: Scalar, E: BenchEngine>(
         engine.sync()?;
         Ok(y)
     })?;
-    let y: DistVector<T> = y.to_engine(&Host)?;
+    let y: DistVector<T> = y.into_engine(&Host)?;
     Ok((times, vector_checks(&y)))
 }
 

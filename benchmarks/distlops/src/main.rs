@@ -1,8 +1,8 @@
 //! `distlops-bench`: the distlops side of the side-by-side benchmark against PyLops-MPI.
 //!
-//! Runs one workload of `shared/reference/benchmark-workloads.md` (W1-W9, Complex64 versions of W3
-//! and W7, W10 (the 3-D FFT defined in BENCHMARKS.md), and the STREAM triad floor) with that document's timing protocol and prints one JSON
-//! record per op on rank 0, with the same fields as `benchmarks/pylops/bench.py`:
+//! Runs one workload of `benchmarks/WORKLOADS.md` (W1-W11, Complex64 versions of W3 and W7, and
+//! the STREAM triad floor) with that document's timing protocol and prints one JSON record per op
+//! on rank 0, with the same fields as `benchmarks/pylops/bench.py`:
 //!
 //! ```text
 //! cargo build --release -p distlops-bench --features mpi

@@ -1,7 +1,7 @@
 //! W7 `vstack_matmul`: `VStack` of per-rank row blocks of a dense `4000 x 2000` matrix; matvec
 //! takes a replicated `x` to a split `A x`, rmatvec a split `y` to a replicated `A^H y`.
 
-use crate::device::{time_on, upload, BenchEngine};
+use crate::device::{time_on, BenchEngine};
 use crate::inputs::{block, scatter_array, sym, BenchScalar};
 use crate::measure::{time_op, vector_checks, Record};
 use crate::Res;
@@ -75,13 +75,15 @@ pub fn w7<T: BenchScalar>(comm: &Communicator, reps: usize) -> Res<Vec<Record>> 
     Ok(w7_records(base, fwd, adj))
 }
 
-/// W7 on engine `E`: the row block moved there with `MatrixMult::to_engine`.
+/// W7 on engine `E`: the row block and the vectors moved there with `into_engine` (on the host
+/// engine they stay where they are: one copy of the matrix, as [`w7`]).
 pub fn w7_on<T: BenchScalar, E: BenchEngine>(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
     let engine = E::for_rank(comm)?;
     let (a, x, y, base) = w7_inputs::<T>(comm)?;
-    let block_op: Box<dyn LocalOperator<T, E>> = Box::new(MatrixMult::new(a)?.to_engine(&engine)?);
+    let block = MatrixMult::new(a)?.into_engine(&engine);
+    let block_op: Box<dyn LocalOperator<T, E>> = Box::new(comm.agree_value(block)?);
     let op = VStack::new(comm, vec![block_op])?;
-    let (x, y) = (upload(&x, &engine)?, upload(&y, &engine)?);
+    let (x, y) = (x.into_engine(&engine)?, y.into_engine(&engine)?);
     let fwd = time_on(comm, &engine, reps, &op, &x, false)?;
     let adj = time_on(comm, &engine, reps, &op, &y, true)?;
     Ok(w7_records(base, fwd, adj))

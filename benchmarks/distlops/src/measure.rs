@@ -1,5 +1,5 @@
 //! The timing protocol, checksums and output records of the benchmark specification
-//! (`shared/reference/benchmark-workloads.md`, "Timing", "Checksums", "Output record").
+//! (`benchmarks/WORKLOADS.md`, "Timing", "Checksums", "Output record").
 
 use distlops::core::{
     Communicator, DistVector, DistributedArray, Partition, RealScalar, ReduceOp, Scalar,

@@ -246,6 +246,14 @@ template <typename T> void test_type(const char* s) {
                 for (size_t r = 0; r < rows; ++r)
                     for (size_t c = 0; c < cols; ++c) want[c * rows + r] = y[r * cols + c];
                 check(same(t, want), "strided_copy" + at);
+
+                // Strided add: the same box added onto x's first m values, y's value first.
+                std::vector<T> sum(x.begin(), x.begin() + m);
+                launch("strided_add_" + S, grid, block, dl_index(m), st, buf(y), buf(sum));
+                for (size_t r = 0; r < rows; ++r)
+                    for (size_t c = 0; c < cols; ++c)
+                        want[c * rows + r] = ref<T>::add(x[c * rows + r], y[r * cols + c]);
+                check(same(sum, want), "strided_add" + at);
             }
 
             // Band: (outer 3, n rows, inner 2) from n + 3 source rows, four taps through a shift
@@ -430,6 +438,8 @@ void test_launch_checks() {
           "a pointer passed without its extent is refused: `" + err + "`");
 }
 
+#include "stencil_test.h"
+
 }  // namespace
 
 int main() {
@@ -438,6 +448,8 @@ int main() {
     test_type<double>("f64");
     test_type<c32>("c32");
     test_type<c64>("c64");
+    test_stencil<float>("f32");
+    test_stencil<double>("f64");
     test_tree<float>("f32");
     test_tree<double>("f64");
     test_tree<c32>("c32");

@@ -1,55 +1,26 @@
 //! [`DistributedArray`]: an N-D array spread over the ranks of a communicator.
 
+mod agreement;
 mod arith;
+mod assign;
 mod ghost;
+mod mask;
 mod redistribute;
 mod reduce;
 
+pub(crate) use agreement::{array_fingerprint, typed_fingerprint};
+pub(crate) use mask::make_mask;
+pub use mask::Mask;
 pub use reduce::NormOrd;
 
-use crate::comm::{Communicator, Fingerprint, ReduceOp};
+use crate::comm::{Communicator, Fingerprint};
 use crate::engine::{Engine, Host};
 use crate::error::{Error, Result};
 use crate::layout::Layout;
 use crate::partition::Partition;
 use crate::scalar::Scalar;
-use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis, IxDyn, Slice, SliceInfoElem};
+use ndarray::{ArrayD, ArrayViewD, ArrayViewMutD, Axis, IxDyn, Slice};
 use std::marker::PhantomData;
-use std::sync::Arc;
-
-/// A colour group: ranks with the same colour reduce (`dot`, `norm`, masked gathers) among
-/// themselves only, as PyLops-MPI's `mask`.
-#[derive(Clone, Debug)]
-pub struct Mask {
-    colours: Arc<[usize]>,
-    group: Communicator,
-}
-
-impl Mask {
-    /// Every rank's colour.
-    pub fn colours(&self) -> &[usize] {
-        &self.colours
-    }
-
-    /// The sub-communicator of this rank's colour.
-    pub fn group(&self) -> &Communicator {
-        &self.group
-    }
-
-    /// The ranks (of the parent communicator) in this rank's group, in order.
-    pub fn members(&self, rank: usize) -> Vec<usize> {
-        let c = self.colours[rank];
-        (0..self.colours.len())
-            .filter(|&r| self.colours[r] == c)
-            .collect()
-    }
-}
-
-impl PartialEq for Mask {
-    fn eq(&self, other: &Self) -> bool {
-        self.colours == other.colours
-    }
-}
 
 /// An N-D array distributed over the ranks of a [`Communicator`], as PyLops-MPI's
 /// `DistributedArray`.
@@ -187,6 +158,20 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         ))
     }
 
+    /// This array moved to `engine`, consuming it: when `engine` is the engine the block is on
+    /// (`x.into_engine(&Host)` for a host array, the same device) the block is kept as it is, no
+    /// copy; otherwise it is copied there as [`to_engine`](Self::to_engine) does and released
+    /// (see [`Memory::transfer`](crate::Memory::transfer)). Same layout and mask.
+    /// [Collective](crate#collective-calls), as `to_engine` (the ranks agree on the outcome).
+    ///
+    /// # Errors
+    /// As [`to_engine`](Self::to_engine) (never when the block stays where it is).
+    pub fn into_engine<F: Engine>(self, engine: &F) -> Result<DistributedArray<T, F>> {
+        let (comm, layout, local, mask) = self.into_parts();
+        let local = comm.agree_value(E::transfer(local, engine))?;
+        Ok(DistributedArray::from_parts(comm, layout, local, mask))
+    }
+
     /// A copy of this array in main memory (see [`to_engine`](Self::to_engine)).
     /// [Collective](crate#collective-calls), as `to_engine`.
     ///
@@ -321,7 +306,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         if self.layout.partition().is_replicated() {
             return block.into_owned();
         }
-        self.agree_or_panic("asarray");
+        self.agree_or_panic("asarray", &self.comm);
         let lens = self.layout.local_lens();
         let mut buf = vec![T::zero(); lens.iter().sum()];
         self.comm.all_gather_varcount_into(
@@ -339,8 +324,8 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// The part of the global array held by this rank's colour group, on every member of the group
     /// (PyLops-MPI's `asarray(masked=True)`): the members' blocks concatenated along the axis.
     /// Without a mask this is [`asarray`](Self::asarray). [Collective](crate#collective-calls)
-    /// for Scatter arrays: every rank of the whole communicator calls it (the layout agreement
-    /// runs over the communicator, the all-gather inside each colour group). No communication
+    /// for Scatter arrays: every rank of the colour group calls it (the layout agreement and the
+    /// all-gather run inside each colour group, so the groups need not call it together). No communication
     /// for replicated arrays.
     ///
     /// # Panics
@@ -353,7 +338,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         if self.layout.partition().is_replicated() {
             return block.into_owned();
         }
-        self.agree_or_panic("asarray_masked");
+        self.agree_or_panic("asarray_masked", &mask.group);
         let members = mask.members(self.rank());
         let lens: Vec<usize> = members.iter().map(|&r| self.layout.local_len(r)).collect();
         let mut buf = vec![T::zero(); lens.iter().sum()];
@@ -449,96 +434,6 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     pub fn empty_like(&self) -> Self {
         self.zeros_like()
     }
-
-    /// A fingerprint of the layout and mask: what [`check_same_layout`](Self::check_same_layout)
-    /// compares, as one word that ranks can agree on. No communication.
-    pub fn fingerprint(&self) -> Fingerprint {
-        array_fingerprint(&self.layout, self.mask.as_ref())
-    }
-
-    /// The layout and mask in words, for messages.
-    pub fn describe(&self) -> String {
-        match &self.mask {
-            None => self.layout.describe(),
-            Some(m) => format!("{} with colours {:?}", self.layout.describe(), m.colours()),
-        }
-    }
-
-    /// The agreement a communicating operation `what` on this array begins with
-    /// ([`Communicator::agree_on`] on the array's communicator): this rank's verdict `local` on
-    /// its inputs, and this array's fingerprint mixed with `extra` (the other arrays, roots,
-    /// widths or target layouts of the operation, described by `describe_extra` in messages).
-    ///
-    /// # Errors
-    /// On every rank if any rank's `local` is `Err` or the ranks' fingerprints differ.
-    pub(crate) fn agree_before(
-        &self,
-        what: &str,
-        extra: Fingerprint,
-        describe_extra: impl FnOnce() -> String,
-        local: Result<()>,
-    ) -> Result<()> {
-        let fp = self.fingerprint().word(extra.value());
-        let describe = || {
-            let extra = describe_extra();
-            if extra.is_empty() {
-                self.describe()
-            } else {
-                format!("{} and {extra}", self.describe())
-            }
-        };
-        self.comm.agree_on(what, fp, describe, local)
-    }
-
-    /// The agreement of an infallible collective (`asarray`, `norm2`): the ranks agree on the
-    /// layout, and a disagreement is a panic on every rank, naming the layouts.
-    pub(crate) fn agree_or_panic(&self, what: &str) {
-        let agreed = self.agree_before(what, Fingerprint::default(), String::new, Ok(()));
-        if let Err(e) = agreed {
-            panic!("{e}");
-        }
-    }
-
-    /// [`agree_before`](Self::agree_before) for an operation on this array and `other` that
-    /// needs equal layouts and masks (`dot`, `vdot`): one agreement, whose local verdict is
-    /// [`check_same_layout`](Self::check_same_layout). Also for replicated arrays, whose
-    /// reductions do not communicate: a rank that holds the array with another partition would
-    /// communicate alone.
-    pub(crate) fn agree_pair(&self, what: &str, other: &Self) -> Result<()> {
-        let check = self.check_same_layout(other);
-        self.agree_before(what, other.fingerprint(), || other.describe(), check)
-    }
-
-    /// Checks that `other` has the same layout and mask. No communication: the check reads this
-    /// rank's metadata only.
-    ///
-    /// # Errors
-    /// [`Error::LayoutMismatch`] (identically on every rank when every rank passes arrays of the
-    /// same layouts).
-    pub fn check_same_layout<U: Scalar, F: Engine>(
-        &self,
-        other: &DistributedArray<U, F>,
-    ) -> Result<()> {
-        if self.layout != other.layout {
-            return Err(Error::LayoutMismatch(format!(
-                "{}-partitioned {:?} on axis {} with counts {:?} vs {}-partitioned {:?} on axis {} with counts {:?}",
-                self.layout.partition(),
-                self.layout.global_shape(),
-                self.layout.axis(),
-                self.layout.counts(),
-                other.layout.partition(),
-                other.layout.global_shape(),
-                other.layout.axis(),
-                other.layout.counts()
-            )));
-        }
-        if self.mask != other.mask {
-            return Err(Error::LayoutMismatch(
-                "the arrays have different masks".into(),
-            ));
-        }
-        Ok(())
-    }
 }
 
 impl<T: Scalar> DistributedArray<T, Host> {
@@ -590,29 +485,37 @@ impl<T: Scalar> DistributedArray<T, Host> {
 
     /// Wraps this rank's `local` block in a layout given by the caller.
     /// [Collective](crate#collective-calls): every rank of `comm` calls it (one small all-reduce
-    /// to agree that every rank's block fits).
+    /// to agree that every rank's block fits and that the ranks pass the same layout).
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] on the rank whose block has the wrong shape and
-    /// [`Error::FailedOnOtherRank`] on the others; [`Error::CommSizeMismatch`].
+    /// [`Error::FailedOnOtherRank`] on the others; [`Error::CommSizeMismatch`] likewise if a
+    /// rank's layout was made for another number of ranks; [`Error::LayoutMismatch`] on every
+    /// rank if the ranks pass different layouts.
     pub fn from_local_with_layout(
         comm: &Communicator,
         layout: &Layout,
         local: ArrayD<T>,
     ) -> Result<Self> {
-        layout.check_comm(comm)?;
-        let expected = layout.local_shape(comm.rank());
-        let check = if local.shape() == &expected[..] {
-            Ok(())
-        } else {
+        let check = layout.check_comm(comm).and_then(|()| {
+            let expected = layout.local_shape(comm.rank());
+            if local.shape() == &expected[..] {
+                return Ok(());
+            }
             Err(Error::ShapeMismatch(format!(
                 "rank {} holds a block of shape {:?}, the layout expects {:?}",
                 comm.rank(),
                 local.shape(),
                 expected
             )))
-        };
-        comm.agree(check)?;
+        });
+        let describe = || layout.describe();
+        comm.agree_on(
+            "from_local_with_layout",
+            layout.fingerprint(),
+            describe,
+            check,
+        )?;
         Ok(Self::from_parts(
             comm.clone(),
             layout.clone(),
@@ -623,28 +526,31 @@ impl<T: Scalar> DistributedArray<T, Host> {
 
     /// Distributes a global array that every rank holds (PyLops-MPI's `to_dist`): each rank keeps
     /// its block of `global` according to `layout`. [Collective](crate#collective-calls): every
-    /// rank of `comm` calls it (one small all-reduce agrees on the shape check); no array data
-    /// moves between ranks.
+    /// rank of `comm` calls it (one small all-reduce agrees on the shape check and the layout);
+    /// no array data moves between ranks.
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] on every rank if `global` does not have the layout's global shape
-    /// on some rank; [`Error::CommSizeMismatch`].
+    /// on some rank; [`Error::CommSizeMismatch`] on every rank if a rank's layout was made for
+    /// another number of ranks; [`Error::LayoutMismatch`] on every rank if the ranks pass
+    /// different layouts.
     pub fn to_dist(
         comm: &Communicator,
         global: ArrayViewD<'_, T>,
         layout: &Layout,
     ) -> Result<Self> {
-        layout.check_comm(comm)?;
-        let check = if global.shape() == layout.global_shape() {
-            Ok(())
-        } else {
+        let check = layout.check_comm(comm).and_then(|()| {
+            if global.shape() == layout.global_shape() {
+                return Ok(());
+            }
             Err(Error::ShapeMismatch(format!(
                 "to_dist: the array has shape {:?}, the layout {:?}",
                 global.shape(),
                 layout.global_shape()
             )))
-        };
-        comm.agree(check)?;
+        });
+        let describe = || layout.describe();
+        comm.agree_on("to_dist", layout.fingerprint(), describe, check)?;
         let rank = comm.rank();
         let local = match layout.partition() {
             Partition::Scatter => {
@@ -694,92 +600,6 @@ impl<T: Scalar> DistributedArray<T, Host> {
     pub fn into_local(self) -> ArrayD<T> {
         self.into_parts().2
     }
-
-    /// Overwrites this rank's block with `value` (PyLops-MPI's `x[:] = value`).
-    /// [Collective](crate#collective-calls) for Broadcast arrays: every rank of the array's
-    /// communicator calls it, and rank 0's value is copied to every rank (one small agreement,
-    /// then one broadcast). No communication for Scatter and UnsafeBroadcast arrays, which write
-    /// this rank's `value` into this rank's block.
-    ///
-    /// # Errors
-    /// [`Error::ShapeMismatch`] if `value` does not have the local shape (agreed over the ranks
-    /// for Broadcast).
-    pub fn assign(&mut self, value: ArrayViewD<'_, T>) -> Result<()> {
-        self.assign_slice(&[], value)
-    }
-
-    /// Overwrites a slice of this rank's block (`x[info] = value`), with the semantics of
-    /// [`assign`](Self::assign). [Collective](crate#collective-calls) for Broadcast arrays (every
-    /// rank passes the same `info`); no communication for Scatter and UnsafeBroadcast arrays.
-    /// `info` uses ndarray's `SliceInfoElem`; missing trailing axes are taken whole.
-    ///
-    /// # Errors
-    /// [`Error::ShapeMismatch`] if the slice is invalid or `value` does not have its shape.
-    pub fn assign_slice(&mut self, info: &[SliceInfoElem], value: ArrayViewD<'_, T>) -> Result<()> {
-        let broadcast = self.layout.partition() == Partition::Broadcast;
-        let check = slice_shape(self.local.shape(), info).and_then(|shape| {
-            if shape == value.shape() {
-                Ok(())
-            } else {
-                Err(Error::ShapeMismatch(format!(
-                    "assigning an array of shape {:?} into a slice of shape {:?}",
-                    value.shape(),
-                    shape
-                )))
-            }
-        });
-        if broadcast {
-            // Every rank writes rank 0's value into its own slice: the slices must be the same.
-            let fp = info
-                .iter()
-                .fold(Fingerprint::default(), |h, e| h.text(&format!("{e:?}")));
-            let describe = || format!("slice {info:?}");
-            self.agree_before("assign_slice", fp, describe, check)?;
-        } else {
-            check?;
-        }
-        // ndarray wants one element per axis: take the missing trailing axes whole.
-        let used = info
-            .iter()
-            .filter(|e| !matches!(e, SliceInfoElem::NewAxis))
-            .count();
-        let mut full: Vec<SliceInfoElem> = info.to_vec();
-        full.extend((used..self.local.ndim()).map(|_| SliceInfoElem::from(..)));
-        let mut target = self.local.slice_mut(&full[..]);
-        if broadcast && self.comm.size() > 1 {
-            let mut buf: Vec<T> = value.iter().copied().collect();
-            self.comm.broadcast_into(&mut buf, 0);
-            target.iter_mut().zip(buf).for_each(|(t, v)| *t = v);
-        } else {
-            target.assign(&value);
-        }
-        Ok(())
-    }
-
-    /// Makes every replica of a Broadcast or UnsafeBroadcast array equal to rank 0's (one
-    /// broadcast). [Collective](crate#collective-calls): every rank of the array's communicator
-    /// calls it, for every partition (for Scatter arrays only the layout agreement runs and no data
-    /// moves).
-    ///
-    /// # Panics
-    /// On every rank if the ranks hold the array with different layouts.
-    pub fn broadcast_from_root(&mut self) {
-        self.agree_or_panic("broadcast_from_root");
-        if self.layout.partition().is_replicated() && self.comm.size() > 1 {
-            let comm = self.comm.clone();
-            comm.broadcast_into(self.local_slice_mut(), 0);
-        }
-    }
-}
-
-/// The fingerprint of plain arrays with `layout` and `mask` (of an array, or of a
-/// [`Space`](crate::Space) of arrays).
-pub(crate) fn array_fingerprint(layout: &Layout, mask: Option<&Mask>) -> Fingerprint {
-    let fp = layout.fingerprint();
-    match mask {
-        None => fp.word(0),
-        Some(m) => fp.word(1).words(m.colours()),
-    }
 }
 
 /// Makes an owned array C-contiguous (no copy when it already is).
@@ -812,89 +632,4 @@ fn assemble<T: Scalar>(layout: &Layout, ranks: &[usize], buf: Vec<T>) -> ArrayD<
         at += n;
     }
     out
-}
-
-/// The shape of `shape[info]`, or an error if the slice does not fit.
-fn slice_shape(shape: &[usize], info: &[SliceInfoElem]) -> Result<Vec<usize>> {
-    let mut out = Vec::new();
-    let mut axis = 0;
-    for elem in info {
-        match *elem {
-            SliceInfoElem::NewAxis => out.push(1),
-            SliceInfoElem::Index(i) => {
-                let n = *shape
-                    .get(axis)
-                    .ok_or_else(|| Error::ShapeMismatch("too many indices".into()))?
-                    as isize;
-                let i = if i < 0 { i + n } else { i };
-                if i < 0 || i >= n {
-                    return Err(Error::ShapeMismatch(format!(
-                        "index out of range for an axis of length {n}"
-                    )));
-                }
-                axis += 1;
-            }
-            SliceInfoElem::Slice { start, end, step } => {
-                let n = *shape
-                    .get(axis)
-                    .ok_or_else(|| Error::ShapeMismatch("too many indices".into()))?
-                    as isize;
-                if step == 0 {
-                    return Err(Error::ShapeMismatch("slice step must not be zero".into()));
-                }
-                let fix = |v: isize| if v < 0 { v + n } else { v };
-                let (s, e) = (fix(start), fix(end.unwrap_or(n)));
-                if s < 0 || e > n || s > e {
-                    return Err(Error::ShapeMismatch(format!(
-                        "slice {start}..{end:?} out of range for an axis of length {n}"
-                    )));
-                }
-                let len = (e - s) as usize;
-                out.push(len.div_ceil(step.unsigned_abs()));
-                axis += 1;
-            }
-        }
-    }
-    if axis > shape.len() {
-        return Err(Error::ShapeMismatch("too many indices".into()));
-    }
-    out.extend_from_slice(&shape[axis..]);
-    Ok(out)
-}
-
-/// Validates a colour list collectively and splits the communicator.
-pub(crate) fn make_mask(comm: &Communicator, colours: &[usize]) -> Result<Mask> {
-    let check = if colours.len() == comm.size() {
-        Ok(())
-    } else {
-        Err(Error::InvalidMask(format!(
-            "{} colours for {} ranks; give one colour per rank",
-            colours.len(),
-            comm.size()
-        )))
-    };
-    // Every rank calls `agree`, whatever its own list looks like, so none is left waiting. The
-    // ranks whose own list was fine report the culprit's problem as `InvalidMask` too.
-    comm.agree(check).map_err(|e| match e {
-        Error::FailedOnOtherRank { rank, message } => Error::InvalidMask(format!(
-            "the colour list of rank {rank} is invalid ({message})"
-        )),
-        other => other,
-    })?;
-    // Agree that every rank holds the same list: compare min and max of a hash with one all-reduce.
-    let h = colours.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &c| {
-        (h ^ c as u64).wrapping_mul(0x0100_0000_01b3)
-    });
-    let mut both = [0u64; 2];
-    comm.all_reduce_into(&[h, u64::MAX - h], &mut both, ReduceOp::Max);
-    if both[0] != u64::MAX - both[1] {
-        return Err(Error::InvalidMask(
-            "ranks passed different colour lists".into(),
-        ));
-    }
-    let group = comm.split(colours[comm.rank()])?;
-    Ok(Mask {
-        colours: colours.into(),
-        group,
-    })
 }

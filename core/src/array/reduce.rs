@@ -139,9 +139,9 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// `sum_i x_i y_i` over the global array (no conjugation): a reproducible sum (see
     /// [`repro`](crate::repro#which-arrays-are-reproducible) for which layouts give the same bits
     /// for any split). [Collective](crate#collective-calls): every rank of the array's communicator
-    /// calls it, for every partition: one small agreement on the layouts over the whole
-    /// communicator, then one all-reduce in the colour group (replicated arrays skip that one, not
-    /// the agreement).
+    /// calls it (of its colour group, for a masked array), for every partition: one small agreement
+    /// on the layouts, then one all-reduce, both in the colour group (replicated arrays skip the
+    /// all-reduce, not the agreement).
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`] if the layouts or masks differ.
@@ -223,7 +223,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
             Some(Ok(a)) => format!("order {ord:?} along axis {a}"),
             _ => format!("order {ord:?}"),
         };
-        self.agree_before(what, fp, describe, local)?;
+        self.agree_reduction(what, fp, describe, local)?;
         checked
     }
 
@@ -266,7 +266,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// On every rank if the ranks hold this array with different layouts (use
     /// [`norm`](Self::norm) for an `Err` instead).
     pub fn norm2(&self) -> T::Real {
-        self.agree_or_panic("norm2");
+        self.agree_or_panic("norm2", self.reduce_comm());
         self.repro_sum(|nodes| E::norm_nodes(NormTerm::Abs2, &self.local, nodes))
             .sqrt()
     }

@@ -27,15 +27,16 @@ mod immediate;
 #[cfg(feature = "mpi")]
 pub(crate) mod mpi;
 mod payload;
+pub mod report;
 #[cfg(feature = "mpi")]
 pub(crate) mod shared_mpi;
 mod stats;
 mod threads;
 
-pub use agree::Fingerprint;
+pub use agree::{Claim, Fingerprint, Parameters};
 pub use immediate::ReduceRequest;
 pub use stats::{CommStats, OpStats};
-pub use threads::Threads;
+pub use threads::{RankEnd, Threads};
 
 use stats::{Counters, Kind};
 use std::sync::Arc;

@@ -1,7 +1,7 @@
 //! The MPI back-end (feature `mpi`): rsmpi on Open MPI.
 
 use super::prefix_sums;
-use super::{Communicator, ReduceOp};
+use super::{report, Communicator, ReduceOp};
 use crate::error::{Error, Result};
 use crate::scalar::CommData;
 use mpi::collective::SystemOperation;
@@ -79,15 +79,14 @@ pub fn initialize() -> Result<MpiEnv> {
     *done = true;
     let previous = std::panic::take_hook();
     std::panic::set_hook(Box::new(move |info| {
+        let failed = std::time::Instant::now();
         previous(info);
         let world = SimpleCommunicator::world();
-        use std::io::Write;
-        let _ = writeln!(
-            std::io::stderr(),
-            "distlops: rank {} panicked ({}); aborting the MPI job",
-            world.rank(),
-            std::thread::current().name().unwrap_or("unnamed thread")
-        );
+        let message = super::threads::panic_message(info.payload());
+        let (rank, size) = (world.rank() as usize, world.size() as usize);
+        report::write_line(&report::failure_line(rank, size, "panicked", &message));
+        // Other ranks that panic with it (an agreed panic) print their lines meanwhile.
+        std::thread::sleep(report::ABORT_DELAY.saturating_sub(failed.elapsed()));
         world.abort(101);
     }));
     let world = Arc::new(SharedComm(SimpleCommunicator::world().duplicate()));
@@ -102,14 +101,19 @@ pub fn initialize() -> Result<MpiEnv> {
 /// Runs an MPI program: initialises MPI (as [`initialize`]), calls `f` with the world
 /// communicator, and turns an `Err` on **any** rank into the end of the whole job.
 /// [Collective](crate#collective-calls) over the job, as [`initialize`]: every process calls it
-/// once.
+/// once. (`distlops::run` in the facade crate does this under `mpirun` and runs thread ranks
+/// otherwise.)
 ///
 /// A rank whose `f` returns `Err` prints `distlops: rank R of P failed: <its message>` to
-/// standard error and aborts the job (`MPI_Abort` with error code 1), so the other ranks are
-/// never left waiting for it, whatever they are doing. Errors that distlops agrees on (the
-/// same `Err` on every rank) end the job the same way, each rank printing its message; a panic
-/// on one rank aborts it too (the hook of [`initialize`]). `Ok` on every rank finalises MPI
-/// and returns success.
+/// standard error (one line, written whole) and aborts the job (`MPI_Abort` with error code 1),
+/// so the other ranks are never left waiting for it, whatever they are doing. Errors that
+/// distlops agrees on (the same `Err` on every rank) end the job the same way, each rank
+/// printing its line, the culprit's first: a rank whose error relays another's
+/// ([`Error::FailedOnOtherRank`]) prints a moment later, and every failing rank aborts only
+/// after a short delay (see `distlops_core::comm::report`), so no rank is killed before it has
+/// printed. A panic on one rank aborts the job too (the hook of [`initialize`], which prints
+/// `distlops: rank R of P panicked: <message>`). `Ok` on every rank finalises MPI and returns
+/// success.
 ///
 /// ```no_run
 /// use distlops_core::{DistributedArray, Layout};
@@ -122,33 +126,39 @@ pub fn initialize() -> Result<MpiEnv> {
 ///     })
 /// }
 /// ```
-pub fn run<E: std::fmt::Display>(
+pub fn run<E: std::fmt::Display + 'static>(
     f: impl FnOnce(&Communicator) -> std::result::Result<(), E>,
 ) -> std::process::ExitCode {
-    let env = match initialize() {
-        Ok(env) => env,
-        Err(e) => {
-            eprintln!("distlops: {e}");
-            return std::process::ExitCode::FAILURE;
-        }
-    };
+    run_rank(f);
+    std::process::ExitCode::SUCCESS
+}
+
+/// [`run`] for a body that returns a value: this rank's value when every rank succeeded. On a
+/// failure it does not return: the job is aborted as [`run`] says (and a failure to initialise
+/// MPI exits this process with status 1 after printing the reason).
+/// [Collective](crate#collective-calls) over the job, as [`run`].
+pub fn run_rank<R, E: std::fmt::Display + 'static>(
+    f: impl FnOnce(&Communicator) -> std::result::Result<R, E>,
+) -> R {
+    let env = initialize().unwrap_or_else(|e| {
+        report::write_line(&format!("distlops: {e}\n"));
+        std::process::exit(1)
+    });
     let world = env.world();
     match f(&world) {
-        Ok(()) => std::process::ExitCode::SUCCESS,
+        Ok(r) => r,
         Err(e) => {
-            use std::io::Write;
-            // One write of the whole line: standard error is unbuffered, so `writeln!` would
-            // write the pieces of the message one by one, and the lines of ranks failing at
-            // the same moment could interleave in mpirun's output.
-            let line = format!(
-                "distlops: rank {} of {} failed: {e}\n",
+            let failed = std::time::Instant::now();
+            if report::relayed_from(&e).is_some() {
+                std::thread::sleep(report::RELAY_DELAY);
+            }
+            report::write_line(&report::failure_line(
                 world.rank(),
-                world.size()
-            );
-            let mut err = std::io::stderr().lock();
-            let _ = err.write_all(line.as_bytes());
-            let _ = err.flush();
-            drop(err);
+                world.size(),
+                "failed",
+                &e,
+            ));
+            std::thread::sleep(report::ABORT_DELAY.saturating_sub(failed.elapsed()));
             SimpleCommunicator::world().abort(1)
         }
     }

@@ -109,6 +109,44 @@ impl Threads {
         Ok(results)
     }
 
+    /// Runs `f` on `nranks` threads, as [`run`](Self::run), and returns how **every** rank
+    /// ended, in rank order, instead of propagating the first panic: what an entry point needs
+    /// to report each failing rank (`distlops::run` prints one line per rank that returned an
+    /// error or panicked). A rank woken because another returned or panicked while it waited
+    /// for it is [`RankEnd::Stopped`].
+    ///
+    /// ```
+    /// use distlops_core::{RankEnd, ReduceOp, Threads};
+    /// let ends = Threads::run_each(3, |comm| {
+    ///     if comm.rank() == 2 {
+    ///         return Err("no input on rank 2");
+    ///     }
+    ///     Ok(comm.all_reduce(1, ReduceOp::Sum)) // ranks 0 and 1 wait for rank 2 in vain
+    /// });
+    /// assert!(matches!(ends[2], RankEnd::Returned(Err("no input on rank 2"))));
+    /// assert!(matches!(ends[0], RankEnd::Stopped(Some(2))));
+    /// ```
+    ///
+    /// # Panics
+    /// If `nranks == 0`.
+    pub fn run_each<R, F>(nranks: usize, f: F) -> Vec<RankEnd<R>>
+    where
+        R: Send,
+        F: Fn(Communicator) -> R + Sync,
+    {
+        Self::run_ranks(nranks, &f)
+            .into_iter()
+            .map(|outcome| match outcome {
+                Ok(r) => RankEnd::Returned(r),
+                Err(p) if p.is::<OtherRankPanicked>() => RankEnd::Stopped(None),
+                Err(p) => match p.downcast::<OtherRankLeft>() {
+                    Ok(left) => RankEnd::Stopped(Some(left.0)),
+                    Err(p) => RankEnd::Panicked(panic_message(p.as_ref())),
+                },
+            })
+            .collect()
+    }
+
     /// Runs `f` on `nranks` threads and returns how each ended. A rank that panics poisons the
     /// universe (everyone waiting is woken and unwinds); a rank that returns leaves it (everyone
     /// waiting for that rank is woken).
@@ -154,6 +192,28 @@ impl Threads {
                 .collect()
         })
     }
+}
+
+/// How one rank of [`Threads::run_each`] ended.
+#[derive(Debug)]
+pub enum RankEnd<R> {
+    /// The closure returned this value.
+    Returned(R),
+    /// The closure panicked with this message (the panic hook has already printed it).
+    Panicked(String),
+    /// The rank was stopped while it waited in a collective or for a message: the closure of
+    /// rank `Some(r)` had returned (so the call could never complete), or (`None`) another rank
+    /// panicked.
+    Stopped(Option<usize>),
+}
+
+/// The text of a panic payload (`panic!`'s message, or a placeholder).
+pub(crate) fn panic_message(payload: &(dyn Any + Send)) -> String {
+    payload
+        .downcast_ref::<String>()
+        .cloned()
+        .or_else(|| payload.downcast_ref::<&str>().map(|s| (*s).to_string()))
+        .unwrap_or_else(|| "a panic without a message".into())
 }
 
 /// Sorts the ranks' outcomes: a rank's own panic is propagated (the first in rank order, ahead
@@ -638,144 +698,5 @@ impl<T: CommData> ImmediateReduce<T> {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use std::time::{Duration, Instant};
-
-    #[test]
-    fn a_panic_on_one_rank_wakes_the_others_and_propagates() {
-        let start = Instant::now();
-        let outcome = std::panic::catch_unwind(|| {
-            Threads::run(4, |comm| {
-                if comm.rank() == 2 {
-                    panic!("rank two fails");
-                }
-                // The others wait in collectives that rank 2 never joins.
-                comm.barrier();
-                comm.all_reduce(1.0f64, ReduceOp::Sum)
-            })
-        });
-        let payload = outcome.expect_err("the panic must reach the caller");
-        let msg = payload
-            .downcast_ref::<&str>()
-            .map(|s| s.to_string())
-            .or_else(|| payload.downcast_ref::<String>().cloned())
-            .unwrap_or_default();
-        assert_eq!(msg, "rank two fails", "the original panic is propagated");
-        assert!(start.elapsed() < Duration::from_secs(10));
-    }
-
-    #[test]
-    fn a_panic_wakes_ranks_waiting_for_a_message_in_a_sub_communicator() {
-        let outcome = std::panic::catch_unwind(|| {
-            Threads::run(3, |comm| {
-                let sub = comm.split(comm.rank() % 2).unwrap();
-                if comm.rank() == 1 {
-                    panic!("rank one fails");
-                }
-                let mut buf = [0.0f64; 2];
-                if sub.size() > 1 {
-                    // Rank 0 waits for a message from rank 2, which waits in a barrier that
-                    // rank 1 never reaches.
-                    if sub.rank() == 0 {
-                        sub.send_receive_into(&[], 1, &mut buf, 1);
-                    } else {
-                        comm.barrier();
-                    }
-                }
-            })
-        });
-        assert!(outcome.is_err());
-    }
-
-    #[test]
-    fn mismatched_collectives_panic_instead_of_misreading_memory() {
-        let outcome = std::panic::catch_unwind(|| {
-            Threads::run(2, |comm| {
-                if comm.rank() == 0 {
-                    comm.all_reduce(1.0f64, ReduceOp::Sum);
-                } else {
-                    comm.all_reduce(1u64, ReduceOp::Sum);
-                }
-            })
-        });
-        assert!(outcome.is_err());
-    }
-
-    #[test]
-    fn an_err_on_one_rank_wakes_ranks_waiting_in_collectives_and_receives() {
-        let start = Instant::now();
-        for culprit in 0..4 {
-            let out: Result<Vec<f64>, String> = Threads::try_run(4, |comm| {
-                if comm.rank() == culprit {
-                    return Err(format!("rank {culprit} fails"));
-                }
-                // One neighbour waits for a message from the culprit, the rest in a collective.
-                if comm.rank() == (culprit + 1) % 4 {
-                    let mut buf = [0.0f64; 3];
-                    comm.send_receive_into(&[], culprit, &mut buf, culprit);
-                }
-                let sub = comm.split(comm.rank() % 2).map_err(|e| e.to_string())?;
-                sub.barrier();
-                Ok(comm.all_reduce(1.0f64, ReduceOp::Sum))
-            });
-            assert_eq!(out.unwrap_err(), format!("rank {culprit} fails"));
-        }
-        assert!(start.elapsed() < Duration::from_secs(10));
-    }
-
-    #[test]
-    fn a_rank_that_returns_early_is_named_instead_of_a_hang() {
-        let outcome = std::panic::catch_unwind(|| {
-            Threads::run(3, |comm| {
-                if comm.rank() != 2 {
-                    comm.barrier();
-                }
-            })
-        });
-        let payload = outcome.expect_err("the waiting ranks must not hang");
-        let msg = payload
-            .downcast_ref::<String>()
-            .cloned()
-            .unwrap_or_default();
-        assert!(msg.contains("rank 2 returned while rank 0"), "{msg}");
-    }
-
-    #[test]
-    fn ranks_that_return_after_matching_calls_are_fine() {
-        let out: Result<Vec<usize>, String> = Threads::try_run(3, |comm| {
-            comm.barrier();
-            if comm.rank() == 0 {
-                // Rank 0 returns at once; the others still compute locally.
-                return Ok(0);
-            }
-            std::thread::sleep(Duration::from_millis(20));
-            Ok(comm.rank())
-        });
-        assert_eq!(out.unwrap(), vec![0, 1, 2]);
-    }
-
-    #[test]
-    fn ranks_that_return_right_after_a_collective_or_a_send_never_fail_the_others() {
-        // A rank that completes the last collective (or sends the last message) and returns at
-        // once must not be seen as "left" by ranks still waking up from that collective (a race
-        // seen in 1 of ~100 runs before the check moved under the lock).
-        for _ in 0..500 {
-            let out: Result<Vec<f64>, String> = Threads::try_run(5, |comm| {
-                let s = comm.all_reduce(1.0f64, ReduceOp::Sum);
-                let mut buf = [0.0f64; 1];
-                let (next, prev) = ((comm.rank() + 1) % 5, (comm.rank() + 4) % 5);
-                comm.send_receive_into(&[s], next, &mut buf, prev);
-                comm.barrier();
-                Ok(buf[0])
-            });
-            assert_eq!(out.unwrap(), vec![5.0; 5]);
-        }
-    }
-
-    #[test]
-    fn results_come_back_in_rank_order() {
-        let ranks = Threads::run(5, |comm| (comm.rank(), comm.size()));
-        assert_eq!(ranks, (0..5).map(|r| (r, 5)).collect::<Vec<_>>());
-    }
-}
+#[path = "threads_tests.rs"]
+mod tests;

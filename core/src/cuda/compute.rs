@@ -174,8 +174,12 @@ impl Compute for Cuda {
         if T::IS_COMPLEX {
             // SAFETY: `conj` reads and writes y[0..n) of a slice of n elements.
             unsafe {
-                y.cuda
-                    .launch::<T>("conj", y.len, false, &[count(y.len), elems::<T>(y.ptr, y.len)])
+                y.cuda.launch::<T>(
+                    "conj",
+                    y.len,
+                    false,
+                    &[count(y.len), elems::<T>(y.ptr, y.len)],
+                )
             };
         }
     }
@@ -226,39 +230,53 @@ impl Compute for Cuda {
     fn strided_copy<T: Scalar>(
         copy: &StridedCopy,
         x: DeviceSlice<'_, T>,
-        mut y: DeviceSliceMut<'_, T>,
+        y: DeviceSliceMut<'_, T>,
     ) {
-        assert!(x.cuda == y.cuda, "device slices on different devices");
-        copy.check_lens(x.len, y.len);
-        let n = copy.count();
-        if n == 0 {
-            return;
-        }
-        let (extent, src, dst) = copy.axes();
-        if extent.len() > crate::engine::MAX_COPY_AXES {
-            for sub in copy.split_first() {
-                Self::strided_copy(&sub, x, y.reborrow());
-            }
-            return;
-        }
-        let mut box_ = [0i64; 25];
-        box_[0] = extent.len() as i64;
-        for (a, ((&e, &s), &d)) in extent.iter().zip(src).zip(dst).enumerate() {
-            let as_i64 = |v: usize| i64::try_from(v).expect("strides fit in i64");
-            box_[1 + a] = as_i64(e);
-            box_[9 + a] = as_i64(s);
-            box_[17 + a] = as_i64(d);
-        }
-        let (xo, yo) = copy.offsets();
-        let args = [
-            count(n),
-            KernelArg::Strides(box_),
-            elems::<T>(offset::<T>(x.ptr, x.len, &(xo..xo)), x.len - xo),
-            elems::<T>(offset::<T>(y.ptr, y.len, &(yo..yo)), y.len - yo),
-        ];
-        // SAFETY: `StridedCopy::new` checked that every index of the box, from these offsets,
-        // stays below the lengths it was built for, which are the slices' (`check_lens`); the
-        // kernel touches exactly those indices. `y` is borrowed mutably, so it does not overlap `x`.
-        unsafe { y.cuda.launch::<T>("strided_copy", n, false, &args) };
+        strided("strided_copy", copy, x, y);
     }
+    fn strided_add<T: Scalar>(copy: &StridedCopy, x: DeviceSlice<'_, T>, y: DeviceSliceMut<'_, T>) {
+        strided("strided_add", copy, x, y);
+    }
+}
+
+/// Launches `kernel` (`strided_copy` or `strided_add`, which read and write the same elements)
+/// over the box of `copy`, in several launches if it has more axes than one launch takes.
+fn strided<T: Scalar>(
+    kernel: &str,
+    copy: &StridedCopy,
+    x: DeviceSlice<'_, T>,
+    mut y: DeviceSliceMut<'_, T>,
+) {
+    assert!(x.cuda == y.cuda, "device slices on different devices");
+    copy.check_lens(x.len, y.len);
+    let n = copy.count();
+    if n == 0 {
+        return;
+    }
+    let (extent, src, dst) = copy.axes();
+    if extent.len() > crate::engine::MAX_COPY_AXES {
+        for sub in copy.split_first() {
+            strided(kernel, &sub, x, y.reborrow());
+        }
+        return;
+    }
+    let mut box_ = [0i64; 25];
+    box_[0] = extent.len() as i64;
+    for (a, ((&e, &s), &d)) in extent.iter().zip(src).zip(dst).enumerate() {
+        let as_i64 = |v: usize| i64::try_from(v).expect("strides fit in i64");
+        box_[1 + a] = as_i64(e);
+        box_[9 + a] = as_i64(s);
+        box_[17 + a] = as_i64(d);
+    }
+    let (xo, yo) = copy.offsets();
+    let args = [
+        count(n),
+        KernelArg::Strides(box_),
+        elems::<T>(offset::<T>(x.ptr, x.len, &(xo..xo)), x.len - xo),
+        elems::<T>(offset::<T>(y.ptr, y.len, &(yo..yo)), y.len - yo),
+    ];
+    // SAFETY: `StridedCopy::new` checked that every index of the box, from these offsets,
+    // stays below the lengths it was built for, which are the slices' (`check_lens`); the
+    // kernel touches exactly those indices. `y` is borrowed mutably, so it does not overlap `x`.
+    unsafe { y.cuda.launch::<T>(kernel, n, false, &args) };
 }

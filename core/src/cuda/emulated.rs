@@ -94,7 +94,8 @@ impl Allocation {
     unsafe fn release(self) {
         let total = self.bytes + 2 * RED_ZONE;
         poison(self.base, total, false);
-        let layout = Layout::from_size_align(total, RED_ZONE).expect("the layout of the allocation");
+        let layout =
+            Layout::from_size_align(total, RED_ZONE).expect("the layout of the allocation");
         // SAFETY: the caller's contract: allocated in `alloc` with this layout, freed once.
         unsafe { std::alloc::dealloc(self.base, layout) };
     }
@@ -551,7 +552,11 @@ impl DeviceApi for EmulatedDevice {
         for a in args {
             if let KernelArg::Span(p, bytes) = *a {
                 if p != 0 || bytes != 0 {
-                    state.check_range(p, bytes, &format!("pointer argument of {}", launch.kernel))?;
+                    state.check_range(
+                        p,
+                        bytes,
+                        &format!("pointer argument of {}", launch.kernel),
+                    )?;
                 }
             }
         }
@@ -645,7 +650,11 @@ mod tests {
 
     /// Launches `kernel` on a fresh device with `block` threads per block and `args` (device
     /// pointers from `bufs`, by index), and returns the synchronisation's outcome.
-    fn outcome(kernel: &str, block: u32, args: impl Fn(&[DevicePtr]) -> Vec<KernelArg>) -> Result<()> {
+    fn outcome(
+        kernel: &str,
+        block: u32,
+        args: impl Fn(&[DevicePtr]) -> Vec<KernelArg>,
+    ) -> Result<()> {
         let device = EmulatedDevice::new(usize::MAX);
         let bufs: Vec<DevicePtr> = (0..2).map(|_| device.alloc(800).unwrap()).collect();
         let launch = Launch {
@@ -673,9 +682,20 @@ mod tests {
         let n = KernelArg::I64(100);
         let two = KernelArg::F64(2.0);
         let span = |p: DevicePtr, len: usize| KernelArg::Span(p, 8 * len);
-        assert!(outcome("axpy_f64", 256, |b| vec![n, two, span(b[0], 100), span(b[1], 100)]).is_ok());
-        let e = err(outcome("axpy_f64", 256, |b| vec![n, two, span(b[0], 100), span(b[0], 100)]));
-        assert!(e.contains("axpy_f64") && e.contains("`y`") && e.contains("overlaps"), "{e}");
+        assert!(outcome("axpy_f64", 256, |b| vec![
+            n,
+            two,
+            span(b[0], 100),
+            span(b[1], 100)
+        ])
+        .is_ok());
+        let e = err(outcome("axpy_f64", 256, |b| {
+            vec![n, two, span(b[0], 100), span(b[0], 100)]
+        }));
+        assert!(
+            e.contains("axpy_f64") && e.contains("`y`") && e.contains("overlaps"),
+            "{e}"
+        );
         // Partial overlap: y starts one element into x.
         let e = err(outcome("axpy_f64", 256, |b| {
             vec![KernelArg::I64(99), two, span(b[0], 99), span(b[0] + 8, 99)]
@@ -692,14 +712,23 @@ mod tests {
         })
         .is_ok());
         // Arguments that do not match the declared pointers.
-        let e = err(outcome("fill_f64", 256, |b| vec![n, two, KernelArg::I64(b[0] as i64)]));
+        let e = err(outcome("fill_f64", 256, |b| {
+            vec![n, two, KernelArg::I64(b[0] as i64)]
+        }));
         assert!(e.contains("fill_f64") && e.contains("declares 1"), "{e}");
         // An extent past the allocation is refused when enqueued.
         let e = err(outcome("fill_f64", 256, |b| vec![n, two, span(b[0], 101)]));
         assert!(e.contains("fill_f64") && e.contains("not inside"), "{e}");
         // A block above the kernel's block= (its shared tree holds 256).
-        let e = err(outcome("max_abs_f64", 512, |b| vec![n, span(b[0], 100), span(b[1], 1)]));
+        let e = err(outcome("max_abs_f64", 512, |b| {
+            vec![n, span(b[0], 100), span(b[1], 1)]
+        }));
         assert!(e.contains("max_abs_f64") && e.contains("block=256"), "{e}");
-        assert!(outcome("max_abs_f64", 256, |b| vec![n, span(b[0], 100), span(b[1], 1)]).is_ok());
+        assert!(outcome("max_abs_f64", 256, |b| vec![
+            n,
+            span(b[0], 100),
+            span(b[1], 1)
+        ])
+        .is_ok());
     }
 }

@@ -110,7 +110,10 @@ impl EmulatedShmem {
             // SAFETY: `buf` is writable for `put.bytes` and is neither read nor dropped before
             // the synchronisation below (boxes keep their address when moved into `data`); the
             // device checks that the source still lies in a live allocation.
-            enqueued = unsafe { self.device.copy_dtoh(s, buf.as_mut_ptr(), put.src, put.bytes) };
+            enqueued = unsafe {
+                self.device
+                    .copy_dtoh(s, buf.as_mut_ptr(), put.src, put.bytes)
+            };
             data.push(buf);
             if enqueued.is_err() {
                 break;

@@ -65,10 +65,12 @@ mod nccl;
 mod nvshmem;
 mod seam;
 mod sources;
+mod stencils;
 mod symmetric;
 mod tree;
 
 pub use fft::DeviceFft;
+pub use fourier::{DeviceGather, DeviceLines};
 pub use symmetric::{SymmetricBuffer, SymmetricHeap};
 
 #[cfg(feature = "emulator")]
@@ -165,14 +167,27 @@ impl Cuda {
     /// real device `node_rank % device_count` (feature `cuda`), where `node_rank` is this rank's
     /// index among the ranks of its node ([`Communicator::node_rank`](crate::Communicator::node_rank)):
     /// one GPU per rank when a node runs as many ranks as it has GPUs.
-    /// [Collective](crate#collective-calls) under MPI when it picks a real device: every rank of
-    /// `comm` calls it ([`node_rank`](crate::Communicator::node_rank) splits the communicator).
-    /// No communication with `DISTLOPS_DEVICE=emulated`, nor for Threads and Serial.
+    /// [Collective](crate#collective-calls): every rank of `comm` calls it, and the ranks agree
+    /// on the outcome (one small all-reduce; under MPI with feature `cuda`,
+    /// [`node_rank`](crate::Communicator::node_rank) splits the communicator first), so a rank
+    /// without a device is an error on every rank instead of a rank missing from the next
+    /// collective call.
     ///
     /// # Errors
     /// [`Error::Device`] when no device can be had: no CUDA driver, no device, or the crate was
-    /// built without the needed feature. Never falls back to the emulator silently.
+    /// built without the needed feature (on that rank; [`Error::FailedOnOtherRank`] on the
+    /// others). Never falls back to the emulator silently.
     pub fn for_rank(comm: &crate::Communicator) -> Result<Cuda> {
+        // Every rank takes part in the same collectives whatever its own outcome.
+        #[cfg(feature = "cuda")]
+        let node_rank = comm.node_rank().0;
+        #[cfg(not(feature = "cuda"))]
+        let node_rank = comm.rank();
+        comm.agree_value(Self::open_for_rank(comm.rank(), node_rank))
+    }
+
+    /// [`for_rank`](Self::for_rank)'s choice on this rank alone. No communication.
+    fn open_for_rank(rank: usize, node_rank: usize) -> Result<Cuda> {
         let wanted = std::env::var("DISTLOPS_DEVICE").unwrap_or_default();
         if wanted == "emulated" {
             #[cfg(feature = "emulator")]
@@ -184,12 +199,17 @@ impl Cuda {
             ));
         }
         #[cfg(feature = "cuda")]
-        return Cuda::device(comm.node_rank().0 % driver::DriverDevice::count()?.max(1));
+        return driver::DriverDevice::count()
+            .and_then(|n| Cuda::device(node_rank % n.max(1)))
+            .map_err(|e| match e {
+                Error::Device(m) => Error::Device(format!("rank {rank}: {m}")),
+                other => other,
+            });
         #[cfg(not(feature = "cuda"))]
         return Err(Error::Device(format!(
-            "no CUDA device for rank {}: distlops was built without feature `cuda` (set \
-             DISTLOPS_DEVICE=emulated with feature `emulator` for the emulated device)",
-            comm.rank()
+            "no CUDA device for rank {rank} (node rank {node_rank}): distlops was built without \
+             feature `cuda` (set DISTLOPS_DEVICE=emulated with feature `emulator` for the \
+             emulated device)"
         )));
     }
 

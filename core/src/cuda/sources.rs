@@ -22,6 +22,7 @@ pub(crate) const FILES: &[(&str, &str)] = &[
     ),
     ("reduce.cu", include_str!("../../kernels/reduce.cu")),
     ("band.cu", include_str!("../../kernels/band.cu")),
+    ("stencil.cu", include_str!("../../kernels/stencil.cu")),
 ];
 
 /// The entry points of the manifest.

@@ -56,4 +56,24 @@ pub trait Collectives: Memory {
         sends: &[(usize, Self::Slice<'_, T>)],
         recvs: &mut [(usize, Self::SliceMut<'_, T>)],
     ) -> Result<()>;
+    /// [`exchange`](Self::exchange), running `work` (which touches neither the sent nor the
+    /// received slices) while the messages are in flight where the engine can: on the host, the
+    /// communicator's [`exchange_overlapped`](crate::Communicator::exchange_overlapped); by
+    /// default, `work` then the exchange (on a device, `work` only enqueues its kernels, so the
+    /// exchange still follows them on the stream). `work` runs once either way, also when the
+    /// exchange fails. [Collective](crate#collective-calls) as [`exchange`](Self::exchange).
+    ///
+    /// # Errors
+    /// As [`exchange`](Self::exchange).
+    fn exchange_overlapped<T: Scalar, W>(
+        &self,
+        comm: &crate::Communicator,
+        sends: &[(usize, Self::Slice<'_, T>)],
+        recvs: &mut [(usize, Self::SliceMut<'_, T>)],
+        work: impl FnOnce() -> W,
+    ) -> Result<W> {
+        let out = work();
+        self.exchange(comm, sends, recvs)?;
+        Ok(out)
+    }
 }

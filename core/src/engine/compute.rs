@@ -1,5 +1,5 @@
 //! [`Compute`]: the element-wise updates, the sums of the canonical tree, order-free norms,
-//! diagonal products and strided copies, on one rank's memory (no communication).
+//! diagonal products, strided copies and sums, on one rank's memory (no communication).
 
 use super::{Memory, StridedCopy};
 use crate::kernels;
@@ -145,6 +145,12 @@ pub trait Compute: Memory {
         x: Self::Slice<'_, T>,
         y: Self::SliceMut<'_, T>,
     );
-    /// The strided copy `copy` from `x` to `y` (elements of `y` outside the box are untouched).
+    /// The strided copy `copy` from `x` to `y`: `y[dst(i)] = x[src(i)]` for every index `i` of
+    /// its box (elements of `y` outside the box are untouched). Pure moves, so every engine gives
+    /// the same bits.
     fn strided_copy<T: Scalar>(copy: &StridedCopy, x: Self::Slice<'_, T>, y: Self::SliceMut<'_, T>);
+    /// The strided sum over the box of `copy`: `y[dst(i)] = y[dst(i)] + x[src(i)]` for every
+    /// index `i`, one rounded addition per element (no other operation, `y`'s value on the
+    /// left), so every engine gives the same bits. Elements of `y` outside the box are untouched.
+    fn strided_add<T: Scalar>(copy: &StridedCopy, x: Self::Slice<'_, T>, y: Self::SliceMut<'_, T>);
 }

@@ -38,8 +38,9 @@ impl<T> SliceLen for &mut [T] {
 /// ranges of a block ([`Slice`](Self::Slice), [`SliceMut`](Self::SliceMut)) and their real view.
 /// No communication.
 pub trait Memory: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + 'static {
-    /// The container of a rank's local block.
-    type Storage<T: Scalar>: std::fmt::Debug + Send + Sync;
+    /// The container of a rank's local block (owns its memory: `'static`, so that
+    /// [`transfer`](Self::transfer) can recognise a block that is already where it goes).
+    type Storage<T: Scalar>: std::fmt::Debug + Send + Sync + 'static;
     /// A short name (`"host"`, `"cuda"`).
     const NAME: &'static str;
 
@@ -57,6 +58,43 @@ pub trait Memory: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
     fn upload<T: Scalar>(&self, values: ArrayViewD<'_, T>) -> Result<Self::Storage<T>>;
     /// The block's values in a new host array.
     fn download<T: Scalar>(block: &Self::Storage<T>) -> ArrayD<T>;
+    /// Moves a block onto `engine`, consuming it: when `engine` is the engine the block lives on
+    /// (the same type and the same value, [`of`](Self::of)`(&block) == *engine`) the block itself
+    /// is returned, no copy and no allocation; otherwise its values are copied there as
+    /// [`upload`](Self::upload) does (through a host copy for a block that is not in main memory)
+    /// and the block is released. No communication.
+    ///
+    /// ```
+    /// use distlops_core::{Host, Memory};
+    /// let block = Host.upload(ndarray::ArrayD::<f64>::ones(vec![3]).view()).unwrap();
+    /// let at = block.as_ptr();
+    /// let moved = Host::transfer(block, &Host).unwrap();
+    /// assert_eq!(moved.as_ptr(), at); // the same memory
+    /// ```
+    ///
+    /// # Errors
+    /// As [`upload`](Self::upload), when a copy is needed.
+    fn transfer<T: Scalar, F: Memory>(
+        block: Self::Storage<T>,
+        engine: &F,
+    ) -> Result<F::Storage<T>> {
+        // `F::Storage<T>` is `Self::Storage<T>` exactly when `F` is `Self`: then the block is
+        // taken out of the slot as the destination's type (a safe downcast, no copy).
+        let mut slot = Some(block);
+        let any: &mut dyn std::any::Any = &mut slot;
+        if let Some(same) = any.downcast_mut::<Option<F::Storage<T>>>() {
+            if same.as_ref().is_some_and(|b| F::of(b) == *engine) {
+                return Ok(same.take().expect("the slot holds the block"));
+            }
+        }
+        let mut block = slot.expect("the slot holds the block");
+        let moved = match Self::host_view(&block) {
+            Some(view) => engine.upload(view),
+            None => engine.upload(Self::download(&block).view()),
+        };
+        Self::recycle(&mut block);
+        moved
+    }
     /// The block as a host view, for engines whose blocks are in main memory (`None` otherwise).
     fn host_view<T: Scalar>(block: &Self::Storage<T>) -> Option<ArrayViewD<'_, T>>;
     /// The block's shape.

@@ -19,8 +19,9 @@
 //! | [`Collectives`] | payload all-reduce, broadcast, all-gather and point-to-point exchange | arrays, the distributed operators |
 //! | [`Engine`] | `Memory + Compute + Collectives`: what a distributed array and a solver need | everything |
 //! | [`Banded`] | banded operators along one axis | stencils, convolutions, post-stack modelling |
-//! | [`Fourier`] | batched FFTs | the Fourier operators, MDC |
+//! | [`Fourier`] | batched FFTs, transforms along one axis of a block (shifted, padded, weighted), index gathers | the Fourier operators, MDC |
 //! | [`Dense`] | dense and batched dense products | matrix operators, Fredholm, MDC |
+//! | [`Stencils`] | sums of 1-D stencils along axes, with ghost slabs | the finite-difference operators |
 //! | [`FullEngine`] | every part: the bound of code generic over the engine that uses operators of several kinds | examples, tests, benchmarks |
 //!
 //! An engine value says *which* memory: `Host` is a unit value, a `Cuda` value names one device
@@ -47,6 +48,7 @@ mod compute;
 mod dense;
 mod fourier;
 mod memory;
+pub(crate) mod stencils;
 mod strided;
 
 pub use banded::Banded;
@@ -54,8 +56,15 @@ pub use collectives::Collectives;
 pub use compute::{BinaryOp, Compute, NormTerm, OrderFree};
 pub(crate) use dense::{check_batched_lens, check_matmul_lens};
 pub use dense::{Dense, MatOp};
-pub use fourier::Fourier;
+pub(crate) use fourier::check_gather;
+#[cfg(any(feature = "emulator", feature = "cuda"))]
+pub(crate) use fourier::CopyLines;
+pub use fourier::{Fourier, LineSpec, LineValues};
 pub use memory::{Memory, SliceLen};
+pub use stencils::{
+    BandRowEntries, GhostSend, StencilBand, StencilPart, StencilPlan, StencilRow, StencilTerm,
+    Stencils, DEFAULT_STREAM_MIN_BYTES, MAX_STENCIL_NDIM, MAX_STENCIL_SOURCES,
+};
 pub use strided::{StridedCopy, MAX_COPY_AXES};
 
 pub use crate::host::Host;
@@ -84,9 +93,9 @@ pub trait Engine: Compute + Collectives {}
 
 impl<E: Compute + Collectives> Engine for E {}
 
-/// An engine with every part ([`Engine`], [`Banded`], [`Fourier`], [`Dense`]): the bound for
-/// code that is generic over the engine and uses operators of several kinds. [`Host`] and `Cuda`
-/// have every part.
-pub trait FullEngine: Banded + Fourier + Dense {}
+/// An engine with every part ([`Engine`], [`Banded`], [`Fourier`], [`Dense`], [`Stencils`]): the
+/// bound for code that is generic over the engine and uses operators of several kinds. [`Host`]
+/// and `Cuda` have every part.
+pub trait FullEngine: Banded + Fourier + Dense + Stencils {}
 
-impl<E: Banded + Fourier + Dense> FullEngine for E {}
+impl<E: Banded + Fourier + Dense + Stencils> FullEngine for E {}

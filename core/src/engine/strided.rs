@@ -7,9 +7,16 @@ use crate::error::Result;
 /// copies with more axes after merging run as several launches.
 pub const MAX_COPY_AXES: usize = 8;
 
-/// A strided copy between two flat arrays: for every index `i` of the box `extent` (C order),
+/// A strided copy between two flat arrays: for every index `i` of the box `extent`,
 /// `y[dst_offset + sum i_d dst_strides_d] = x[src_offset + sum i_d src_strides_d]`. It packs and
-/// unpacks boxes (zero-padding, cropping, halo and ghost regions) and permutes axes (transposes).
+/// unpacks boxes (zero-padding, cropping, halo and ghost regions) and permutes axes (transposes);
+/// [`Compute::strided_copy`](crate::Compute::strided_copy) runs it and
+/// [`Compute::strided_add`](crate::Compute::strided_add) adds instead of copying.
+///
+/// The destination strides must send distinct indices of the box to distinct elements (every
+/// box, permutation and padding does; a stride of zero in the source, a broadcast, is fine): the
+/// engines visit the box in any order (in parallel on a device, in cache tiles on the host), so
+/// an element written twice would get either value.
 ///
 /// [`new`](Self::new) merges axes that are contiguous in both arrays, so most copies have one to
 /// three axes, and checks that every index stays inside the two lengths it is built for.
@@ -149,47 +156,5 @@ impl StridedCopy {
             self.src_len,
             self.dst_len
         );
-    }
-
-    /// Runs the copy on host slices: rows of the last axis one after another.
-    pub(crate) fn host<T: Copy>(&self, x: &[T], y: &mut [T]) {
-        self.check_lens(x.len(), y.len());
-        if self.count() == 0 {
-            return;
-        }
-        let nd = self.extent.len();
-        let (n, s, d) = (
-            self.extent[nd - 1],
-            self.src_strides[nd - 1],
-            self.dst_strides[nd - 1],
-        );
-        let mut index = vec![0usize; nd - 1];
-        loop {
-            let (mut xs, mut ys) = (self.src_offset, self.dst_offset);
-            for (a, &i) in index.iter().enumerate() {
-                xs += i * self.src_strides[a];
-                ys += i * self.dst_strides[a];
-            }
-            if s == 1 && d == 1 {
-                y[ys..ys + n].copy_from_slice(&x[xs..xs + n]);
-            } else {
-                for j in 0..n {
-                    y[ys + j * d] = x[xs + j * s];
-                }
-            }
-            // The next row, in C order.
-            let mut a = nd - 1;
-            loop {
-                if a == 0 {
-                    return;
-                }
-                a -= 1;
-                index[a] += 1;
-                if index[a] < self.extent[a] {
-                    break;
-                }
-                index[a] = 0;
-            }
-        }
     }
 }

@@ -27,6 +27,15 @@ impl Collectives for Host {
         comm.exchange(sends, recvs);
         Ok(())
     }
+    fn exchange_overlapped<T: Scalar, W>(
+        &self,
+        comm: &crate::Communicator,
+        sends: &[(usize, &[T])],
+        recvs: &mut [(usize, &mut [T])],
+        work: impl FnOnce() -> W,
+    ) -> Result<W> {
+        Ok(comm.exchange_overlapped(sends, recvs, work))
+    }
     fn all_gather_varcount<T: Scalar>(
         comm: &crate::Communicator,
         send: &[T],

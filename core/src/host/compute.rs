@@ -81,7 +81,10 @@ impl Compute for Host {
         host_diag_mul(d, inner, x, y);
     }
     fn strided_copy<T: Scalar>(copy: &StridedCopy, x: &[T], y: &mut [T]) {
-        copy.host(x, y);
+        super::strided::copy(copy, x, y);
+    }
+    fn strided_add<T: Scalar>(copy: &StridedCopy, x: &[T], y: &mut [T]) {
+        super::strided::add(copy, x, y);
     }
 }
 

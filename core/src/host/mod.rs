@@ -2,11 +2,18 @@
 //! the engine (see [`engine`](crate::engine)) is implemented in its own file here.
 
 mod banded;
+mod batched;
 mod collectives;
 mod compute;
 mod dense;
 mod fourier;
 mod memory;
+mod stencils;
+mod strided;
+
+#[cfg(any(feature = "emulator", feature = "cuda"))]
+pub(crate) use fourier::check_plan;
+pub use fourier::FftReal;
 
 use ndarray::ArrayD;
 

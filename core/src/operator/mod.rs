@@ -25,7 +25,7 @@ pub use dottest::{dottest, DotTest};
 pub use scratch::Scratch;
 pub use space::Space;
 
-use crate::comm::Communicator;
+use crate::comm::{Claim, Communicator, Parameters};
 use crate::engine::{Engine, Host};
 use crate::error::Result;
 use crate::scalar::Scalar;
@@ -133,20 +133,40 @@ fn agree_spaces<T: Scalar, E: Engine, L: LinearOperator<T, E> + ?Sized>(
     what: &str,
     local: Result<()>,
 ) -> Result<()> {
+    agree_spaces_and(op, what, None, local)
+}
+
+/// [`agree_spaces`], and with `params` the ranks' parameters in the same all-reduce.
+fn agree_spaces_and<T: Scalar, E: Engine, L: LinearOperator<T, E> + ?Sized>(
+    op: &L,
+    what: &str,
+    params: Option<&Parameters>,
+    local: Result<()>,
+) -> Result<()> {
     let fp = op
         .domain()
-        .fingerprint()
-        .word(op.range().fingerprint().value())
+        .typed_fingerprint::<T, E>()
+        .word(op.range().typed_fingerprint::<T, E>().value())
         .word(op.fingerprint().value());
-    let describe = || {
+    let mut describe = || {
         format!(
-            "{}: domain {}, range {}",
+            "{} of {} on {}: domain {}, range {}",
             op.name(),
+            T::SUFFIX,
+            E::NAME,
             op.domain().describe(),
             op.range().describe()
         )
     };
-    op.comm().agree_on(what, fp, describe, local)
+    let spaces = Claim::layouts(what, fp, &mut describe);
+    match params {
+        None => op.comm().agree_all(local, &mut [spaces]),
+        Some(p) => {
+            let mut encode = || p.encode();
+            let params = Claim::parameters(what, p, &mut encode);
+            op.comm().agree_all(local, &mut [spaces, params])
+        }
+    }
 }
 
 /// [`agree_spaces`] on the outcome of a check that produced a value (an output vector).
@@ -290,6 +310,19 @@ pub trait LinearOperatorExt<T: Scalar, E: Engine = Host>: LinearOperator<T, E> {
     /// the ranks built the operator with different spaces.
     fn agree_spaces(&self, what: &str, local: Result<()>) -> Result<()> {
         agree_spaces(self, what, local)
+    }
+
+    /// The agreement a solve begins with: [`agree_spaces`](Self::agree_spaces) and, in the same
+    /// all-reduce, the solver's parameters (every one that decides which collective calls the
+    /// solve makes: iteration counts, tolerances, damping, variants), so a rank that passed
+    /// another value is an error on every rank instead of ranks that stop at different steps.
+    /// [Collective](crate#collective-calls): every rank of the operator's communicator calls it.
+    ///
+    /// # Errors
+    /// As [`agree_spaces`](Self::agree_spaces); [`Error::InvalidArgument`](crate::Error::InvalidArgument)
+    /// naming `solver` and every parameter whose value differs between ranks.
+    fn agree_solve(&self, solver: &str, params: &Parameters, local: Result<()>) -> Result<()> {
+        agree_spaces_and(self, solver, Some(params), local)
     }
 }
 

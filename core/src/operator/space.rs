@@ -1,6 +1,6 @@
 //! [`Space`]: the structure of the vectors an operator takes and returns.
 
-use crate::array::{array_fingerprint, DistributedArray, Mask};
+use crate::array::{array_fingerprint, typed_fingerprint, DistributedArray, Mask};
 use crate::comm::{Communicator, Fingerprint};
 use crate::engine::{Engine, Host};
 use crate::error::{Error, Result};
@@ -71,15 +71,31 @@ impl Space {
         Ok(Space::array(Layout::broadcast(&[n], nranks)?))
     }
 
-    /// A fingerprint of the space, equal to the [`fingerprint`](DistVector::fingerprint) of
-    /// every vector in it: how ranks check with one small all-reduce that they built the same
-    /// operator.
+    /// A fingerprint of the space (its layouts, masks and structure), whatever the element type
+    /// and engine of its vectors: how ranks check with one small all-reduce that they built the
+    /// same operator.
     pub fn fingerprint(&self) -> Fingerprint {
+        self.fingerprint_with(&|layout, mask| array_fingerprint(layout, mask))
+    }
+
+    /// The fingerprint of the vectors of `T` on engine `E` in this space: equal to the
+    /// [`fingerprint`](DistVector::fingerprint) of every such vector. The checked products and
+    /// the solvers agree on it, so an operator of `f32` on one rank and of `f64` on another is
+    /// an error on every rank.
+    pub fn typed_fingerprint<T: Scalar, E: Engine>(&self) -> Fingerprint {
+        self.fingerprint_with(&|layout, mask| typed_fingerprint::<T, E>(layout, mask))
+    }
+
+    /// The fingerprint of the structure, with `leaf` the fingerprint of a plain part.
+    fn fingerprint_with(
+        &self,
+        leaf: &dyn Fn(&Layout, Option<&Mask>) -> Fingerprint,
+    ) -> Fingerprint {
         match self {
-            Space::Array { layout, mask } => array_fingerprint(layout, mask.as_ref()),
+            Space::Array { layout, mask } => leaf(layout, mask.as_ref()),
             Space::Stacked(parts) => parts.iter().fold(
                 Fingerprint::default().word(STACK).word(parts.len() as u64),
-                |h, p| h.word(p.fingerprint().value()),
+                |h, p| h.word(p.fingerprint_with(leaf).value()),
             ),
         }
     }

@@ -1,12 +1,11 @@
 //! An exchange that moves elements between two Scatter layouts by a global index map (the
 //! reordering steps of the four-step 1-D transform): output element `j` (a flat C index of the
 //! destination's global array) takes input element `i = map(j)` times a real weight, or zero.
-//! Planned once with index lists; one all-to-all per product.
+//! Planned once with index lists; one exchange per product, packed and unpacked by the
+//! engine's index gathers ([`Fourier::gather`]), the weights by a diagonal product.
 
 use super::FftReal;
-use distlops_core::{Communicator, Layout, StridedCopy};
-use num_complex::Complex;
-use num_traits::Zero;
+use distlops_core::{Communicator, Fourier, Layout, Result, SliceLen, StridedCopy};
 
 /// Flat C indices of a Scatter layout's elements.
 struct Flat<'a> {
@@ -108,43 +107,147 @@ impl<R: FftReal> PermutePlan<R> {
         }
     }
 
-    /// Elements of the source and destination blocks.
-    pub(crate) fn lens(&self) -> (usize, usize) {
-        (self.src_len, self.dst_len)
+    /// The plan on `engine`: the index lists of the packing and unpacking gathers (over the
+    /// real views, two reals per complex number) and the weights uploaded.
+    ///
+    /// The unpacking gathers from the receive buffer followed by one complex zero (the
+    /// elements no message fills read it), or, with weights other than one, from the weighted
+    /// values written into the send buffer by a diagonal product (`v w`, one rounding per
+    /// component, as `Complex * real`).
+    ///
+    /// # Errors
+    /// [`Error::Allocation`](distlops_core::Error::Allocation) if the engine has no room.
+    pub(crate) fn on<E: Fourier>(&self, engine: &E) -> Result<PermuteStep<R, E>> {
+        let (ns, nr) = (self.send_idx.len(), self.recv_idx.len());
+        let pairs = |i: usize| [2 * i, 2 * i + 1];
+        let pack: Vec<usize> = self.send_idx.iter().flat_map(|&t| pairs(t)).collect();
+        // Destination element t reads received element k (or the zero after them).
+        let mut from = vec![nr; self.dst_len];
+        for (k, &t) in self.recv_idx.iter().enumerate() {
+            from[t] = k;
+        }
+        let unpack: Vec<usize> = from.into_iter().flat_map(pairs).collect();
+        let one = R::one();
+        let weights = if self.recv_w.iter().all(|&w| w == one) {
+            None
+        } else {
+            let w: Vec<R> = self.recv_w.iter().flat_map(|&w| [w, w]).collect();
+            Some(engine.upload(ndarray::ArrayView1::from(&w[..]).into_dyn())?)
+        };
+        Ok(PermuteStep {
+            pack: engine.gather_plan(&pack, 2 * self.src_len)?,
+            unpack: engine.gather_plan(&unpack, 2 * nr + 2)?,
+            weights,
+            send_counts: self.send_counts.clone(),
+            recv_counts: self.recv_counts.clone(),
+            lens: (2 * self.src_len, 2 * self.dst_len),
+            buffers: (2 * ns.max(nr) + 2, 2 * nr + 2),
+        })
+    }
+}
+
+/// One direction of a reordering exchange on engine `E`.
+pub(crate) struct PermuteStep<R: FftReal, E: Fourier> {
+    pack: E::GatherPlan,
+    unpack: E::GatherPlan,
+    /// The received elements' weights (reals, each twice), unless all are one.
+    weights: Option<E::Storage<R>>,
+    send_counts: Vec<usize>,
+    recv_counts: Vec<usize>,
+    /// Reals of the source and destination blocks.
+    lens: (usize, usize),
+    /// Reals of the send and receive buffers.
+    buffers: (usize, usize),
+}
+
+/// `buffer` cut into consecutive parts of `counts` (one per rank, empty ones skipped), as
+/// `(rank, part)`.
+fn parts_of<'a, E: Fourier, R: FftReal>(
+    mut buffer: E::SliceMut<'a, R>,
+    counts: &[usize],
+) -> Vec<(usize, E::SliceMut<'a, R>)> {
+    let mut out = Vec::new();
+    for (q, &c) in counts.iter().enumerate() {
+        let (part, rest) = E::split_at_mut(buffer, c);
+        buffer = rest;
+        if c > 0 {
+            out.push((q, part));
+        }
+    }
+    out
+}
+
+impl<R: FftReal, E: Fourier> PermuteStep<R, E> {
+    /// Reals of the source and destination blocks.
+    pub(crate) fn real_lens(&self) -> (usize, usize) {
+        self.lens
     }
 
-    /// Complex numbers of the send and receive buffers.
+    /// Reals of the send and receive buffers the step needs.
     pub(crate) fn buffer_lens(&self) -> (usize, usize) {
-        (self.send_idx.len(), self.recv_idx.len())
+        self.buffers
     }
 
-    /// The exchange of `src` into `dst` with the buffers `send` and `recv` (at least
-    /// [`buffer_lens`](Self::buffer_lens) complex numbers, as reals). Collective.
+    /// The exchange of `src` into `dst` (real views) through the buffers `send` and `recv`
+    /// (at least [`buffer_lens`](Self::buffer_lens)). Collective.
+    ///
+    /// # Errors
+    /// What the engine's exchange reports.
     pub(crate) fn run(
         &self,
+        engine: &E,
         comm: &Communicator,
-        src: &[Complex<R>],
-        dst: &mut [Complex<R>],
-        send: &mut [R],
-        recv: &mut [R],
-    ) {
-        debug_assert_eq!((src.len(), dst.len()), (self.src_len, self.dst_len));
-        let (ns, nr) = self.buffer_lens();
-        let send = &mut super::as_complex_mut(&mut send[..2 * ns]);
-        for (s, &t) in send.iter_mut().zip(&self.send_idx) {
-            *s = src[t];
-        }
-        let recv = &mut recv[..2 * nr];
-        comm.all_to_all_varcount_into(
-            super::as_reals(send),
-            &self.send_counts,
-            &mut *recv,
-            &self.recv_counts,
+        src: E::Slice<'_, R>,
+        dst: E::SliceMut<'_, R>,
+        (mut send, mut recv): (E::SliceMut<'_, R>, E::SliceMut<'_, R>),
+    ) -> Result<()> {
+        let (ns, nr): (usize, usize) =
+            (self.send_counts.iter().sum(), self.recv_counts.iter().sum());
+        assert!(
+            src.len() == self.lens.0
+                && dst.len() == self.lens.1
+                && send.len() >= self.buffers.0
+                && recv.len() >= self.buffers.1,
+            "a reordering exchange run on blocks or buffers of the wrong lengths"
         );
-        dst.fill(Complex::zero());
-        let recv = super::as_complex(recv);
-        for ((&t, &w), &v) in self.recv_idx.iter().zip(&self.recv_w).zip(recv) {
-            dst[t] = v * w;
+        E::gather(&self.pack, src, E::sub_mut(&mut send, 0..ns));
+        {
+            // This rank's own part is copied; the others travel in one exchange.
+            let me = comm.rank();
+            let packed = E::sub(E::freeze(&send), 0..ns);
+            let s0: Vec<usize> = self
+                .send_counts
+                .iter()
+                .scan(0, |at, &c| {
+                    *at += c;
+                    Some(*at - c)
+                })
+                .collect();
+            let own = self.send_counts[me];
+            let outgoing: Vec<(usize, E::Slice<'_, R>)> = (0..self.send_counts.len())
+                .filter(|&q| q != me && self.send_counts[q] > 0)
+                .map(|q| (q, E::sub(packed, s0[q]..s0[q] + self.send_counts[q])))
+                .collect();
+            let mut parts = parts_of::<E, R>(E::sub_mut(&mut recv, 0..nr), &self.recv_counts);
+            if let Some(k) = parts.iter().position(|p| p.0 == me) {
+                let (_, mine) = parts.remove(k);
+                E::copy_slice(E::sub(packed, s0[me]..s0[me] + own), mine);
+            }
+            engine.exchange(comm, &outgoing, &mut parts)?;
         }
+        let zero = R::zero();
+        match &self.weights {
+            None => {
+                E::fill_slice(E::sub_mut(&mut recv, nr..nr + 2), zero);
+                E::gather(&self.unpack, E::sub(E::freeze(&recv), 0..nr + 2), dst);
+            }
+            Some(w) => {
+                let received = E::sub(E::freeze(&recv), 0..nr);
+                E::diag_mul(E::slice(w), 1, received, E::sub_mut(&mut send, 0..nr));
+                E::fill_slice(E::sub_mut(&mut send, nr..nr + 2), zero);
+                E::gather(&self.unpack, E::sub(E::freeze(&send), 0..nr + 2), dst);
+            }
+        }
+        Ok(())
     }
 }

@@ -1,84 +1,71 @@
-//! A product as a fixed list of steps (line transforms and transposes), its adjoint, and the
-//! buffers they run with, allocated once.
+//! A product as a fixed list of steps (line transforms, transposes, reordering exchanges,
+//! twiddle factors) planned once from the domain's layout ([`Builder`]), then made on an engine
+//! with its buffers ([`Pipeline`]): one execution, written over the engine's primitives.
 
-use super::kernel::KernelPlan;
-use super::line::{AxisSpec, Dst, LinePlan, Src};
-use super::permute::PermutePlan;
+use super::permute::{PermutePlan, PermuteStep};
 use super::split::Split;
 use super::transpose::TransposePlan;
-use super::{as_reals, as_reals_mut, FftReal};
-use distlops_core::{balanced_counts, Communicator, Fingerprint, Layout, Result};
+use super::{AxisSpec, FftReal};
+use distlops_core::{
+    balanced_counts, Communicator, Fingerprint, Fourier, HasComplex, Layout, LineSpec, LineValues,
+    Result, Scalar, SliceLen, StridedCopy,
+};
 use num_complex::Complex;
-use num_traits::Zero;
-use rustfft::FftPlanner;
 use std::sync::Mutex;
 
-/// One step of a product.
-pub(crate) enum Step<R: FftReal> {
-    /// A transform along a local axis.
-    Line(LinePlan<R>),
-    /// A change of the distributed axis.
+/// The complex type of `R` as the engines know it.
+pub(crate) type Cx<R> = <R as HasComplex>::Complex;
+
+/// One step of a product, before its engine is known.
+enum Desc<R> {
+    /// A transform along a local axis (its input and output values are set by `finish`).
+    Line(LineSpec),
+    /// A change of the split.
     Transpose(TransposePlan),
-    /// Per-frequency matrix products.
-    Kernel(KernelPlan<R>),
     /// A reordering exchange.
     Permute(PermutePlan<R>),
     /// An elementwise product with a table of this rank's block.
     Twiddle(Vec<Complex<R>>),
 }
 
-/// The first `len` complex numbers of a step's input (exchanges and twiddles never read the
-/// real input: it is widened first).
-fn complex_input<R: FftReal>(src: Src<'_, R>, len: usize) -> &[Complex<R>] {
-    match src {
-        Src::Complex(s) => &s[..len],
-        Src::Real(_) => unreachable!("real inputs are widened before exchanges"),
-    }
-}
-
-/// Runs `f` on the destination of a complex step: the output when the step is the last one
-/// (through `free` and then its real parts when the output is real), else `free`.
-fn to_output<R: FftReal>(
-    output: &mut Dst<'_, R>,
-    last: bool,
-    free: &mut [Complex<R>],
-    len: usize,
-    f: impl FnOnce(&mut [Complex<R>]),
-) {
-    match (output, last) {
-        (Dst::Complex(y), true) => f(y),
-        (Dst::Real(y), true) => {
-            let tmp = &mut free[..len];
-            f(tmp);
-            for (v, c) in y.iter_mut().zip(tmp.iter()) {
-                *v = c.re;
-            }
-        }
-        (_, false) => f(&mut free[..len]),
-    }
-}
-
-/// The buffers of a product.
-struct Work<R> {
-    bufs: [Vec<Complex<R>>; 2],
-    send: Vec<R>,
-    recv: Vec<R>,
-    line: Vec<Complex<R>>,
-    scratch: Vec<Complex<R>>,
+/// One step of a product on engine `E`.
+enum Step<R: FftReal, E: Fourier> {
+    /// A line transform and the reals it reads and writes.
+    Line(E::LinePlan<R>, (usize, usize)),
+    Transpose(TransposePlan),
+    Permute(PermuteStep<R, E>),
+    Twiddle(E::Storage<Cx<R>>),
 }
 
 /// Plans a pipeline step by step, following the split of the array from the domain to the
 /// range.
-pub(crate) struct Builder<R: FftReal> {
+pub(crate) struct Builder<R> {
     rank: usize,
     nranks: usize,
-    planner: FftPlanner<R>,
     split: Split,
     /// This rank's local length of the array before the first step and after each step.
     lens: Vec<usize>,
-    forward: Vec<Step<R>>,
-    adjoint: Vec<Step<R>>,
+    forward: Vec<Desc<R>>,
+    adjoint: Vec<Desc<R>>,
     fingerprint: Fingerprint,
+}
+
+/// The line spec of `spec` on a block of local shape `shape`, in one direction (values
+/// complex both ways until [`Builder::finish`] sets the ends).
+fn line_spec(spec: &AxisSpec, shape: &[usize], adjoint: bool) -> LineSpec {
+    LineSpec {
+        outer: shape[..spec.axis].iter().product(),
+        inner: shape[spec.axis + 1..].iter().product(),
+        n: spec.n,
+        nfft: spec.nfft,
+        keep: spec.keep,
+        ifftshift: spec.ifftshift,
+        fftshift: spec.fftshift,
+        weights: spec.weights.clone(),
+        adjoint,
+        input: LineValues::Complex,
+        output: LineValues::Complex,
+    }
 }
 
 impl<R: FftReal> Builder<R> {
@@ -87,7 +74,6 @@ impl<R: FftReal> Builder<R> {
         Builder {
             rank,
             nranks: layout.nranks(),
-            planner: FftPlanner::new(),
             split: Split::from_layout(layout),
             lens: vec![layout.local_len(rank)],
             forward: Vec::new(),
@@ -122,20 +108,10 @@ impl<R: FftReal> Builder<R> {
         let len = if adjoint { spec.n } else { spec.keep };
         let next = self.split.with_len(spec.axis, len)?;
         let shape_out = next.local_shape(self.rank);
-        let planner = &mut self.planner;
-        let (fwd, adj) = if adjoint {
-            (
-                LinePlan::adjoint(spec, &shape_in, planner),
-                LinePlan::forward(spec, &shape_out, planner),
-            )
-        } else {
-            (
-                LinePlan::forward(spec, &shape_in, planner),
-                LinePlan::adjoint(spec, &shape_out, planner),
-            )
-        };
-        self.forward.push(Step::Line(fwd));
-        self.adjoint.push(Step::Line(adj));
+        self.forward
+            .push(Desc::Line(line_spec(spec, &shape_in, adjoint)));
+        self.adjoint
+            .push(Desc::Line(line_spec(spec, &shape_out, !adjoint)));
         self.fingerprint = self.fingerprint.text("line").words(&[
             usize::from(adjoint),
             spec.axis,
@@ -148,24 +124,6 @@ impl<R: FftReal> Builder<R> {
         self.lens.push(next.local_len(self.rank));
         self.split = next;
         Ok(())
-    }
-
-    /// Checks (in debug builds) that every step has its state length.
-    fn debug_check(&self) {
-        debug_assert_eq!(self.lens.len(), self.forward.len() + 1);
-        debug_assert_eq!(self.forward.len(), self.adjoint.len());
-    }
-
-    /// Appends the per-frequency products `forward` (and `adjoint` in the adjoint), after which
-    /// the array has the layout `next` (same distributed axis and counts).
-    pub(crate) fn kernel(&mut self, forward: KernelPlan<R>, adjoint: KernelPlan<R>, next: Layout) {
-        debug_assert_eq!(next.axis(), self.layout().axis());
-        debug_assert_eq!(next.counts(), self.layout().counts());
-        self.fingerprint = self.fingerprint.text("kernel").words(next.global_shape());
-        self.forward.push(Step::Kernel(forward));
-        self.adjoint.push(Step::Kernel(adjoint));
-        self.lens.push(next.local_len(self.rank));
-        self.split = Split::from_layout(&next);
     }
 
     /// Appends the reordering `next[j] = w(j) current[map(j)]` (see [`PermutePlan::new`]), after
@@ -185,8 +143,8 @@ impl<R: FftReal> Builder<R> {
             &|j| map(j).map(|m| m.0),
         );
         self.fingerprint = self.fingerprint.text("permute").words(next.global_shape());
-        self.forward.push(Step::Permute(fwd));
-        self.adjoint.push(Step::Permute(adj));
+        self.forward.push(Desc::Permute(fwd));
+        self.adjoint.push(Desc::Permute(adj));
         self.lens.push(next.local_len(self.rank));
         self.split = Split::from_layout(&next);
     }
@@ -196,7 +154,7 @@ impl<R: FftReal> Builder<R> {
     pub(crate) fn twiddle(&mut self, table: &dyn Fn(usize) -> Complex<R>) {
         let layout = self.layout();
         let (shape, axis) = (layout.local_shape(self.rank), layout.axis());
-        let strides = distlops_core::StridedCopy::c_strides(layout.global_shape());
+        let strides = StridedCopy::c_strides(layout.global_shape());
         let off = layout.offset(self.rank);
         let len: usize = shape.iter().product();
         let fwd: Vec<Complex<R>> = (0..len)
@@ -212,8 +170,8 @@ impl<R: FftReal> Builder<R> {
             .collect();
         let adj = fwd.iter().map(|w| w.conj()).collect();
         self.fingerprint = self.fingerprint.text("twiddle");
-        self.forward.push(Step::Twiddle(fwd));
-        self.adjoint.push(Step::Twiddle(adj));
+        self.forward.push(Desc::Twiddle(fwd));
+        self.adjoint.push(Desc::Twiddle(adj));
         self.lens.push(len);
     }
 
@@ -242,196 +200,333 @@ impl<R: FftReal> Builder<R> {
             let fwd = TransposePlan::new(&self.split, &next, self.rank);
             let adj = TransposePlan::new(&next, &self.split, self.rank);
             self.fingerprint = self.fingerprint.text("transpose").words(&next.words());
-            self.forward.push(Step::Transpose(fwd));
-            self.adjoint.push(Step::Transpose(adj));
+            self.forward.push(Desc::Transpose(fwd));
+            self.adjoint.push(Desc::Transpose(adj));
             self.lens.push(next.local_len(self.rank));
         }
         self.split = next;
     }
 
-    /// The pipeline; `real_input` makes the forward read only the real part of its input and the
-    /// adjoint store only the real part of its output; `real_output` does the same for the
-    /// forward's output and the adjoint's input.
-    pub(crate) fn finish(
-        mut self,
+    /// A fingerprint of the steps planned so far (what the products exchange).
+    pub(crate) fn fingerprint(&self) -> Fingerprint {
+        self.fingerprint
+    }
+
+    /// The pipeline on `engine`, whose domain blocks hold `domain` values and range blocks
+    /// `range` values: line plans made, tables and index lists uploaded, every buffer
+    /// allocated. The first line step of each direction reads only real parts when its side
+    /// is real ([`LineValues::RealParts`] or [`LineValues::Reals`]), the last one writes only
+    /// real parts; the ends of the steps read and write the vectors' own values. No
+    /// communication.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`](distlops_core::Error::Allocation) or
+    /// [`Error::Device`](distlops_core::Error::Device) if the engine has no room or rejects a
+    /// plan.
+    pub(crate) fn finish<E: Fourier>(
+        &self,
+        engine: &E,
         comm: &Communicator,
-        real_input: bool,
-        real_output: bool,
-    ) -> Pipeline<R> {
-        self.debug_check();
-        self.adjoint.reverse();
-        for (steps, re_in, re_out) in [
-            (&mut self.forward, real_input, real_output),
-            (&mut self.adjoint, real_output, real_input),
-        ] {
-            if let Some(Step::Line(p)) = steps.iter_mut().find(|s| matches!(s, Step::Line(_))) {
-                p.re_in |= re_in;
-            }
-            if let Some(Step::Line(p)) = steps.iter_mut().rev().find(|s| matches!(s, Step::Line(_)))
-            {
-                p.re_out |= re_out;
-            }
-        }
-        // The work buffers hold the states between steps, and the input or output of an
-        // exchange that comes first or last (real data are widened or narrowed there).
-        let n = self.forward.len();
-        let exchange =
-            |s: Option<&Step<R>>| matches!(s, Some(Step::Transpose(_)) | Some(Step::Permute(_)));
-        let mut held: Vec<usize> = self.lens[1..n.max(1)].to_vec();
-        if exchange(self.forward.first()) {
-            held.push(self.lens[0]);
-        }
-        if exchange(self.forward.last()) {
-            held.push(self.lens[n]);
-        }
-        let buf_len = held.into_iter().max().unwrap_or(0);
-        let steps = self.forward.iter().chain(&self.adjoint);
-        let (mut line, mut scratch, mut send, mut recv) = (0, 0, 0, 0);
-        for s in steps {
+        (domain, range): (LineValues, LineValues),
+    ) -> Result<Pipeline<R, E>> {
+        debug_assert_eq!(self.lens.len(), self.forward.len() + 1);
+        let forward = make(engine, self.forward.iter(), (domain, range))?;
+        let adjoint = make(engine, self.adjoint.iter().rev(), (range, domain))?;
+        let (mut line, mut send, mut recv) = (0, 0, 0);
+        for s in forward.iter().chain(&adjoint) {
             match s {
-                Step::Line(p) => {
-                    line = line.max(p.line_len());
-                    scratch = scratch.max(p.scratch_len());
-                }
+                Step::Line(p, _) => line = line.max(E::line_work_len(p)),
                 Step::Transpose(t) => {
                     send = send.max(t.send_len());
                     recv = recv.max(t.recv_len());
                 }
                 Step::Permute(p) => {
                     let (ns, nr) = p.buffer_lens();
-                    send = send.max(2 * ns);
-                    recv = recv.max(2 * nr);
+                    send = send.max(ns);
+                    recv = recv.max(nr);
                 }
-                Step::Kernel(k) => line = line.max(k.scratch_len()),
                 Step::Twiddle(_) => {}
             }
         }
-        let zero = Complex::zero();
+        let state = self.lens.iter().copied().max().unwrap_or(0);
+        let zeros = |n: usize| engine.zeros::<Cx<R>>(&[n.max(1)]);
         let work = Work {
-            bufs: [vec![zero; buf_len], vec![zero; buf_len]],
-            send: vec![R::zero(); send],
-            recv: vec![R::zero(); recv],
-            line: vec![zero; line],
-            scratch: vec![zero; scratch],
+            a: zeros(state)?,
+            b: zeros(state)?,
+            line: zeros(line)?,
+            send: engine.zeros::<R>(&[send.max(1)])?,
+            recv: engine.zeros::<R>(&[recv.max(1)])?,
         };
-        Pipeline {
-            forward: self.forward,
-            adjoint: self.adjoint,
-            work: Mutex::new(work),
+        Ok(Pipeline {
+            engine: engine.clone(),
             comm: comm.clone(),
-            fingerprint: self.fingerprint,
-        }
+            lens: (
+                self.lens[0],
+                *self.lens.last().expect("lens start with the input"),
+            ),
+            values: (domain, range),
+            forward,
+            adjoint,
+            work: Mutex::new(work),
+        })
     }
 }
 
-/// The planned forward and adjoint products with their buffers.
-pub(crate) struct Pipeline<R: FftReal> {
-    forward: Vec<Step<R>>,
-    adjoint: Vec<Step<R>>,
-    work: Mutex<Work<R>>,
-    comm: Communicator,
-    fingerprint: Fingerprint,
+/// Whether a side's values are real (read real parts, write real parts).
+fn is_real(values: LineValues) -> bool {
+    values != LineValues::Complex
 }
 
-/// Which buffer holds the current state.
+/// The steps `descs` of one direction on `engine`, from a side of `input` values to one of
+/// `output` values.
+fn make<'a, R: FftReal + 'a, E: Fourier>(
+    engine: &E,
+    descs: impl Iterator<Item = &'a Desc<R>>,
+    (input, output): (LineValues, LineValues),
+) -> Result<Vec<Step<R, E>>> {
+    let descs: Vec<&Desc<R>> = descs.collect();
+    let is_line = |d: &&Desc<R>| matches!(d, Desc::Line(_));
+    let first = descs.iter().position(is_line);
+    let last = descs.iter().rposition(is_line);
+    let n = descs.len();
+    descs
+        .into_iter()
+        .enumerate()
+        .map(|(k, d)| {
+            Ok(match d {
+                Desc::Line(spec) => {
+                    let mut spec = spec.clone();
+                    if Some(k) == first {
+                        spec.input = match (k, is_real(input)) {
+                            (0, _) => input,
+                            (_, true) => LineValues::RealParts,
+                            (_, false) => LineValues::Complex,
+                        };
+                    }
+                    if Some(k) == last {
+                        spec.output = match (k + 1 == n, is_real(output)) {
+                            (true, _) => output,
+                            (false, true) => LineValues::RealParts,
+                            (false, false) => LineValues::Complex,
+                        };
+                    }
+                    Step::Line(engine.line_plan::<R>(&spec)?, spec.real_lens())
+                }
+                Desc::Transpose(t) => Step::Transpose(t.clone()),
+                Desc::Permute(p) => Step::Permute(p.on(engine)?),
+                Desc::Twiddle(t) => {
+                    let t: Vec<Cx<R>> = t.iter().map(|z| R::complex(z.re, z.im)).collect();
+                    Step::Twiddle(engine.upload(ndarray::ArrayView1::from(&t[..]).into_dyn())?)
+                }
+            })
+        })
+        .collect()
+}
+
+/// The buffers of a product: two states, the line transforms' work memory, the exchanges'
+/// packing buffers.
+struct Work<R: FftReal, E: Fourier> {
+    a: E::Storage<Cx<R>>,
+    b: E::Storage<Cx<R>>,
+    line: E::Storage<Cx<R>>,
+    send: E::Storage<R>,
+    recv: E::Storage<R>,
+}
+
+/// The planned forward and adjoint products on engine `E` with their buffers.
+pub(crate) struct Pipeline<R: FftReal, E: Fourier> {
+    engine: E,
+    comm: Communicator,
+    /// Elements of this rank's domain and range blocks.
+    lens: (usize, usize),
+    /// What the domain and range blocks hold.
+    values: (LineValues, LineValues),
+    forward: Vec<Step<R, E>>,
+    adjoint: Vec<Step<R, E>>,
+    work: Mutex<Work<R, E>>,
+}
+
+/// Where the current state of a product is.
 #[derive(Clone, Copy, PartialEq)]
 enum At {
     Input,
-    Buf(usize),
+    A,
+    B,
 }
 
-impl<R: FftReal> Pipeline<R> {
-    /// A fingerprint of the steps (what the products exchange).
-    pub(crate) fn fingerprint(&self) -> Fingerprint {
-        self.fingerprint
-    }
+/// The strided copy of `len` reals from every `step_src`-th real of `src_len` to every
+/// `step_dst`-th real of `dst_len`.
+fn every(
+    len: usize,
+    (step_src, src_len): (usize, usize),
+    (step_dst, dst_len): (usize, usize),
+) -> StridedCopy {
+    StridedCopy::new(&[len], (0, &[step_src], src_len), (0, &[step_dst], dst_len))
+        .expect("lengths checked by the caller")
+}
 
-    /// The forward product of this rank's block `x` into `y`. Collective when there are
-    /// transposes.
-    pub(crate) fn forward(&self, x: Src<'_, R>, y: Dst<'_, R>) {
-        self.run(&self.forward, x, y);
+impl<R: FftReal, E: Fourier> Pipeline<R, E> {
+    /// The forward product of this rank's block `x` into `y` (blocks of any scalar type whose
+    /// real type is `R`: their real views are read and written). Collective when there are
+    /// exchanges.
+    ///
+    /// # Errors
+    /// What the engine's primitives report (a device failure, ranks that disagree).
+    pub(crate) fn forward<T: Scalar<Real = R>, U: Scalar<Real = R>>(
+        &self,
+        x: &E::Storage<T>,
+        y: &mut E::Storage<U>,
+    ) -> Result<()> {
+        self.run(&self.forward, (self.lens, self.values), x, y)
     }
 
     /// The adjoint product of this rank's block `y` into `x`. Collective when there are
-    /// transposes.
-    pub(crate) fn adjoint(&self, y: Src<'_, R>, x: Dst<'_, R>) {
-        self.run(&self.adjoint, y, x);
+    /// exchanges.
+    ///
+    /// # Errors
+    /// As [`forward`](Self::forward).
+    pub(crate) fn adjoint<T: Scalar<Real = R>, U: Scalar<Real = R>>(
+        &self,
+        y: &E::Storage<T>,
+        x: &mut E::Storage<U>,
+    ) -> Result<()> {
+        let (lens, values) = (self.lens, self.values);
+        self.run(
+            &self.adjoint,
+            ((lens.1, lens.0), (values.1, values.0)),
+            y,
+            x,
+        )
     }
 
-    fn run(&self, steps: &[Step<R>], input: Src<'_, R>, mut output: Dst<'_, R>) {
+    /// Runs `steps` from `x` (`n_in` elements of `v_in` values) to `y` through the work
+    /// buffers: a step reads the input or a state buffer and writes the other state buffer, or
+    /// the output when it is the last one and writes the output's values. An input of one real
+    /// per element is widened to complex numbers in a state buffer before a first step that is
+    /// not a line transform, and such an output narrowed from one after a last step that is
+    /// not.
+    fn run<T: Scalar<Real = R>, U: Scalar<Real = R>>(
+        &self,
+        steps: &[Step<R, E>],
+        ((n_in, n_out), (v_in, v_out)): ((usize, usize), (LineValues, LineValues)),
+        x: &E::Storage<T>,
+        y: &mut E::Storage<U>,
+    ) -> Result<()> {
         let mut guard = self.work.lock().unwrap_or_else(|e| e.into_inner());
         let Work {
-            bufs,
+            a,
+            b,
+            line,
             send,
             recv,
-            line,
-            scratch,
         } = &mut *guard;
-        let [b0, b1] = bufs;
+        let is_line = |s: Option<&Step<R, E>>| matches!(s, Some(Step::Line(..)));
+        let (w_in, w_out) = (v_in.width(), v_out.width());
         let mut at = At::Input;
-        // Reals moved by an exchange are first widened to complex numbers.
-        let exchange = |s: &Step<R>| matches!(s, Step::Transpose(_) | Step::Permute(_));
-        if let (Src::Real(x), Some(true)) = (input, steps.first().map(exchange)) {
-            for (b, &v) in b0.iter_mut().zip(x) {
-                *b = Complex::new(v, R::zero());
-            }
-            at = At::Buf(0);
+        if v_in == LineValues::Reals && !is_line(steps.first()) {
+            let mut to = E::reals_mut(E::slice_mut(a));
+            let mut to = E::sub_mut(&mut to, 0..2 * n_in);
+            E::fill_slice(E::sub_mut(&mut to, 0..2 * n_in), R::zero());
+            let from = E::sub(E::reals(E::slice(x)), 0..n_in);
+            E::strided_copy(&every(n_in, (1, n_in), (2, 2 * n_in)), from, to);
+            at = At::A;
         }
+        let direct = v_out != LineValues::Reals || is_line(steps.last());
         let nsteps = steps.len();
         for (k, step) in steps.iter().enumerate() {
-            let last = k + 1 == nsteps;
-            let (src, free): (Src<'_, R>, &mut Vec<Complex<R>>) = match at {
-                At::Input => (input, &mut *b0),
-                At::Buf(0) => (Src::Complex(&b0[..]), &mut *b1),
-                At::Buf(_) => (Src::Complex(&b1[..]), &mut *b0),
+            let to_output = k + 1 == nsteps && direct;
+            let (from, free) = if at == At::A {
+                (&*a, &mut *b)
+            } else {
+                (&*b, &mut *a)
             };
-            let next = match at {
-                At::Input | At::Buf(1) => At::Buf(0),
-                At::Buf(_) => At::Buf(1),
-            };
-            match step {
-                Step::Line(p) => {
-                    let src = match src {
-                        Src::Complex(s) => Src::Complex(&s[..p.src_len()]),
-                        real => real,
-                    };
-                    if last {
-                        p.run(src, output.reborrow(), line, scratch);
-                    } else {
-                        p.run(src, Dst::Complex(&mut free[..p.dst_len()]), line, scratch);
-                    }
+            if let Step::Twiddle(t) = step {
+                // A twiddle follows a line step inside the four-step transform: from one state
+                // buffer to the other, complex numbers times the table.
+                if at == At::Input || to_output {
+                    return Err(distlops_core::Error::InvalidArgument(
+                        "a twiddle step must run between two state buffers".into(),
+                    ));
                 }
-                Step::Kernel(kp) => {
-                    let (nin, nout) = kp.lens();
-                    let s = complex_input(src, nin);
-                    to_output(&mut output, last, free, nout, |d| kp.run(s, d, line));
-                }
-                Step::Transpose(t) => {
-                    let (src_len, dst_len) = t.lens();
-                    let comm = &self.comm;
-                    let dst_len = dst_len / 2;
-                    let s = complex_input(src, src_len / 2);
-                    to_output(&mut output, last, free, dst_len, |d| {
-                        t.run(comm, as_reals(s), as_reals_mut(d), send, recv);
-                    });
-                }
-                Step::Permute(p) => {
-                    let (src_len, dst_len) = p.lens();
-                    let s = complex_input(src, src_len);
-                    to_output(&mut output, last, free, dst_len, |d| {
-                        p.run(&self.comm, s, d, send, recv);
-                    });
-                }
-                Step::Twiddle(tw) => {
-                    let s = complex_input(src, tw.len());
-                    to_output(&mut output, last, free, tw.len(), |d| {
-                        for ((d, &v), &w) in d.iter_mut().zip(s).zip(tw.iter()) {
-                            *d = v * w;
-                        }
-                    });
+                let n = SliceLen::len(&E::slice(t));
+                let mut to = E::slice_mut(free);
+                let to = E::sub_mut(&mut to, 0..n);
+                E::diag_mul(E::slice(t), 1, E::sub(E::slice(from), 0..n), to);
+            } else {
+                let (ls, ld) = step_lens(step);
+                let src = if at == At::Input {
+                    debug_assert_eq!(ls, n_in * w_in);
+                    E::sub(E::reals(E::slice(x)), 0..ls)
+                } else {
+                    E::sub(E::reals(E::slice(from)), 0..ls)
+                };
+                let mut send = E::slice_mut(send);
+                if to_output {
+                    debug_assert_eq!(ld, n_out * w_out);
+                    let mut to = E::reals_mut(E::slice_mut(y));
+                    let to = E::sub_mut(&mut to, 0..ld);
+                    self.step(step, src, to, line, &mut send, recv)?;
+                } else {
+                    let mut to = E::reals_mut(E::slice_mut(free));
+                    let to = E::sub_mut(&mut to, 0..ld);
+                    self.step(step, src, to, line, &mut send, recv)?;
                 }
             }
-            at = next;
+            at = if at == At::A { At::B } else { At::A };
+        }
+        if !direct {
+            let last = E::reals(E::slice(if at == At::A { &*a } else { &*b }));
+            let c = every(n_out, (2, 2 * n_out), (1, n_out));
+            let mut to = E::reals_mut(E::slice_mut(y));
+            E::strided_copy(
+                &c,
+                E::sub(last, 0..2 * n_out),
+                E::sub_mut(&mut to, 0..n_out),
+            );
+        }
+        Ok(())
+    }
+
+    /// Runs one step other than a twiddle from `src` into `dst` (real views of the exact
+    /// lengths).
+    fn step<'a>(
+        &self,
+        step: &Step<R, E>,
+        src: E::Slice<'a, R>,
+        dst: E::SliceMut<'_, R>,
+        line: &mut E::Storage<Cx<R>>,
+        send: &'a mut E::SliceMut<'_, R>,
+        recv: &mut E::Storage<R>,
+    ) -> Result<()> {
+        match step {
+            Step::Line(p, _) => E::line_fft(p, src, dst, E::slice_mut(line)),
+            Step::Transpose(t) => {
+                t.run_on::<E, R>(&self.engine, &self.comm, src, dst, send, E::slice_mut(recv))
+            }
+            Step::Permute(p) => {
+                let send = E::sub_mut(send, 0..p.buffer_lens().0);
+                p.run(
+                    &self.engine,
+                    &self.comm,
+                    src,
+                    dst,
+                    (send, E::slice_mut(recv)),
+                )
+            }
+            Step::Twiddle(_) => unreachable!("twiddles run in `run`"),
+        }
+    }
+}
+
+/// The reals a step reads and writes.
+fn step_lens<R: FftReal, E: Fourier>(step: &Step<R, E>) -> (usize, usize) {
+    match step {
+        Step::Line(_, lens) => *lens,
+        Step::Transpose(t) => t.lens(),
+        Step::Permute(p) => p.real_lens(),
+        Step::Twiddle(t) => {
+            let n = 2 * SliceLen::len(&E::slice(t));
+            (n, n)
         }
     }
 }

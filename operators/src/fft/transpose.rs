@@ -4,8 +4,7 @@
 //! are complex numbers moved as interleaved reals.
 
 use super::split::Split;
-use super::FftReal;
-use distlops_core::{Communicator, Engine, Host, Result, Scalar, SliceLen, StridedCopy};
+use distlops_core::{Communicator, Engine, Result, Scalar, SliceLen, StridedCopy};
 use std::ops::Range;
 
 /// The global box that rank `p` holds in `src` and rank `q` holds in `dst` (empty ranges when
@@ -39,12 +38,14 @@ fn volume(b: &[Range<usize>]) -> usize {
 
 /// Where one message lives: a contiguous run of the block itself, or a part of the packing
 /// buffer filled (or emptied) by a strided copy.
+#[derive(Clone)]
 enum Place {
     InPlace(usize),
     Packed(usize, StridedCopy),
 }
 
 /// The message of one peer: its rank, its length in reals and where it lives.
+#[derive(Clone)]
 struct Message {
     peer: usize,
     len: usize,
@@ -120,6 +121,7 @@ fn messages(
 }
 
 /// The move of one rank's block from `src` to `dst`.
+#[derive(Clone)]
 pub(crate) struct TransposePlan {
     /// Values of the source and destination blocks (reals, for complex plans).
     src_len: usize,
@@ -208,22 +210,9 @@ impl TransposePlan {
     /// Moves `src` (this rank's source block, as reals) into `dst`, with the buffers `send` and
     /// `recv` of at least [`send_len`](Self::send_len) and [`recv_len`](Self::recv_len) reals:
     /// the own box by one strided copy, the others by one exchange with every peer that shares
-    /// a box, sent from and received into the blocks where the boxes are contiguous. Collective.
-    pub(crate) fn run<R: FftReal>(
-        &self,
-        comm: &Communicator,
-        src: &[R],
-        dst: &mut [R],
-        send: &mut [R],
-        recv: &mut [R],
-    ) {
-        let mut send = send;
-        self.run_on::<Host, R>(&Host, comm, src, dst, &mut send, recv)
-            .expect("host exchanges do not fail");
-    }
-
-    /// [`run`](Self::run) on any engine: the packing by the engine's strided copies, the
-    /// messages by its [`exchange`](Collectives::exchange). Collective.
+    /// a box, sent from and received into the blocks where the boxes are contiguous, packed by
+    /// the engine's strided copies and moved by its
+    /// [`exchange`](distlops_core::Collectives::exchange). Collective.
     ///
     /// # Errors
     /// What the engine's exchange reports (a device failure, ranks that disagree).

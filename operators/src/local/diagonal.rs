@@ -15,7 +15,8 @@ use distlops_core::{Engine, Error, Host, Memory, Result, Scalar};
 ///   axis: `y[.., i, ..] = d_i x[.., i, ..]` with `i` the index along `axis`
 ///   (PyLops' `Diagonal(diag, dims, axis)`).
 ///
-/// The diagonal lives on the engine `E` ([`to_engine`](Self::to_engine) moves it), and the
+/// The diagonal lives on the engine `E` ([`to_engine`](Self::to_engine) copies it there,
+/// [`into_engine`](Self::into_engine) moves it), and the
 /// product is the engine's [`diag_mul`](distlops_core::Compute::diag_mul), the same expression `d_i x_i` on
 /// every engine, so host and device give the same bits.
 #[derive(Debug)]
@@ -122,6 +123,24 @@ impl<T: Scalar, E: Engine> Diagonal<T, E> {
             diag: engine.upload(E::download(&self.diag).view())?,
             diag_conj: engine.upload(E::download(&self.diag_conj).view())?,
             dims: self.dims.clone(),
+            axis: self.axis,
+            split: self.split,
+        })
+    }
+
+    /// The same operator with its diagonal moved to `engine`, consuming this one: kept as it is
+    /// (no copy) when `engine` is the engine it is on, copied there as
+    /// [`to_engine`](Self::to_engine) does otherwise
+    /// ([`Memory::transfer`](distlops_core::Memory::transfer)). No communication: agree on the
+    /// outcome as for `to_engine`.
+    ///
+    /// # Errors
+    /// As [`to_engine`](Self::to_engine) (never when the diagonal stays where it is).
+    pub fn into_engine<F: Engine>(self, engine: &F) -> Result<Diagonal<T, F>> {
+        Ok(Diagonal {
+            diag: E::transfer(self.diag, engine)?,
+            diag_conj: E::transfer(self.diag_conj, engine)?,
+            dims: self.dims,
             axis: self.axis,
             split: self.split,
         })

@@ -12,11 +12,13 @@ use ndarray::{Array2, ArrayView2, ArrayViewD};
 /// * With `otherdims = (d1, d2, ...)`: `dims = (M, d1, d2, ...)`, `dimsd = (N, d1, d2, ...)`; the
 ///   model is seen as a matrix `X` of shape `M x prod(otherdims)` and `Y = A X`, `X = A^H Y`.
 ///
-/// The matrix lives on the engine `E` ([`to_engine`](Self::to_engine) moves it) and the product
+/// The matrix lives on the engine `E` ([`to_engine`](Self::to_engine) copies it there,
+/// [`into_engine`](Self::into_engine) moves it: no copy onto the engine it is on) and the product
 /// is the engine's [`matmul_slices`](Dense::matmul_slices). On the host, the vector case runs one
 /// dot product per row of `A` (forward) and row-wise AXPYs (adjoint), both over contiguous rows,
-/// so each application streams `A` once from memory, and the matrix case uses a GEMM (ndarray's
-/// `general_mat_mul`). On a CUDA device both are one cuBLAS `gemm`.
+/// so each application streams `A` once from memory, and the matrix case uses a GEMM
+/// ([`Host::gemm`]). On a CUDA device both are one cuBLAS `gemm`. [`new`](Self::new) keeps the
+/// array it is given (no copy) when it is C-contiguous.
 ///
 /// On the host, `A` may also be a [`NodeShared`] array ([`from_node_shared`](Self::from_node_shared)):
 /// one copy per node that every rank of the node reads in place, instead of one copy per rank
@@ -89,15 +91,19 @@ impl<T: Scalar> MatrixMult<T> {
     /// would have more than `usize::MAX` elements.
     pub fn with_otherdims(a: Array2<T>, otherdims: &[usize]) -> Result<Self> {
         let shape = a.dim();
-        Self::build(
-            Matrix::Engine(Host.upload(a.view().into_dyn())?),
-            shape,
-            otherdims,
-        )
+        // The host engine keeps C-contiguous blocks: a matrix in that layout is kept as it is
+        // (no copy), any other is copied once into one.
+        let a = if a.is_standard_layout() {
+            a.into_dyn()
+        } else {
+            Host.upload(a.view().into_dyn())?
+        };
+        Self::build(Matrix::Engine(a), shape, otherdims)
     }
 
     /// `y = A x` with `A` a 2-D [`NodeShared`] array, read in place by every rank of its node (no
-    /// copy per rank). No communication; the operator holds `A` until it is dropped, which
+    /// copy per rank). Collective: the nodes' copies are compared ([`NodeShared::check_replicas`]);
+    /// the operator holds `A` until it is dropped, which
     /// frees `A` collectively (drop the operator at the same point on every rank, as the array).
     ///
     /// ```
@@ -126,6 +132,7 @@ impl<T: Scalar> MatrixMult<T> {
     /// As [`from_node_shared`](Self::from_node_shared) and
     /// [`with_otherdims`](Self::with_otherdims).
     pub fn from_node_shared_with_otherdims(a: NodeShared<T>, otherdims: &[usize]) -> Result<Self> {
+        a.check_replicas("MatrixMult::from_node_shared")?;
         let &[n, m] = a.shape() else {
             return Err(Error::ShapeMismatch(format!(
                 "MatrixMult: the node-shared matrix has shape {:?}, not 2-D",
@@ -176,6 +183,42 @@ impl<T: Scalar, E: Dense> MatrixMult<T, E> {
             shape: self.shape,
             dims: self.dims.clone(),
             dimsd: self.dimsd.clone(),
+            ncol: self.ncol,
+        })
+    }
+
+    /// The same operator with its matrix moved to `engine`, consuming this one: when `engine`
+    /// is the engine `A` is on (`into_engine(&Host)` of a host operator, the same device) `A` is
+    /// kept as it is, no copy (a node-shared `A` stays node-shared); otherwise `A` is copied there
+    /// as [`to_engine`](Self::to_engine) does and released
+    /// ([`Memory::transfer`](distlops_core::Memory::transfer)). No communication: agree on the
+    /// outcome as for `to_engine`.
+    ///
+    /// # Errors
+    /// As [`to_engine`](Self::to_engine) (never when `A` stays where it is).
+    pub fn into_engine<F: Dense>(self, engine: &F) -> Result<MatrixMult<T, F>> {
+        let a = match self.a {
+            Matrix::Engine(a) => Matrix::Engine(E::transfer(a, engine)?),
+            Matrix::NodeShared { a, slice } => {
+                // A node-shared `A` is in main memory: it stays shared on the host engine (the
+                // same type as `E`, whose slice function it keeps); on another it is uploaded.
+                let mut slot = Some(slice);
+                let any: &mut dyn std::any::Any = &mut slot;
+                match any.downcast_mut::<Option<for<'b> fn(&'b NodeShared<T>) -> F::Slice<'b, T>>>()
+                {
+                    Some(same) => Matrix::NodeShared {
+                        a,
+                        slice: same.take().expect("the slot holds the function"),
+                    },
+                    None => Matrix::Engine(engine.upload(a.view())?),
+                }
+            }
+        };
+        Ok(MatrixMult {
+            a,
+            shape: self.shape,
+            dims: self.dims,
+            dimsd: self.dimsd,
             ncol: self.ncol,
         })
     }

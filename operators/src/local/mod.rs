@@ -46,7 +46,6 @@ use std::sync::Arc;
 mod boxcopy;
 mod conj;
 mod convolve1d;
-mod corr_line;
 mod dense;
 mod diagonal;
 mod first_derivative;
@@ -62,7 +61,7 @@ mod transpose;
 mod zero;
 
 pub use conj::Conj;
-pub use convolve1d::{Convolve1D, ConvolveMethod, FFT_THRESHOLD, FFT_THRESHOLD_CONTIGUOUS};
+pub use convolve1d::Convolve1D;
 pub use dense::to_dense;
 pub use diagonal::Diagonal;
 pub use first_derivative::{FirstDerivativeParams, LocalFirstDerivative};

@@ -3,7 +3,7 @@
 
 use super::shape::{check_axis, check_dims, split_axis};
 use distlops_core::kernels::axpy;
-use distlops_core::{Error, Fingerprint, Result, Scalar};
+use distlops_core::{Error, Result, Scalar};
 
 /// The finite-difference scheme of the first and second derivatives (PyLops' `kind`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
@@ -145,45 +145,23 @@ macro_rules! stencil_local_operator {
 pub(crate) use stencil_local_operator;
 
 /// One explicit row of a [`Band`]: `(column, coefficient)` pairs.
-pub(crate) type BandRow = Vec<(usize, f64)>;
+pub(crate) type BandRow = distlops_core::engine::BandRowEntries;
 
 /// A row of a [`Band`]: the interior stencil, or explicit entries (empty for a zero row).
-#[derive(Debug, Clone, Copy)]
-pub(crate) enum RowKind<'a> {
-    /// `sum_k c_k x[row + o_k]` over [`Band::taps`].
-    Interior,
-    /// `sum (col, c) c x[col]`.
-    Explicit(&'a [(usize, f64)]),
-}
+pub(crate) use distlops_core::StencilRow as RowKind;
 
-/// An `n x n` banded matrix with its indices resolved: rows `lo..hi` apply the interior taps,
-/// every other row is explicit (possibly zero). Used along one axis of a local block (the local
-/// [`Stencil`]) or of a distributed array (the distributed derivative operators, whose adjoint is
-/// the [`transpose`](Band::transpose)).
+/// An `n x n` banded matrix with its indices resolved (a
+/// [`StencilBand`](distlops_core::StencilBand), whose methods it has): rows `lo..hi` apply the
+/// interior taps, every other row is explicit (possibly zero). Built here from a [`Scheme`];
+/// used along one axis of a local block (the local [`Stencil`]) or of a distributed array (the
+/// distributed derivative operators, whose adjoint is the [`transpose`](Band::transpose)).
 #[derive(Debug, Clone)]
-pub(crate) struct Band {
-    n: usize,
-    lo: usize,
-    hi: usize,
-    /// `(offset, coefficient)`: empty when the interior is empty.
-    taps: Vec<(isize, f64)>,
-    /// Rows `0..lo`.
-    head: Vec<BandRow>,
-    /// Rows `hi..n`.
-    tail: Vec<BandRow>,
-    /// `max(row - col)` and `max(col - row)` over the non-zero pattern (at least 0).
-    front: usize,
-    back: usize,
-}
+pub(crate) struct Band(distlops_core::StencilBand);
 
-impl Band {
-    /// Mixes what decides the band's products and its reach into `h`: length, interior, taps,
-    /// and how far it reaches before and after a row (the ghost widths it needs).
-    pub(crate) fn fingerprint(&self, h: Fingerprint) -> Fingerprint {
-        let h = h.words(&[self.n, self.lo, self.hi, self.front, self.back]);
-        self.taps
-            .iter()
-            .fold(h, |h, &(o, c)| h.word(o as u64).word(c.to_bits()))
+impl std::ops::Deref for Band {
+    type Target = distlops_core::StencilBand;
+    fn deref(&self) -> &Self::Target {
+        &self.0
     }
 }
 
@@ -212,16 +190,11 @@ impl Band {
             .taps
             .iter()
             .all(|&(o, _)| o >= -(interior.first as isize) && o <= interior.last as isize));
-        // With an empty interior the taps are never used (and their start rows may not exist).
-        let taps = if hi > lo {
-            interior
-                .taps
-                .iter()
-                .map(|&(o, c)| (o, c * scheme.scale))
-                .collect()
-        } else {
-            Vec::new()
-        };
+        let taps = interior
+            .taps
+            .iter()
+            .map(|&(o, c)| (o, c * scheme.scale))
+            .collect();
         let too_short = || {
             Error::InvalidArgument(format!(
                 "{what}: axis {axis} has {n} sample(s), too few for the boundary rows \
@@ -243,176 +216,19 @@ impl Band {
                 tail[row - hi] = entries;
             }
         }
-        Ok(Self::from_parts(n, lo, hi, taps, head, tail))
+        // (An empty interior drops the taps, whose start rows may not exist.)
+        distlops_core::StencilBand::new(n, lo..hi, taps, head, tail).map(Band)
     }
 
-    fn from_parts(
-        n: usize,
-        lo: usize,
-        hi: usize,
-        taps: Vec<(isize, f64)>,
-        head: Vec<BandRow>,
-        tail: Vec<BandRow>,
-    ) -> Self {
-        let mut band = Band {
-            n,
-            lo,
-            hi,
-            taps,
-            head,
-            tail,
-            front: 0,
-            back: 0,
-        };
-        let (mut front, mut back) = (0isize, 0isize);
-        if hi > lo {
-            for &(o, _) in &band.taps {
-                front = front.max(-o);
-                back = back.max(o);
-            }
-        }
-        for (row, entries) in band.explicit_rows() {
-            for &(col, _) in entries {
-                front = front.max(row as isize - col as isize);
-                back = back.max(col as isize - row as isize);
-            }
-        }
-        band.front = front.unsigned_abs();
-        band.back = back.unsigned_abs();
-        band
+    /// The band itself.
+    pub(crate) fn into_inner(self) -> distlops_core::StencilBand {
+        self.0
     }
 
-    /// The explicit rows with their indices.
-    fn explicit_rows(&self) -> impl Iterator<Item = (usize, &BandRow)> {
-        let hi = self.hi;
-        self.head
-            .iter()
-            .enumerate()
-            .chain(self.tail.iter().enumerate().map(move |(i, r)| (hi + i, r)))
-    }
-
-    /// The number of rows (and columns).
-    pub(crate) fn len(&self) -> usize {
-        self.n
-    }
-
-    /// The interior rows.
-    pub(crate) fn interior(&self) -> std::ops::Range<usize> {
-        self.lo..self.hi
-    }
-
-    /// The interior taps `(offset, coefficient)` (empty when the interior is empty).
-    pub(crate) fn taps(&self) -> &[(isize, f64)] {
-        &self.taps
-    }
-
-    /// How far rows reach towards smaller column indices (`max(row - col)`, at least 0).
-    pub(crate) fn front(&self) -> usize {
-        self.front
-    }
-
-    /// How far rows reach towards larger column indices (`max(col - row)`, at least 0).
-    pub(crate) fn back(&self) -> usize {
-        self.back
-    }
-
-    /// Row `i` (`i < n`).
-    #[inline]
-    pub(crate) fn row(&self, i: usize) -> RowKind<'_> {
-        if i < self.lo {
-            RowKind::Explicit(&self.head[i])
-        } else if i < self.hi {
-            RowKind::Interior
-        } else {
-            RowKind::Explicit(&self.tail[i - self.hi])
-        }
-    }
-
-    /// Calls `f(column, coefficient)` for every entry of row `g` (`g < n`).
-    #[inline]
-    pub(crate) fn for_each_entry(&self, g: usize, mut f: impl FnMut(usize, f64)) {
-        match self.row(g) {
-            RowKind::Interior => {
-                for &(o, c) in self.taps() {
-                    f(g.wrapping_add_signed(o), c);
-                }
-            }
-            RowKind::Explicit(entries) => {
-                for &(col, c) in entries {
-                    f(col, c);
-                }
-            }
-        }
-    }
-
-    /// Every coefficient multiplied by `s`.
-    pub(crate) fn scaled(mut self, s: f64) -> Self {
-        self.taps.iter_mut().for_each(|t| t.1 *= s);
-        for row in self.head.iter_mut().chain(self.tail.iter_mut()) {
-            row.iter_mut().for_each(|e| e.1 *= s);
-        }
-        self
-    }
-
-    /// The transposed matrix `D^T` (the adjoint, since the coefficients are real), again as an
-    /// interior stencil plus explicit rows: row `j` of `D^T` is interior when every tap's source
-    /// row `j - o` is interior and no explicit row has an entry in column `j`; the longest run of
-    /// such rows becomes the interior, every other row is listed explicitly.
+    /// The transposed matrix `D^T` (the adjoint, since the coefficients are real); see
+    /// [`StencilBand::transpose`](distlops_core::StencilBand::transpose).
     pub(crate) fn transpose(&self) -> Self {
-        let n = self.n;
-        let taps_t: Vec<(isize, f64)> = self.taps.iter().map(|&(o, c)| (-o, c)).collect();
-        // Candidate interior of D^T: j - o in lo..hi for every tap o.
-        let (mut a, mut b) = (0usize, 0usize);
-        if self.hi > self.lo && !self.taps.is_empty() {
-            let max_o = self.taps.iter().map(|t| t.0).max().unwrap_or(0);
-            let min_o = self.taps.iter().map(|t| t.0).min().unwrap_or(0);
-            let start = (self.lo as isize + max_o).max(0);
-            let end = (self.hi as isize + min_o).min(n as isize);
-            if end > start {
-                // The explicit columns split the candidate range; keep its longest run.
-                let mut cuts: Vec<usize> = self
-                    .explicit_rows()
-                    .flat_map(|(_, e)| e.iter().map(|&(c, _)| c))
-                    .filter(|&c| (c as isize) >= start && (c as isize) < end)
-                    .collect();
-                cuts.sort_unstable();
-                cuts.dedup();
-                let mut run_start = start.unsigned_abs();
-                for c in cuts.into_iter().chain(std::iter::once(end.unsigned_abs())) {
-                    if c - run_start > b - a {
-                        (a, b) = (run_start, c);
-                    }
-                    run_start = c + 1;
-                }
-            }
-        }
-        // Column j of D, as a row of D^T.
-        let column = |j: usize| -> BandRow {
-            let mut row: BandRow = Vec::new();
-            let mut add = |i: usize, c: f64| match row.iter_mut().find(|e| e.0 == i) {
-                Some(e) => e.1 += c,
-                None => row.push((i, c)),
-            };
-            for &(o, c) in &self.taps {
-                let i = j as isize - o;
-                if i >= self.lo as isize && i < self.hi as isize {
-                    add(i.unsigned_abs(), c);
-                }
-            }
-            for (i, entries) in self.explicit_rows() {
-                for &(col, c) in entries {
-                    if col == j {
-                        add(i, c);
-                    }
-                }
-            }
-            row.sort_by_key(|e| e.0);
-            row
-        };
-        let head = (0..a).map(column).collect();
-        let tail = (b..n).map(column).collect();
-        let taps = if b > a { taps_t } else { Vec::new() };
-        Self::from_parts(n, a, b, taps, head, tail)
+        Band(self.0.transpose())
     }
 }
 
@@ -440,9 +256,10 @@ impl Stencil {
         check_axis(what, dims, axis)?;
         let (outer, n, inner) = split_axis(dims, axis);
         let band = Band::new(what, axis, n, scheme)?;
-        let (lo, hi) = (band.lo, band.hi);
+        let interior = band.interior();
+        let (lo, hi) = (interior.start, interior.end);
         let taps = band
-            .taps
+            .taps()
             .iter()
             .map(|&(o, c)| ((lo as isize + o) as usize, c))
             .collect();

@@ -1,0 +1,207 @@
+//! The host's band kernel against a plain loop of [`AxisBand`]'s formula
+//! ([`reference_band`]), bit for bit: every block width and tail of both kernel shapes (lines
+//! and rows), fused and not, accumulating and not, explicit rows, truncation by `valid`, every
+//! scalar type; and chains against their bands one by one.
+
+use super::Host;
+use crate::band::{reference_band, AxisBand, BandChain};
+use crate::engine::Banded;
+use crate::reals::real;
+use crate::scalar::{RealScalar, Scalar};
+use crate::{Complex32, Complex64};
+
+/// Deterministic values in [-1, 1), one in seven of them zero.
+fn values<T: Scalar>(n: usize, seed: u64) -> Vec<T> {
+    let mut s = seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1;
+    let mut next = move || {
+        s ^= s >> 12;
+        s ^= s << 25;
+        s ^= s >> 27;
+        let bits = s.wrapping_mul(0x2545_f491_4f6c_dd1d) >> 11;
+        2.0 * (bits as f64 / (1u64 << 53) as f64) - 1.0
+    };
+    let mut out = vec![T::zero(); n];
+    for (i, v) in out.iter_mut().enumerate() {
+        let re = if i % 7 == 3 { 0.0 } else { next() };
+        // The imaginary part through the reals view (none for real types).
+        let mut one = [T::from_f64(re)];
+        if let [_, im] = crate::reals::real_mut(&mut one) {
+            *im = T::Real::real_from_f64(next());
+        }
+        *v = one[0];
+    }
+    out
+}
+
+/// Whether two slices hold the same bits.
+fn same_bits<T: Scalar>(a: &[T], b: &[T]) -> bool {
+    let bits = |s: &[T]| -> Vec<u64> { real(s).iter().map(|v| v.to_f64().to_bits()).collect() };
+    bits(a) == bits(b)
+}
+
+/// Bands on `(outer, n, inner)` blocks: a centred convolution of `ntaps` taps truncated at both
+/// ends, the same shifted with ghost rows (`valid` a strict part of the source), a derivative
+/// with explicit rows at both ends and one inside, and a band of explicit rows only.
+fn bands(outer: usize, n: usize, inner: usize, ntaps: usize) -> Vec<AxisBand> {
+    let taps: Vec<(isize, f64)> = (0..ntaps)
+        .map(|k| {
+            (
+                k as isize - (ntaps / 2) as isize,
+                0.3 + 0.1 * k as f64 - 0.05 * (k % 3) as f64,
+            )
+        })
+        .collect();
+    let mut out = vec![
+        AxisBand::new((outer, n, n, inner), &taps, 0, 0..n, &[]).unwrap(),
+        AxisBand::new((outer, n, n + 3, inner), &taps, 2, 1..n + 2, &[]).unwrap(),
+    ];
+    if n >= 3 {
+        let rows = [
+            (0, vec![(0, -1.0), (1, 1.0)]),
+            (n / 2, vec![(n - 1, 0.75), (0, -0.25), (n / 2, 0.5)]),
+            (n - 1, vec![(n - 2, -1.0), (n - 1, 1.0)]),
+        ];
+        out.push(
+            AxisBand::new(
+                (outer, n, n, inner),
+                &[(-1, -0.5), (1, 0.5)],
+                0,
+                0..n,
+                &rows,
+            )
+            .unwrap(),
+        );
+        let only: Vec<(usize, Vec<(usize, f64)>)> =
+            (0..n).map(|i| (i, vec![(n - 1 - i, 2.0)])).collect();
+        out.push(AxisBand::new((outer, n, n, inner), &[], 0, 0..0, &only).unwrap());
+    }
+    out
+}
+
+fn against_the_formula<T: Scalar>() {
+    // Rows of w reals: below, at and above a block (32 f64, 64 f32), lines of every length
+    // around the block width, and tails.
+    let shapes = [
+        (1, 1, 1),
+        (2, 7, 1),
+        (3, 31, 1),
+        (1, 32, 1),
+        (2, 33, 1),
+        (1, 64, 1),
+        (2, 65, 1),
+        (1, 130, 1),
+        (2, 200, 1),
+        (3, 9, 2),
+        (2, 11, 5),
+        (2, 13, 16),
+        (2, 9, 31),
+        (2, 7, 32),
+        (1, 6, 33),
+        (2, 5, 64),
+        (1, 5, 65),
+        (2, 4, 100),
+        (1, 0, 3),
+        (2, 3, 0),
+    ];
+    for (outer, n, inner) in shapes {
+        for ntaps in [0, 1, 2, 5, 41] {
+            for band in bands(outer, n, inner, ntaps) {
+                let (_, n_out, n_src, _) = band.dims();
+                let x: Vec<T> = values(outer * n_src * inner, 1 + n as u64);
+                let y0: Vec<T> = values(outer * n_out * inner, 2 + inner as u64);
+                for fused in [false, true] {
+                    let band = band.clone().with_fma(fused);
+                    for accumulate in [false, true] {
+                        let (mut want, mut got) = (y0.clone(), y0.clone());
+                        reference_band(&band, &x, &mut want, accumulate);
+                        Host::band(&band, band.table(), &x, &mut got, accumulate);
+                        assert!(
+                            same_bits(&got, &want),
+                            "{} {:?} ntaps {ntaps} fused {fused} accumulate {accumulate}",
+                            T::SUFFIX,
+                            band.dims()
+                        );
+                    }
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn the_kernel_computes_the_formula_f64() {
+    against_the_formula::<f64>();
+}
+
+#[test]
+fn the_kernel_computes_the_formula_f32() {
+    against_the_formula::<f32>();
+}
+
+#[test]
+fn the_kernel_computes_the_formula_complex() {
+    against_the_formula::<Complex64>();
+    against_the_formula::<Complex32>();
+}
+
+#[test]
+fn a_fused_zero_at_an_edge_keeps_its_sign() {
+    // fma(-min, 0.25, +0) rounds to -0; the second tap reads past the end (dropped), where a
+    // window's zero would give fma(0, 1, -0) = +0.
+    let n = 40;
+    let band = AxisBand::new((1, n, n, 1), &[(0, 0.25), (1, 1.0)], 0, 0..n, &[])
+        .unwrap()
+        .with_fma(true);
+    let mut x = vec![1.0; n];
+    x[n - 1] = -f64::from_bits(1);
+    let (mut want, mut got) = (vec![0.0; n], vec![0.0; n]);
+    reference_band(&band, &x, &mut want, false);
+    Host::band(&band, band.table(), &x, &mut got, false);
+    assert_eq!(want[n - 1].to_bits(), (-0.0f64).to_bits());
+    assert!(same_bits(&got, &want));
+}
+
+/// A chain against its bands applied one by one through memory.
+fn chain_against_bands<T: Scalar>() {
+    for (outer, n, inner) in [(3, 50, 1), (2, 9, 3), (2, 6, 40), (1, 1, 1)] {
+        let bands = bands(outer, n, inner, 5);
+        let first = bands[bands.len().min(3) - 1].clone();
+        let second = AxisBand::new(
+            (outer, n + 2, n, inner),
+            &[(0, 0.5), (-1, -1.5), (-2, 0.25)],
+            0,
+            0..n,
+            &[],
+        )
+        .unwrap()
+        .with_fma(true);
+        let chain = BandChain::new(vec![first.clone(), second.clone()]).unwrap();
+        let x: Vec<T> = values(first.src_len(), 5);
+        let y0: Vec<T> = values(second.out_len(), 6);
+        for accumulate in [false, true] {
+            let mut mid = vec![T::zero(); first.out_len()];
+            let mut want = y0.clone();
+            Host::band(&first, first.table(), &x, &mut mid, false);
+            Host::band(&second, second.table(), &mid, &mut want, accumulate);
+            let mut work = vec![T::zero(); Host::band_chain_work(&chain)];
+            let mut got = y0.clone();
+            Host::band_chain(&chain, chain.table(), &x, &mut work, &mut got, accumulate);
+            assert!(
+                same_bits(&got, &want),
+                "{} {:?}",
+                T::SUFFIX,
+                chain.bands()[0].dims()
+            );
+        }
+    }
+    let bad = AxisBand::new((1, 4, 4, 2), &[], 0, 0..4, &[]).unwrap();
+    let other = AxisBand::new((1, 4, 5, 2), &[], 0, 0..5, &[]).unwrap();
+    assert!(BandChain::new(vec![bad, other]).is_err());
+    assert!(BandChain::new(vec![]).is_err());
+}
+
+#[test]
+fn a_chain_is_its_bands_one_by_one() {
+    chain_against_bands::<f64>();
+    chain_against_bands::<Complex32>();
+}
