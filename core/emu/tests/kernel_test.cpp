@@ -443,6 +443,8 @@ void test_launch_checks() {
 }  // namespace
 
 int main() {
+    // Line-buffered, so a run cut by its time limit still shows the checks that failed so far.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     test_launch_checks();
     test_type<float>("f32");
     test_type<double>("f64");
