@@ -29,8 +29,9 @@ export DISTLOPS_DEVICE=emulated
 selected=("$@")
 
 git worktree remove --force "$tree" >/dev/null 2>&1 || rm -rf "$tree"
-git worktree prune
-git worktree add --detach "$tree" HEAD >/dev/null
+# --force: reuses the path if an earlier run left it registered (no `git worktree prune`, which
+# would touch the other worktrees of the repository).
+git worktree add --force --detach "$tree" HEAD >/dev/null
 trap 'git -C "$root" worktree remove --force "$tree" >/dev/null 2>&1' EXIT
 
 # replace FILE OLD NEW: replaces the first occurrence of OLD in the tree's FILE (fails if absent).
