@@ -48,7 +48,7 @@ mod compute;
 mod dense;
 mod fourier;
 mod memory;
-pub(crate) mod stencils;
+pub mod stencils;
 mod strided;
 
 pub use banded::Banded;

@@ -130,8 +130,8 @@ fn dense_large_f64_and_complex64() {
 
 #[test]
 fn dense_wrong_lengths_are_errors() {
-    let a = vec![0.0f64; 6];
-    let mut y = vec![0.0f64; 2];
+    let a = [0.0f64; 6];
+    let mut y = [0.0f64; 2];
     assert!(Host::matmul_slices(MatOp::N, (2, 3, 1), &a[..], &[0.0; 2][..], &mut y[..]).is_err());
     assert!(Host::matmul_slices(MatOp::H, (2, 3, 1), &a[..], &[0.0; 2][..], &mut y[..]).is_err());
     assert!(Host::matmul_slices(MatOp::N, (3, 3, 1), &a[..], &[0.0; 3][..], &mut y[..]).is_err());

@@ -480,7 +480,7 @@ impl<R: RealScalar> StencilPlan<R> {
     }
 
     /// The packed description of the plan that a device reads (upload it once with the
-    /// engine's `upload`; see [`super::table`]).
+    /// engine's `upload`; its layout is documented in `core/src/engine/stencils/table.rs`).
     pub fn table(&self) -> &[f64] {
         &self.table
     }

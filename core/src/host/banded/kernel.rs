@@ -77,7 +77,7 @@ fn term<R: RealScalar, const FUSED: bool>(acc: R, x: R, c: R) -> R {
 fn store<R: RealScalar>(y: &mut [R], acc: &[R], accumulate: bool) {
     if accumulate {
         for (out, &a) in y.iter_mut().zip(acc) {
-            *out = *out + a;
+            *out += a;
         }
     } else {
         y.copy_from_slice(&acc[..y.len()]);
