@@ -262,8 +262,11 @@ fn operator_moves<T: TestScalar, E: super::engines::TestEngine>(comm: &Communica
                 "Redistribute applied to a vector of its range",
             );
             // Only the last rank hands in the wrong vector: still an error on every rank.
+            // Both vectors are made on every rank (`to_dist` is collective and checks that the
+            // ranks agree on its inputs); each rank then hands in its own.
             let last = comm.rank() + 1 == p;
-            let x = on(dist(comm, &g, if last { b } else { a }));
+            let (in_a, in_b) = (on(dist(comm, &g, a)), on(dist(comm, &g, b)));
+            let x = if last { in_b } else { in_a };
             expect_err(
                 comm,
                 op.apply(&x),
