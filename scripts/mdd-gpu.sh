@@ -13,6 +13,8 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 # shellcheck source=scripts/gpu-device.sh
 . scripts/gpu-device.sh
 
@@ -20,17 +22,17 @@ args=(--nr 12 --ns 17 --nv 2 --nt 101 --nf 40 --niter 5 --quiet --no-figures --n
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-cargo build -q --features "$features" --example mdd
+step "mdd-gpu.sh: build the example ($features)" 1200 cargo build -q --features "$features" --example mdd
 bin="${CARGO_TARGET_DIR:-target}/debug/examples/mdd"
 status=0
 for np in 1 2; do
-  if ! timeout 300 "$MPIEXEC" -n "$np" "$bin" "${args[@]}" --out "$tmp/host$np" \
+  if ! step "mdd-gpu.sh: host run under mpirun -n $np" 300 "$MPIEXEC" -n "$np" "$bin" "${args[@]}" --out "$tmp/host$np" \
     >"$tmp/log-host$np" 2>&1; then
     cat "$tmp/log-host$np" >&2
     echo "mdd-gpu.sh: the host run on $np ranks failed" >&2
     exit 1
   fi
-  if ! "${device[@]}" timeout 300 "$MPIEXEC" -n "$np" "${xenv[@]}" "$bin" "${args[@]}" --gpu \
+  if ! step "mdd-gpu.sh: --gpu under mpirun -n $np" 300 "${device[@]}" "$MPIEXEC" -n "$np" "${xenv[@]}" "$bin" "${args[@]}" --gpu \
     --out "$tmp/gpu$np" --compare "$tmp/host$np" >"$tmp/log-gpu$np" 2>&1; then
     cat "$tmp/log-gpu$np" >&2
     echo "mdd-gpu.sh: the --gpu run on $np ranks failed or differs from the host run" >&2

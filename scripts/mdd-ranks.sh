@@ -13,12 +13,15 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 
 args=(--nr 12 --ns 17 --nv 2 --nt 101 --nf 40 --niter 30 --quiet --no-figures --no-check)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-cargo run -q --example mdd -- "${args[@]}" --ranks 1 --out "$tmp/threads1" >"$tmp/log-ref" 2>&1 || {
+step "mdd-ranks.sh: 1 thread rank (builds the example)" 1200 \
+  cargo run -q --example mdd -- "${args[@]}" --ranks 1 --out "$tmp/threads1" >"$tmp/log-ref" 2>&1 || {
   cat "$tmp/log-ref" >&2
   echo "mdd-ranks.sh: the 1-thread run failed" >&2
   exit 1
@@ -52,7 +55,8 @@ check() {
 run() {
   local name="$1"
   shift
-  "$@" "${args[@]}" --out "$tmp/$name" --compare "$tmp/threads1" >"$tmp/log-$name" 2>&1 || {
+  step "mdd-ranks.sh: $name" 600 "$@" "${args[@]}" --out "$tmp/$name" --compare "$tmp/threads1" \
+    >"$tmp/log-$name" 2>&1 || {
     cat "$tmp/log-$name" >&2
     echo "mdd-ranks.sh: $name failed" >&2
     status=1
@@ -64,9 +68,9 @@ for n in 2 3 4; do
   run "threads$n" cargo run -q --example mdd -- --ranks "$n"
 done
 # The MPI build replaces the binary of the thread runs: it comes after them.
-cargo build -q --features mpi --example mdd
+step "mdd-ranks.sh: build the example with MPI" 1200 cargo build -q --features mpi --example mdd
 for np in 1 2 3 4; do
-  run "np$np" timeout 300 "$MPIEXEC" -n "$np" "${CARGO_TARGET_DIR:-target}"/debug/examples/mdd
+  run "np$np" "$MPIEXEC" -n "$np" "${CARGO_TARGET_DIR:-target}"/debug/examples/mdd
 done
 if [ "$status" -ne 0 ]; then
   echo "mdd-ranks.sh: outputs depend on the number of ranks (or a run failed)" >&2

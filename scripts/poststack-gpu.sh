@@ -16,6 +16,8 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 # shellcheck source=scripts/gpu-device.sh
 . scripts/gpu-device.sh
 
@@ -23,19 +25,21 @@ size=(--ny 6 --nx 10 --nt 48 --quiet --no-figures --no-check)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-cargo build -q --features "$features" --example poststack
+step "poststack-gpu.sh: build the example ($features)" 1200 cargo build -q --features "$features" --example poststack
 bin="${CARGO_TARGET_DIR:-target}/debug/examples/poststack"
 status=0
 niters=(${NITERS:-30 100})
 for niter in "${niters[@]}"; do
-  "$MPIEXEC" -n 1 "$bin" "${size[@]}" --niter "$niter" --out "$tmp/host$niter" >"$tmp/host.log" 2>&1 || {
+  step "poststack-gpu.sh: host run, $niter iterations" 300 \
+    "$MPIEXEC" -n 1 "$bin" "${size[@]}" --niter "$niter" --out "$tmp/host$niter" >"$tmp/host.log" 2>&1 || {
     cat "$tmp/host.log" >&2
     echo "poststack-gpu.sh: the host run failed" >&2
     exit 1
   }
   for np in 1 2; do
     log="$tmp/gpu$niter-$np.log"
-    timeout 300 "${device[@]}" "$MPIEXEC" -n "$np" "${xenv[@]}" "$bin" \
+    step "poststack-gpu.sh: --gpu under mpirun -n $np, $niter iterations" 300 \
+      "${device[@]}" "$MPIEXEC" -n "$np" "${xenv[@]}" "$bin" \
       "${size[@]}" --niter "$niter" --gpu --out "$tmp/gpu$niter-$np" --compare "$tmp/host$niter" \
       >"$log" 2>&1 || true
     worst="$(awk '/^largest relative difference/ { print $NF }' "$log")"

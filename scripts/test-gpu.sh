@@ -2,12 +2,19 @@
 # scripts/test-gpu.sh: the tests of the Cuda engine.
 #
 #   scripts/test-gpu.sh --emulated   no GPU needed (what CI runs, from scripts/test.sh):
-#     1. every kernel under AddressSanitizer and ThreadSanitizer (scripts/test-kernels.sh);
+#     1. every kernel under AddressSanitizer (blocks and threads in index, reversed and shuffled
+#        order) and ThreadSanitizer (scripts/test-kernels.sh);
 #     2. the emulated device's own tests, and the Cuda instantiation of the suite on the emulated
-#        device, on the Threads communicator at 1-4 ranks and under mpirun -n 1..4; the post-stack
-#        and MDD examples with --gpu against their host runs (scripts/poststack-gpu.sh,
-#        scripts/mdd-gpu.sh);
-#     3. against the real NVIDIA libraries from pinned PyPI wheels (scripts/gpu-libs.sh): NVRTC
+#        device, on the Threads communicator at 1-4 ranks and under mpirun -n 1..4 (blocks and
+#        threads in a shuffled order, DL_EMU_ORDER), the mpirun half again through the CUDA-aware
+#        MPI path (in reversed order); the post-stack and MDD examples with --gpu against their
+#        host runs (scripts/poststack-gpu.sh, scripts/mdd-gpu.sh);
+#     3. the Cuda suite on Threads once more with the emulated device's kernels built with
+#        AddressSanitizer (DL_EMU_SANITIZE=address, in its own target directory
+#        $CARGO_TARGET_DIR/emu-asan): an out-of-bounds access of a kernel linked into the Rust
+#        suite, e.g. a `__shared__` array smaller than the engine's block, is reported at once
+#        with its file and line instead of corrupting the test binary's memory;
+#     4. against the real NVIDIA libraries from pinned PyPI wheels (scripts/gpu-libs.sh): NVRTC
 #        compiles every kernel file for sm_80 and sm_90, and every NCCL and NVSHMEM entry point
 #        the bindings use resolves.
 #   scripts/test-gpu.sh              on a machine with NVIDIA GPUs: the Cuda suite on the real
@@ -15,11 +22,14 @@
 #                                    mpirun -n 1..4, and the two examples' --gpu runs against their
 #                                    host runs. Without a driver each binary prints one `skipped:`
 #                                    line.
-# Extra arguments go to every `cargo test`.
+# Extra arguments go to every `cargo test`. Every step has a time limit (scripts/lib.sh: a step
+# past it fails with its name); the test binaries also limit each test.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 
 emulated=0
 if [ "${1:-}" = "--emulated" ]; then
@@ -27,49 +37,64 @@ if [ "${1:-}" = "--emulated" ]; then
   shift
 fi
 
-scripts/setup.sh
+step "system packages (scripts/setup.sh)" 900 scripts/setup.sh
 # shellcheck source=scripts/mpi-env.sh
 . scripts/mpi-env.sh
 
 failed=()
 log="$(mktemp)"
 trap 'rm -f "$log"' EXIT
-# Runs a cargo test command, keeps its output for the final count, records a failure.
+# run NAME SECONDS CMD...: one step (scripts/lib.sh) whose output is kept for the final count; a
+# failure or a timeout is recorded and the next step runs.
 run() {
-  local what="$1"
-  shift
-  echo "==> $what"
-  if ! "$@" 2>&1 | tee -a "$log"; then
+  local what="$1" seconds="$2"
+  shift 2
+  if ! step "$what" "$seconds" "$@" 2>&1 | tee -a "$log"; then
     failed+=("$what")
   fi
 }
 
 if [ "$emulated" = 1 ]; then
   export DISTLOPS_DEVICE=emulated
-  run "kernels under sanitizers" scripts/test-kernels.sh
-  run "emulated device" cargo test -p distlops-core --features emulator --no-fail-fast "$@"
-  run "Cuda suite on the emulated device (Threads, mpirun)" \
-    cargo test --features emulator,mpi --test gpu_threads --test gpu_mpi --no-fail-fast "$@"
+  run "kernels under sanitizers" 2400 scripts/test-kernels.sh
+  run "emulated device" 1200 cargo test -p distlops-core --features emulator --no-fail-fast "$@"
+  DL_EMU_ORDER=shuffle:2718 run "Cuda suite on the emulated device (Threads, mpirun), blocks and threads in a shuffled order" \
+    2400 cargo test --features emulator,mpi --test gpu_threads --test gpu_mpi --no-fail-fast "$@"
   run "MDD example with --gpu against the host run (emulated device, mpirun -n 1 and 2)" \
-    scripts/mdd-gpu.sh
-  DISTLOPS_CUDA_AWARE_MPI=1 run "Cuda suite under mpirun, device payloads by address through MPI (the CUDA-aware MPI path)" \
-    cargo test --features emulator,mpi --test gpu_mpi --no-fail-fast "$@"
+    900 scripts/mdd-gpu.sh
+  DISTLOPS_CUDA_AWARE_MPI=1 DL_EMU_ORDER=reverse run "Cuda suite under mpirun, device payloads by address through MPI (the CUDA-aware MPI path), in reversed order" \
+    1500 cargo test --features emulator,mpi --test gpu_mpi --no-fail-fast "$@"
   run "post-stack example: --gpu on the emulated device gives the host run's volumes (1 and 2 ranks)" \
-    scripts/poststack-gpu.sh
-  echo "==> NVIDIA libraries (pinned wheels)"
-  scripts/gpu-libs.sh
-  # shellcheck disable=SC1091
-  . "${DISTLOPS_GPU_LIBS:-$HOME/.cache/distlops/gpu-libs}/env.sh"
-  DISTLOPS_REQUIRE_GPU_LIBS=1 run "NVRTC compiles every kernel; NCCL and NVSHMEM symbols resolve" \
-    cargo test -p distlops-gpu-sys --no-fail-fast "$@"
+    900 scripts/poststack-gpu.sh
+  # Its own target directory: the flag changes the emulator's build, and the main directory
+  # stays as it was (no rebuild of everything for the next cargo command). Seeded the first time
+  # with the main directory's compiled dependencies (a copy: only the workspace's crates rebuild).
+  target="${CARGO_TARGET_DIR:-$root/target}"
+  if [ ! -d "$target/emu-asan/debug" ] && [ -d "$target/debug/deps" ]; then
+    mkdir -p "$target/emu-asan/debug"
+    cp -a "$target/debug/deps" "$target/debug/build" "$target/debug/.fingerprint" "$target/emu-asan/debug/"
+  fi
+  DL_EMU_SANITIZE=address ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 CARGO_TARGET_DIR="$target/emu-asan" \
+    run "Cuda suite on Threads, emulator kernels under AddressSanitizer (DL_EMU_SANITIZE=address)" \
+    2400 cargo test --features emulator --test gpu_threads --no-fail-fast "$@"
+  run "NVIDIA libraries (pinned wheels)" 900 scripts/gpu-libs.sh
+  gpu_env="${DISTLOPS_GPU_LIBS:-$HOME/.cache/distlops/gpu-libs}/env.sh"
+  if [ -f "$gpu_env" ]; then
+    # shellcheck disable=SC1090
+    . "$gpu_env"
+    DISTLOPS_REQUIRE_GPU_LIBS=1 run "NVRTC compiles every kernel; NCCL and NVSHMEM symbols resolve" \
+      900 cargo test -p distlops-gpu-sys --no-fail-fast "$@"
+  else
+    failed+=("NVRTC and the NVIDIA libraries: no $gpu_env")
+  fi
 else
   unset DISTLOPS_DEVICE
   run "Cuda suite on the real devices (Threads, mpirun)" \
-    cargo test --features cuda,emulator,mpi --test gpu_threads --test gpu_mpi --no-fail-fast "$@"
+    2400 cargo test --features cuda,emulator,mpi --test gpu_threads --test gpu_mpi --no-fail-fast "$@"
   DISTLOPS_GPU=real run "post-stack example: --gpu on the real devices against the host run" \
-    scripts/poststack-gpu.sh
+    900 scripts/poststack-gpu.sh
   DISTLOPS_GPU=real run "MDD example: --gpu on the real devices against the host run" \
-    scripts/mdd-gpu.sh
+    900 scripts/mdd-gpu.sh
 fi
 
 # Both summary styles: libtest's `test result: ok. N passed; M failed` and the kernel test's

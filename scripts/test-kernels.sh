@@ -3,40 +3,77 @@
 # (with UndefinedBehaviorSanitizer) and under ThreadSanitizer.
 #
 # core/emu/tests/kernel_test.cpp launches each kernel through the emulator's launcher at sizes
-# that are not multiples of the block size, with 1, 2 and several blocks, on buffers of exactly
-# their size, compares bit for bit with references, and checks that every entry point of
-# kernels.txt ran. DL_EMU_THREADED=1 runs every CUDA thread as a host thread, so ThreadSanitizer
-# sees races between them (a missing __syncthreads); any sanitizer report fails the run.
-# DISTLOPS_KERNEL_DIR points at another kernel directory (default core/kernels).
+# that are not multiples of the block size, with 1, 2 and several blocks of the engine's sizes and
+# more, on buffers of exactly their size, compares bit for bit with references, tests the
+# launcher's checks of kernels.txt (block=, ptrs=), and checks that every entry point of
+# kernels.txt ran. The kernels are registered as the Rust build registers them: the registry
+# generated from kernels.txt by core/emu/gen_registry.rs (built here with rustc).
+#
+# Runs: AddressSanitizer with the blocks and threads of a block in index order, reversed and
+# shuffled (DL_EMU_ORDER; CUDA promises no order), one host thread at a time; ThreadSanitizer with
+# DL_EMU_THREADED=1, every CUDA thread a host thread, so races between them (a missing
+# __syncthreads, an output another thread still reads) are reported. Any sanitizer report fails
+# the run. DISTLOPS_KERNEL_DIR points at another kernel directory (default core/kernels).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# shellcheck source=scripts/lib.sh
+. "$root/scripts/lib.sh"
 kernels="${DISTLOPS_KERNEL_DIR:-$root/core/kernels}"
 out="${CARGO_TARGET_DIR:-$root/target}/kernel-test"
-mkdir -p "$out"
+mkdir -p "$out/registry"
 CXX="${CXX:-g++}"
+
+step "kernel registry from kernels.txt" 120 \
+  rustc --edition 2021 -O "$root/core/emu/gen_registry.rs" -o "$out/gen_registry"
+rm -f "$out"/registry/*.cpp
+mapfile -t generated < <("$out/gen_registry" "$kernels/kernels.txt" "$out/registry")
+
 flags=(-std=c++20 -O1 -g -ffp-contract=off -pthread -I"$root/core/emu" -I"$kernels")
-sources=("$root/core/emu/tests/kernel_test.cpp" "$root/core/emu/runtime.cpp")
+sources=("$root/core/emu/tests/kernel_test.cpp" "$root/core/emu/runtime.cpp" "${generated[@]}")
 
 status=0
+# run NAME ENV... : one run of a sanitizer build with extra environment variables.
+run() {
+  local name="$1" san="$2"
+  shift 2
+  if ! step "kernels: $name" 900 bash -c 'log="$1"; shift; "$@" >"$log" 2>&1' _ "$out/$san.log" \
+    env ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
+    TSAN_OPTIONS=halt_on_error=1:exitcode=66 "$@" "$out/kernel_test_$san"; then
+    # The first report or failed check, then the end of the output.
+    grep -m 1 -E 'ERROR: AddressSanitizer|WARNING: ThreadSanitizer|runtime error|^FAILED' "$out/$san.log" || true
+    tail -n 40 "$out/$san.log"
+    echo "==> FAILED: kernels: $name" >&2
+    status=1
+  else
+    tail -n 1 "$out/$san.log"
+  fi
+}
 for san in address thread; do
   case "$san" in
     address) sflags=(-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer) ;;
     thread) sflags=(-fsanitize=thread) ;;
   esac
-  t0=$(date +%s)
-  "$CXX" "${flags[@]}" "${sflags[@]}" "${sources[@]}" -o "$out/kernel_test_$san"
-  t1=$(date +%s)
-  echo "==> kernels under ${san} sanitizer (built in $((t1 - t0)) s)"
-  if DL_EMU_THREADED=1 \
-    ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
-    UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 \
-    TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
-    "$out/kernel_test_$san" "$kernels/kernels.txt" 2>&1 | tail -n 40; then
-    echo "    ran in $(($(date +%s) - t1)) s"
-  else
-    echo "==> FAILED under the ${san} sanitizer" >&2
+  if ! step "kernel test with the ${san} sanitizer: build" 600 \
+    "$CXX" "${flags[@]}" "${sflags[@]}" "${sources[@]}" -o "$out/kernel_test_$san"; then
     status=1
+    continue
   fi
+  case "$san" in
+    address)
+      run "address sanitizer, index order" address DL_EMU_THREADED=0 DL_EMU_ORDER=index
+      run "address sanitizer, reversed order" address DL_EMU_THREADED=0 DL_EMU_ORDER=reverse
+      run "address sanitizer, shuffled order" address DL_EMU_THREADED=0 DL_EMU_ORDER=shuffle:27
+      ;;
+    thread)
+      # A thread per CUDA thread. The grid-stride kernels with blocks of a warp: they do not
+      # synchronise, so a race between their threads (an output another thread still reads)
+      # shows with 32 threads as with more, and every larger block only multiplies thread
+      # start-ups under TSan (the address runs take every size). The block reduction still runs
+      # with every power of two up to its block=, the sum tree with the engine's 256.
+      run "thread sanitizer, a host thread per CUDA thread" thread DL_EMU_THREADED=1 \
+        KERNEL_TEST_BLOCKS=32
+      ;;
+  esac
 done
 exit "$status"

@@ -15,26 +15,30 @@ set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$root"
+# shellcheck source=scripts/lib.sh
+. scripts/lib.sh
 
-py="${DISTLOPS_SEGYIO_PYTHON:-$(scripts/py-segy-env.sh)}"
+py="${DISTLOPS_SEGYIO_PYTHON:-$(timeout --kill-after=30 900 scripts/py-segy-env.sh)}"
 mpiexec="${MPIEXEC:-mpirun}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-cargo build -q --features mpi --example poststack
+step "test-segy-cli.sh: build the example with MPI" 1200 cargo build -q --features mpi --example poststack
 exe="${CARGO_TARGET_DIR:-target}/debug/examples/poststack"
 common=(--niter 30 --quiet)
 
-timeout 300 "$mpiexec" --oversubscribe -n 1 "$exe" --ny 6 --nx 16 --nt 48 "${common[@]}" \
-  --no-figures --no-check --out "$tmp/synthetic" >/dev/null
-"$py" io/tests/python/segyio_write.py "$tmp/cube.sgy" --data "$tmp/synthetic/data.npy" \
+step "test-segy-cli.sh: synthetic data" 300 "$mpiexec" --oversubscribe -n 1 "$exe" --ny 6 --nx 16 \
+  --nt 48 "${common[@]}" --no-figures --no-check --out "$tmp/synthetic" >/dev/null
+step "test-segy-cli.sh: segyio writes the cube" 300 \
+  "$py" io/tests/python/segyio_write.py "$tmp/cube.sgy" --data "$tmp/synthetic/data.npy" \
   --nil 6 --nxl 16 --nt 48 --il0 1001 --il-step 2 --xl0 200 --dt-us 4000 --delay-ms 0 \
   --format 1 --ext-headers 1
 
 for np in 1 2 3; do
   figures=()
   [ "$np" -eq 1 ] || figures=(--no-figures)
-  timeout 300 "$mpiexec" --oversubscribe -n "$np" "$exe" --data "$tmp/cube.sgy" "${common[@]}" \
+  step "test-segy-cli.sh: poststack --data under mpirun -n $np" 300 \
+    "$mpiexec" --oversubscribe -n "$np" "$exe" --data "$tmp/cube.sgy" "${common[@]}" \
     "${figures[@]}" --out "$tmp/np$np" >"$tmp/log$np" 2>&1 || {
     cat "$tmp/log$np" >&2
     echo "test-segy-cli.sh: poststack --data under mpirun -n $np failed" >&2
@@ -61,6 +65,7 @@ for png in data inv_cgls_reg; do
   test -s "$tmp/np1/$png.png" || { echo "missing $png.png" >&2; status=1; }
 done
 
-"$py" io/tests/python/segyio_check_copy.py "$tmp/cube.sgy" "$tmp/np1" \
+step "test-segy-cli.sh: segyio reads the inversions back" 300 \
+  "$py" io/tests/python/segyio_check_copy.py "$tmp/cube.sgy" "$tmp/np1" \
   inv_cgls inv_cgls_reg inv_cg_normal || status=1
 exit "$status"

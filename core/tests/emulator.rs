@@ -5,7 +5,8 @@
 use distlops_core::ToEngine;
 use distlops_core::{
     AxisBand, Banded, Complex32, Complex64, Compute, Cuda, DistributedArray, Host, Layout, Memory,
-    NormOrd, Scalar, StridedCopy, Threads,
+    NormOrd, RealScalar, Scalar, StencilBand, StencilPart, StencilPlan, StencilTerm, Stencils,
+    StridedCopy, Threads,
 };
 use ndarray::{ArrayD, IxDyn};
 
@@ -108,6 +109,9 @@ fn check<T: Gen>(n: usize, nranks: usize) {
         Host::strided_copy(&copy, hs, Host::slice_mut(&mut hout));
         Cuda::strided_copy(&copy, ds, Cuda::slice_mut(&mut dout));
         assert_eq!(Cuda::download(&dout), hout, "strided copy");
+        Host::strided_add(&copy, hs, Host::slice_mut(&mut hout));
+        Cuda::strided_add(&copy, ds, Cuda::slice_mut(&mut dout));
+        assert_eq!(Cuda::download(&dout), hout, "strided add");
         // A centred difference with one-sided edge rows along the block, fused and not.
         if len >= 2 {
             let rows = [
@@ -150,8 +154,92 @@ fn check<T: Gen>(n: usize, nranks: usize) {
     });
 }
 
+/// A stencil product on one rank (no ghost rows): output 0 = a centred difference with one-sided
+/// edge rows along axis 0 of input 0, plus the same along axis 1 of input 1 (two runs of terms,
+/// so two launches per part); every part, on both engines from the same plan.
+fn check_stencil<R: Gen + RealScalar>(n0: usize, n1: usize) {
+    let layout = Layout::scatter(&[n0, n1], 0, 1).unwrap();
+    let centred = |n: usize| {
+        StencilBand::new(
+            n,
+            1..n - 1,
+            vec![(-1, -0.5), (1, 0.5)],
+            vec![vec![(0, -1.0), (1, 1.0)]],
+            vec![vec![(n - 2, -1.0), (n - 1, 1.0)]],
+        )
+        .unwrap()
+    };
+    let terms = vec![
+        StencilTerm {
+            out: 0,
+            inp: 0,
+            axis: 0,
+            band: centred(n0),
+        },
+        StencilTerm {
+            out: 0,
+            inp: 1,
+            axis: 1,
+            band: centred(n1),
+        },
+    ];
+    let plan = StencilPlan::new::<R>("emulator test", &layout, 0, (2, 1), terms).unwrap();
+    let cuda = Cuda::emulated();
+    let table = ndarray::ArrayView1::from(plan.table()).into_dyn();
+    let (ht, dt) = (
+        Host.upload(table.clone()).unwrap(),
+        cuda.upload(table).unwrap(),
+    );
+    let (a, b) = (values::<R>(n0 * n1, 0.9), values::<R>(n0 * n1, 2.3));
+    let (ha, hb) = (
+        Host.upload(a.view()).unwrap(),
+        Host.upload(b.view()).unwrap(),
+    );
+    let (da, db) = (
+        cuda.upload(a.view()).unwrap(),
+        cuda.upload(b.view()).unwrap(),
+    );
+    // One rank: the ghost buffer has no rows, but the parts that may read it take it.
+    let hg = Host.zeros::<R>(&[plan.ghost_len()]).unwrap();
+    let dg = cuda.zeros::<R>(&[plan.ghost_len()]).unwrap();
+    for parts in [
+        &[StencilPart::All][..],
+        &[StencilPart::Interior, StencilPart::Rim],
+    ] {
+        let mut hout = Host.zeros::<R>(&[n0 * n1]).unwrap();
+        let mut dout = cuda.zeros::<R>(&[n0 * n1]).unwrap();
+        for &part in parts {
+            Host::stencil(
+                &plan,
+                Host::slice(&ht),
+                part,
+                &[Host::slice(&ha), Host::slice(&hb)],
+                Some(Host::slice(&hg)),
+                &mut [Host::slice_mut(&mut hout)],
+            );
+            Cuda::stencil(
+                &plan,
+                Cuda::slice(&dt),
+                part,
+                &[Cuda::slice(&da), Cuda::slice(&db)],
+                Some(Cuda::slice(&dg)),
+                &mut [Cuda::slice_mut(&mut dout)],
+            );
+        }
+        assert_eq!(
+            Cuda::download(&dout),
+            hout,
+            "stencil {n0} x {n1}, parts {parts:?}"
+        );
+    }
+}
+
 #[test]
 fn emulated_engine_gives_the_host_bits() {
+    for (n0, n1) in [(2, 2), (7, 5), (33, 70)] {
+        check_stencil::<f64>(n0, n1);
+        check_stencil::<f32>(n0, n1);
+    }
     for n in [0, 1, 63, 64, 65, 1000, 4097, 70_001] {
         for p in 1..=4 {
             check::<f64>(n, p);
@@ -162,4 +250,35 @@ fn emulated_engine_gives_the_host_bits() {
     }
     let missed = distlops_core::cuda::kernels_never_launched();
     assert!(missed.is_empty(), "kernels never launched: {missed:?}");
+}
+
+/// The emulated NVSHMEM reads a put's source when the stream reaches the barrier, the latest
+/// moment NVSHMEM may: a source overwritten before the barrier delivers the new values (a race
+/// on a GPU, made visible), and a source freed before it is an error on every rank; the heap
+/// stays usable.
+#[test]
+fn a_put_reads_its_source_at_the_barrier() {
+    for p in 1..=3 {
+        Threads::run(p, |comm| {
+            let cuda = Cuda::emulated();
+            let heap = cuda.symmetric_heap(&comm).unwrap();
+            let (r, next) = (comm.rank(), (comm.rank() + 1) % comm.size());
+            let buf = heap.alloc::<f64>(3).unwrap();
+            let mut src = cuda.upload(values::<f64>(3, r as f64).view()).unwrap();
+            heap.put(Cuda::slice(&src), &buf, 0, next).unwrap();
+            Cuda::fill(&mut src, 7.0);
+            heap.barrier().unwrap();
+            assert_eq!(
+                Cuda::read_slice(buf.as_slice()),
+                vec![7.0; 3],
+                "rank {r}: the put did not deliver the source as it was at the barrier"
+            );
+            heap.put(Cuda::slice(&src), &buf, 0, next).unwrap();
+            drop(src);
+            let err = heap.barrier().unwrap_err().to_string();
+            assert!(err.contains("freed before the barrier"), "{err}");
+            heap.barrier().unwrap();
+            heap.free(buf).unwrap();
+        });
+    }
 }

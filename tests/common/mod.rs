@@ -109,22 +109,29 @@ pub fn summary(passed: usize, failed: usize, filtered: usize, start: Instant) ->
     std::process::exit(if failed == 0 { 0 } else { 101 });
 }
 
-/// Ends the process (failing) if one test runs longer than `THREADS_TEST_TIMEOUT` seconds
-/// (default 300): a bug that unpairs messages must fail the run, not hang it.
-fn start_watchdog() -> std::sync::Arc<std::sync::Mutex<(String, Instant)>> {
+/// The test a [`start_watchdog`] watches: its name and when it started.
+pub type Watched = std::sync::Arc<std::sync::Mutex<(String, Instant)>>;
+
+/// Ends the process (failing) if one test runs longer than the seconds in the environment
+/// variable `var` (default `default_secs`): a bug that unpairs messages must fail the run, naming
+/// the test, not hang it. The caller sets the watched test's name and start before each test;
+/// `context` is printed after the name (`[mpi np=2 rank 1]`). Under mpirun the exit of one rank
+/// without MPI_Finalize ends the job.
+pub fn start_watchdog(var: &str, default_secs: u64, context: String) -> Watched {
     let limit = Duration::from_secs(
-        std::env::var("THREADS_TEST_TIMEOUT")
+        std::env::var(var)
             .ok()
             .and_then(|s| s.parse().ok())
-            .unwrap_or(300),
+            .unwrap_or(default_secs),
     );
     let current = std::sync::Arc::new(std::sync::Mutex::new((String::new(), Instant::now())));
     let watched = current.clone();
+    let var = var.to_string();
     std::thread::spawn(move || loop {
         std::thread::sleep(Duration::from_millis(200));
         let (name, since) = watched.lock().unwrap().clone();
         if since.elapsed() > limit {
-            println!("test {name} ... FAILED (timed out after {limit:?})");
+            println!("test {name}{context} ... FAILED (timed out after {limit:?}; {var})");
             println!("\ntest result: FAILED. 0 passed; 1 failed; 0 ignored; 0 measured; 0 filtered out\n");
             std::process::exit(101);
         }
@@ -140,7 +147,8 @@ pub fn run_threads(tests: &[(&str, TestFn)]) -> ! {
         list(tests, &args);
         std::process::exit(0);
     }
-    let watchdog = start_watchdog();
+    // THREADS_TEST_TIMEOUT: the most seconds one test may take at all its rank counts.
+    let watchdog = start_watchdog("THREADS_TEST_TIMEOUT", 300, String::new());
     let start = Instant::now();
     let nps = rank_counts("THREADS_NP", "1,2,3,4");
     let wide: Vec<usize> = wide_rank_counts()

@@ -1,10 +1,12 @@
 //! The MPI half of the harness: a binary relaunches itself with `mpirun -n NP` for each NP in
 //! `MPI_TEST_NP` (default 1,2,3,4). In the child every rank runs every selected test in the same
-//! order; a panic on any rank aborts the job (so the run fails at once, never hangs) and a job
-//! that exceeds `MPI_TEST_TIMEOUT` seconds (default 600) is killed.
+//! order; a panic on any rank aborts the job (so the run fails at once, never hangs), a test that
+//! runs longer than `MPI_TEST_CASE_TIMEOUT` seconds (default 300) ends the job naming the test,
+//! and a job that exceeds `MPI_TEST_TIMEOUT` seconds (default 600) is killed.
 
 use super::{
-    is_wide, list, rank_counts, run_with_timeout, summary, wide_rank_counts, Args, TestFn,
+    is_wide, list, rank_counts, run_with_timeout, start_watchdog, summary, wide_rank_counts, Args,
+    TestFn,
 };
 use distlops::core::Communicator;
 use std::time::{Duration, Instant};
@@ -68,8 +70,14 @@ fn child(suite: &MpiSuite, np: usize) -> ! {
             }
         }
     }
+    let watchdog = start_watchdog(
+        "MPI_TEST_CASE_TIMEOUT",
+        300,
+        format!(" [mpi np={np}, rank {rank}]"),
+    );
     for (name, comm, f) in &runs {
         let t = Instant::now();
+        *watchdog.lock().unwrap() = (name.clone(), t);
         f(comm);
         world.barrier();
         if rank == 0 {

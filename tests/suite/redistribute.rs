@@ -3,7 +3,6 @@
 
 use super::check::*;
 use super::util::{global, TestScalar, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
-use distlops::core::ToEngine;
 use distlops::core::{Communicator, Complex32, Complex64, DistributedArray, Layout, Partition};
 use ndarray::{ArrayD, IxDyn};
 
@@ -263,10 +262,11 @@ fn operator_moves<T: TestScalar, E: super::engines::TestEngine>(comm: &Communica
                 "Redistribute applied to a vector of its range",
             );
             // Only the last rank hands in the wrong vector: still an error on every rank.
+            // Both vectors are made on every rank (`to_dist` is collective and checks that the
+            // ranks agree on its inputs); each rank then hands in its own.
             let last = comm.rank() + 1 == p;
-            // (Zeros: built without communication, where `to_dist` would already refuse
-            // layouts that differ between ranks.)
-            let x = on(DistributedArray::zeros(comm, if last { b } else { a }).unwrap());
+            let (in_a, in_b) = (on(dist(comm, &g, a)), on(dist(comm, &g, b)));
+            let x = if last { in_b } else { in_a };
             expect_err(
                 comm,
                 op.apply(&x),

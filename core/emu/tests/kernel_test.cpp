@@ -1,44 +1,37 @@
 // kernel_test.cpp: every kernel of core/kernels, launched through the emulator's launcher
 // (dl_emu_launch, the path the Rust engine takes) at sizes that are not multiples of the block
-// size, with 1, 2 and several blocks, on buffers of exactly their size, and compared bit for bit
-// with references written here independently. scripts/test-kernels.sh builds it once with
-// AddressSanitizer (an access one element past a buffer is reported with the kernel's file and
-// line) and once with ThreadSanitizer (with DL_EMU_THREADED=1 every CUDA thread is a host
-// thread, so a missing __syncthreads is a reported data race). Last, every entry point of
-// kernels.txt (argv[1]) must have been launched.
-#define DL_EMU_REGISTRY
+// size, with 1, 2 and several blocks of every size the engine uses and more, on buffers of exactly
+// their size, and compared bit for bit with references written here independently.
+//
+// The kernels are compiled as the Rust build compiles them: the registry generated from
+// kernels.txt (core/emu/gen_registry.rs), one translation unit per kernel file, so the launcher
+// makes the same checks (block=, ptrs=) and this test sees every kernel of the manifest.
+// scripts/test-kernels.sh builds it with AddressSanitizer (an access one element past a buffer, or
+// past a `__shared__` array sized for a smaller block, is reported with the kernel's file and
+// line) and runs it in index, reversed and shuffled order (DL_EMU_ORDER), and with
+// ThreadSanitizer (with DL_EMU_THREADED=1 every CUDA thread is a host thread, so a missing
+// __syncthreads is a reported data race). Last, every registered entry point must have been
+// launched.
+//
+// KERNEL_TEST_BLOCKS lists the block sizes of the grid-stride kernels (default 1,32,256,1024: one
+// thread, a warp, the engine's BLOCK, CUDA's largest); block-reduction kernels run with every
+// power of two up to their `block=`.
 #include "emu.h"
 #include "common.cuh"
-#include "elementwise.cu"
-#include "reduce.cu"
-#include "band.cu"
-#include "stencil.cu"
 
+#include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <random>
 #include <sstream>
 #include <string>
 #include <vector>
 
-#define DL_TEST_ENTRIES(S, T)                                                                     \
-    DL_EMU_ENTRY(fill_##S, false), DL_EMU_ENTRY(scale_##S, false), DL_EMU_ENTRY(axpy_##S, false),   \
-        DL_EMU_ENTRY(axpby_##S, false), DL_EMU_ENTRY(binary_##S, false),                          \
-        DL_EMU_ENTRY(diag_mul_##S, false), DL_EMU_ENTRY(strided_copy_##S, false),                 \
-        DL_EMU_ENTRY(strided_add_##S, false), DL_EMU_ENTRY(leaf_dot_##S, false),                  \
-        DL_EMU_ENTRY(leaf_abs2_##S, false),                                                       \
-        DL_EMU_ENTRY(node_sum_##S, false), DL_EMU_ENTRY(gather_##S, false),                       \
-        DL_EMU_ENTRY(max_abs_##S, true), DL_EMU_ENTRY(band_##S, false),
-extern "C" const dl_emu_kernel dl_emu_table_test[] = {
-    DL_FOR_EACH_SCALAR(DL_TEST_ENTRIES) DL_EMU_ENTRY(conj_c32, false),
-    DL_EMU_ENTRY(conj_c64, false), DL_EMU_ENTRY(stencil_f32, false), DL_EMU_ENTRY(stencil_f64, false),
-    dl_emu_kernel{nullptr, false, nullptr},
-};
-extern "C" const dl_emu_kernel* const dl_emu_tables[] = {dl_emu_table_test, nullptr};
-
+extern "C" const dl_emu_kernel* const dl_emu_tables[];
 extern "C" int dl_emu_launch(const char* name, const unsigned* grid, const unsigned* block,
-                             unsigned shared_bytes, void** params, char* err, size_t err_len);
+                             unsigned shared_bytes, void** params, const dl_emu_span* spans,
+                             size_t nspans, char* err, size_t err_len);
 extern "C" unsigned long long dl_emu_launch_count(const char* name);
 
 namespace {
@@ -54,13 +47,65 @@ void check(bool ok, const std::string& what) {
     }
 }
 
-/// Launches `name` with one pointer per argument, as cuLaunchKernel's kernelParams.
-template <typename... A> void launch(const std::string& name, unsigned grid, unsigned block, A... args) {
-    void* params[] = {static_cast<void*>(&args)...};
+/// elementwise.cu's dl_strides, as the Rust engine passes it (KernelArg::Strides).
+struct strides_arg {
+    dl_index ndim, extent[8], src[8], dst[8];
+};
+
+/// A pointer argument with its extent: `n` elements at `p` (a dl_emu_span for the launcher).
+template <typename T> struct dev {
+    T* p;
+    size_t n;
+};
+template <typename T> dev<T> buf(const std::vector<T>& v) { return {const_cast<T*>(v.data()), v.size()}; }
+template <typename T> dev<T> buf(const std::vector<T>& v, size_t first, size_t n) {
+    return {const_cast<T*>(v.data()) + first, n};
+}
+
+template <typename A> void* slot(A& a) { return &a; }
+template <typename T> void* slot(dev<T>& a) { return &a.p; }
+template <typename A> void note(std::vector<dl_emu_span>&, unsigned, const A&) {}
+template <typename T> void note(std::vector<dl_emu_span>& spans, unsigned i, const dev<T>& a) {
+    spans.push_back(dl_emu_span{i, a.n * sizeof(T)});
+}
+
+/// Launches `name` with one pointer per argument, as cuLaunchKernel's kernelParams, and the
+/// extents of its pointer arguments; returns the launcher's error, or "".
+template <typename... A>
+std::string try_launch(const std::string& name, unsigned grid, unsigned block, A... args) {
+    void* params[] = {slot(args)...};
+    std::vector<dl_emu_span> spans;
+    unsigned i = 0;
+    (note(spans, i++, args), ...);
     unsigned g[3] = {grid, 1, 1}, b[3] = {block, 1, 1};
-    char err[256] = {0};
-    if (dl_emu_launch(name.c_str(), g, b, 0, params, err, sizeof err) != 0)
-        check(false, "launch " + name + ": " + err);
+    char err[512] = {0};
+    if (dl_emu_launch(name.c_str(), g, b, 0, params, spans.data(), spans.size(), err, sizeof err) != 0)
+        return err;
+    return "";
+}
+
+template <typename... A> void launch(const std::string& name, unsigned grid, unsigned block, A... args) {
+    std::string err = try_launch(name, grid, block, args...);
+    if (!err.empty()) check(false, "launch " + name + ": " + err);
+}
+
+/// The kernel's registry entry.
+const dl_emu_kernel& kernel(const std::string& name) {
+    for (const dl_emu_kernel* const* t = dl_emu_tables; *t != nullptr; ++t)
+        for (const dl_emu_kernel* k = *t; k->name != nullptr; ++k)
+            if (name == k->name) return *k;
+    std::printf("FAILED: %s is not registered\n", name.c_str());
+    std::exit(1);
+}
+
+/// KERNEL_TEST_BLOCKS (default 1,32,256,1024).
+std::vector<unsigned> grid_stride_blocks() {
+    const char* v = std::getenv("KERNEL_TEST_BLOCKS");
+    std::istringstream list(v != nullptr ? v : "1,32,256,1024");
+    std::vector<unsigned> out;
+    std::string item;
+    while (std::getline(list, item, ',')) out.push_back(unsigned(std::stoul(item)));
+    return out;
 }
 
 // Independent references: scalars as (re, im) pairs.
@@ -140,36 +185,36 @@ template <typename T> void test_type(const char* s) {
     using R = typename dl_real_of<T>::type;
     const std::string S(s);
     for (size_t n : {1, 37, 255, 257, 1000}) {
+        const dl_index N = dl_index(n);
+        for (unsigned block : grid_stride_blocks())
         for (unsigned grid : {1u, 2u, 5u}) {
-            const unsigned block = 32;
-            const std::string at = " " + S + " n=" + std::to_string(n) + " grid=" + std::to_string(grid);
-            const dl_index N = dl_index(n);
+            const std::string at = " " + S + " n=" + std::to_string(n) + " grid=" + std::to_string(grid) +
+                                   " block=" + std::to_string(block);
             auto x = values<T>(n, 1), y = values<T>(n, 2);
             T alpha = ref<T>::make(0.7, -0.3), beta = ref<T>::make(-1.1, 0.2);
 
             std::vector<T> out(n), expect(n);
-            launch("fill_" + S, grid, block, N, alpha, out.data());
+            launch("fill_" + S, grid, block, N, alpha, buf(out));
             check(same(out, std::vector<T>(n, alpha)), "fill" + at);
 
             out = y;
-            launch("scale_" + S, grid, block, N, alpha, out.data());
+            launch("scale_" + S, grid, block, N, alpha, buf(out));
             for (size_t i = 0; i < n; ++i) expect[i] = ref<T>::mul(y[i], alpha);
             check(same(out, expect), "scale" + at);
 
             out = y;
-            launch("axpy_" + S, grid, block, N, alpha, static_cast<const T*>(x.data()), out.data());
+            launch("axpy_" + S, grid, block, N, alpha, buf(x), buf(out));
             for (size_t i = 0; i < n; ++i) expect[i] = ref<T>::add(y[i], ref<T>::mul(alpha, x[i]));
             check(same(out, expect), "axpy" + at);
 
             out = y;
-            launch("axpby_" + S, grid, block, N, alpha, static_cast<const T*>(x.data()), beta, out.data());
+            launch("axpby_" + S, grid, block, N, alpha, buf(x), beta, buf(out));
             for (size_t i = 0; i < n; ++i)
                 expect[i] = ref<T>::add(ref<T>::mul(alpha, x[i]), ref<T>::mul(beta, y[i]));
             check(same(out, expect), "axpby" + at);
 
             for (int op = 0; op < 4; ++op) {
-                launch("binary_" + S, grid, block, N, op, static_cast<const T*>(x.data()),
-                       static_cast<const T*>(y.data()), out.data());
+                launch("binary_" + S, grid, block, N, op, buf(x), buf(y), buf(out));
                 for (size_t i = 0; i < n; ++i)
                     expect[i] = op == 0 ? ref<T>::add(x[i], y[i]) : op == 1 ? ref<T>::sub(x[i], y[i])
                                 : op == 2 ? ref<T>::mul(x[i], y[i]) : ref<T>::div(x[i], y[i]);
@@ -181,8 +226,8 @@ template <typename T> void test_type(const char* s) {
             for (size_t nd : {size_t(1), n}) {
                 const size_t inner = n / nd;
                 std::vector<T> d(x.begin(), x.begin() + nd);
-                launch("diag_mul_" + S, grid, block, N, dl_index(nd), dl_index(inner),
-                       static_cast<const T*>(d.data()), static_cast<const T*>(y.data()), out.data());
+                launch("diag_mul_" + S, grid, block, N, dl_index(nd), dl_index(inner), buf(d), buf(y),
+                       buf(out));
                 for (size_t i = 0; i < n; ++i) expect[i] = ref<T>::mul(d[(i / inner) % nd], y[i]);
                 check(same(out, expect), "diag_mul nd=" + std::to_string(nd) + at);
             }
@@ -191,20 +236,20 @@ template <typename T> void test_type(const char* s) {
             // into a buffer of exactly rows * cols elements.
             {
                 const size_t cols = 3, rows = n / cols, m = rows * cols;
-                dl_strides st{};
+                strides_arg st{};
                 st.ndim = 2;
                 st.extent[0] = dl_index(cols), st.extent[1] = dl_index(rows);
                 st.src[0] = 1, st.src[1] = dl_index(cols);
                 st.dst[0] = dl_index(rows), st.dst[1] = 1;
                 std::vector<T> t(m), want(m);
-                launch("strided_copy_" + S, grid, block, dl_index(m), st, static_cast<const T*>(y.data()), t.data());
+                launch("strided_copy_" + S, grid, block, dl_index(m), st, buf(y), buf(t));
                 for (size_t r = 0; r < rows; ++r)
                     for (size_t c = 0; c < cols; ++c) want[c * rows + r] = y[r * cols + c];
                 check(same(t, want), "strided_copy" + at);
 
                 // Strided add: the same box added onto x's first m values, y's value first.
                 std::vector<T> sum(x.begin(), x.begin() + m);
-                launch("strided_add_" + S, grid, block, dl_index(m), st, static_cast<const T*>(y.data()), sum.data());
+                launch("strided_add_" + S, grid, block, dl_index(m), st, buf(y), buf(sum));
                 for (size_t r = 0; r < rows; ++r)
                     for (size_t c = 0; c < cols; ++c)
                         want[c * rows + r] = ref<T>::add(x[c * rows + r], y[r * cols + c]);
@@ -230,8 +275,7 @@ template <typename T> void test_type(const char* s) {
                     table[5] = fused ? 1.0 : 0.0;
                     std::vector<T> got = start, want(m);
                     launch("band_" + S, grid, block, dl_index(m), dl_index(n), dl_index(n_src),
-                           dl_index(inner), static_cast<const double*>(table.data()), acc % 2,
-                           static_cast<const T*>(xs.data()), got.data());
+                           dl_index(inner), buf(table), acc % 2, buf(xs), buf(got));
                     for (size_t o = 0; o < outer; ++o)
                         for (size_t i = 0; i < n; ++i)
                             for (size_t k = 0; k < inner; ++k) {
@@ -262,7 +306,7 @@ template <typename T> void test_type(const char* s) {
 
             if constexpr (std::is_same_v<T, c32> || std::is_same_v<T, c64>) {
                 out = y;
-                launch("conj_" + S, grid, block, N, out.data());
+                launch("conj_" + S, grid, block, N, buf(out));
                 for (size_t i = 0; i < n; ++i) expect[i] = ref<T>::conj(y[i]);
                 check(same(out, expect), "conj" + at);
             }
@@ -271,8 +315,8 @@ template <typename T> void test_type(const char* s) {
                 size_t n_out = (n + size_t(chunk) - 1) / size_t(chunk);
                 for (int cj = 0; cj < 2; ++cj) {
                     std::vector<T> got(n_out), want(n_out);
-                    launch("leaf_dot_" + S, grid, block, dl_index(n_out), chunk, N, cj,
-                           static_cast<const T*>(x.data()), static_cast<const T*>(y.data()), got.data());
+                    launch("leaf_dot_" + S, grid, block, dl_index(n_out), chunk, N, cj, buf(x), buf(y),
+                           buf(got));
                     for (size_t j = 0; j < n_out; ++j) {
                         std::vector<T> terms;
                         for (size_t k = j * chunk; k < std::min(n, (j + 1) * size_t(chunk)); ++k)
@@ -282,8 +326,7 @@ template <typename T> void test_type(const char* s) {
                     check(same(got, want), "leaf_dot conj=" + std::to_string(cj) + " chunk=" + std::to_string(chunk) + at);
                 }
                 std::vector<R> got(n_out), want(n_out);
-                launch("leaf_abs2_" + S, grid, block, dl_index(n_out), chunk, N, static_cast<const T*>(x.data()),
-                       got.data());
+                launch("leaf_abs2_" + S, grid, block, dl_index(n_out), chunk, N, buf(x), buf(got));
                 for (size_t j = 0; j < n_out; ++j) {
                     std::vector<R> terms;
                     for (size_t k = j * chunk; k < std::min(n, (j + 1) * size_t(chunk)); ++k)
@@ -295,67 +338,128 @@ template <typename T> void test_type(const char* s) {
 
             size_t n_out = (n + 63) / 64;
             std::vector<T> sums(n_out), want(n_out);
-            launch("node_sum_" + S, grid, block, dl_index(n_out), N, static_cast<const T*>(x.data()), sums.data());
+            launch("node_sum_" + S, grid, block, dl_index(n_out), N, buf(x), buf(sums));
             for (size_t j = 0; j < n_out; ++j)
                 want[j] = pattern(std::vector<T>(x.begin() + j * 64, x.begin() + std::min(n, j * 64 + 64)));
             check(same(sums, want), "node_sum" + at);
 
             std::vector<dl_index> index(n);
             for (size_t i = 0; i < n; ++i) index[i] = dl_index((i * 7919) % n);
-            launch("gather_" + S, grid, block, N, static_cast<const dl_index*>(index.data()),
-                   static_cast<const T*>(x.data()), out.data());
+            launch("gather_" + S, grid, block, N, buf(index), buf(x), buf(out));
             for (size_t i = 0; i < n; ++i) expect[i] = x[size_t(index[i])];
             check(same(out, expect), "gather" + at);
-
-            for (unsigned sync_block : {32u, 64u}) {
-                for (bool nan : {false, true}) {
-                    auto v = x;
-                    if (nan) v[n / 2] = ref<T>::make(std::nan(""), 0.0);
-                    std::vector<R> partial(grid), want_p(grid, R(0));
-                    launch("max_abs_" + S, grid, sync_block, N, static_cast<const T*>(v.data()), partial.data());
-                    for (size_t i = 0; i < n; ++i) {
-                        size_t b = (i % (size_t(grid) * sync_block)) / sync_block;
-                        R a = ref<T>::abs(v[i]);
-                        if (a > want_p[b] || a != a) want_p[b] = a;
-                    }
-                    check(same(partial, want_p), "max_abs block=" + std::to_string(sync_block) +
-                                                     (nan ? " with NaN" : "") + at);
+        }
+        // The block reduction, with every power of two up to its block= (the engine's
+        // SYNC_BLOCK among them), once per size: its __shared__ tree must hold the block.
+        const unsigned grid = 3;
+        for (unsigned sync_block = 1; sync_block <= kernel("max_abs_" + S).max_block; sync_block *= 2) {
+            for (bool nan : {false, true}) {
+                auto v = values<T>(n, 1);
+                if (nan) v[n / 2] = ref<T>::make(std::nan(""), 0.0);
+                std::vector<R> partial(grid), want_p(grid, R(0));
+                launch("max_abs_" + S, grid, sync_block, N, buf(v), buf(partial));
+                for (size_t i = 0; i < n; ++i) {
+                    size_t b = (i % (size_t(grid) * sync_block)) / sync_block;
+                    R a = ref<T>::abs(v[i]);
+                    if (a > want_p[b] || a != a) want_p[b] = a;
                 }
+                check(same(partial, want_p), "max_abs block=" + std::to_string(sync_block) +
+                                                 (nan ? " with NaN" : "") + " " + S + " n=" + std::to_string(n));
             }
         }
     }
+}
+
+/// The canonical sum tree as the engine evaluates it: leaf_dot in chunks of 64 terms, then
+/// node_sum level after level down to one value, each level in a buffer of exactly its size and
+/// with the engine's grid (BLOCK threads, enough blocks for one node each), at sizes with a
+/// second and a third level of node sums.
+template <typename T> void test_tree(const char* s) {
+    const std::string S(s);
+    const unsigned block = 256;
+    auto grid_for = [&](size_t items) { return unsigned(std::min<size_t>((items + block - 1) / block, 65535)); };
+    for (size_t n : {size_t(4097), size_t(12289), size_t(262145)}) {
+        const std::string at = " " + S + " n=" + std::to_string(n);
+        auto x = values<T>(n, 5), y = values<T>(n, 6);
+        std::vector<T> want((n + 63) / 64), got(want.size());
+        for (size_t j = 0; j < want.size(); ++j) {
+            std::vector<T> terms;
+            for (size_t k = j * 64; k < std::min(n, j * 64 + 64); ++k) terms.push_back(ref<T>::mul(x[k], y[k]));
+            want[j] = pattern(terms);
+        }
+        launch("leaf_dot_" + S, grid_for(got.size()), block, dl_index(got.size()), dl_index(64), dl_index(n), 0,
+               buf(x), buf(y), buf(got));
+        check(same(got, want), "tree leaves" + at);
+        int levels = 0;
+        while (want.size() > 1) {
+            std::vector<T> up((want.size() + 63) / 64), want_up(up.size());
+            for (size_t j = 0; j < up.size(); ++j)
+                want_up[j] = pattern(std::vector<T>(want.begin() + j * 64, want.begin() + std::min(want.size(), j * 64 + 64)));
+            launch("node_sum_" + S, grid_for(up.size()), block, dl_index(up.size()), dl_index(got.size()), buf(got),
+                   buf(up));
+            ++levels;
+            check(same(up, want_up), "tree node_sum level " + std::to_string(levels + 1) + at);
+            got = up;
+            want = want_up;
+        }
+        check(levels >= (n > 64 * 64 * 64 ? 3 : 2), "the tree of" + at + " has its node_sum levels");
+    }
+}
+
+bool contains(const std::string& text, const std::string& part) { return text.find(part) != std::string::npos; }
+
+/// The launcher's checks of kernels.txt's declarations: a block above `block=`, written ranges
+/// overlapping other ranges (an exact in-place alias only where `inplace` allows it; inputs may
+/// overlap each other), a pointer passed without its extent.
+void test_launch_checks() {
+    const unsigned max = kernel("max_abs_f64").max_block;
+    std::vector<double> a(100, 1.5), b(100, 2.5), partial(1), sums(2);
+    if (2 * max <= 1024) {
+        std::string err = try_launch("max_abs_f64", 1, 2 * max, dl_index(100), buf(a), buf(partial));
+        check(contains(err, "max_abs_f64") && contains(err, "block=" + std::to_string(max)),
+              "a block above block= is refused, naming the kernel: `" + err + "`");
+    }
+    std::string err = try_launch("axpy_f64", 1, 32, dl_index(100), 2.0, buf(a), buf(a));
+    check(contains(err, "axpy_f64") && contains(err, "`y`") && contains(err, "`x`"),
+          "axpy with y = x is refused, naming both: `" + err + "`");
+    err = try_launch("node_sum_f64", 1, 32, dl_index(2), dl_index(100), buf(a), buf(a, 0, 2));
+    check(contains(err, "node_sum_f64") && contains(err, "`out`") && contains(err, "`in`"),
+          "node_sum writing into its input is refused: `" + err + "`");
+    err = try_launch("binary_f64", 1, 32, dl_index(99), 0, buf(a, 0, 99), buf(b, 0, 99), buf(a, 1, 99));
+    check(contains(err, "binary_f64") && contains(err, "inplace"),
+          "binary with an output shifted by one from an input is refused: `" + err + "`");
+    err = try_launch("binary_f64", 1, 32, dl_index(100), 0, buf(a), buf(b), buf(a));
+    check(err.empty() && a[99] == 4.0, "binary in place (out = x, `inplace`) runs: `" + err + "`");
+    err = try_launch("leaf_dot_f64", 1, 32, dl_index(2), dl_index(64), dl_index(100), 0, buf(a), buf(a),
+                     buf(sums));
+    check(err.empty(), "leaf_dot with x = y (inputs may overlap) runs: `" + err + "`");
+    err = try_launch("fill_f64", 1, 32, dl_index(100), 1.0, a.data());
+    check(contains(err, "fill_f64") && contains(err, "declares 1"),
+          "a pointer passed without its extent is refused: `" + err + "`");
 }
 
 #include "stencil_test.h"
 
 }  // namespace
 
-int main(int argc, char** argv) {
+int main() {
+    // Line-buffered, so a run cut by its time limit still shows the checks that failed so far.
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    test_launch_checks();
     test_type<float>("f32");
     test_type<double>("f64");
     test_type<c32>("c32");
     test_type<c64>("c64");
     test_stencil<float>("f32");
     test_stencil<double>("f64");
-    if (argc < 2) {
-        check(false, "usage: kernel_test KERNELS_TXT");
-    } else {
-        std::ifstream manifest(argv[1]);
-        check(bool(manifest), std::string("open ") + argv[1]);
-        std::string line;
-        while (std::getline(manifest, line)) {
-            line = line.substr(0, line.find('#'));
-            std::istringstream words(line);
-            std::string file, base, suffixes;
-            if (!(words >> file >> base >> suffixes)) continue;
-            std::istringstream list(suffixes);
-            std::string suffix;
-            while (std::getline(list, suffix, ',')) {
-                std::string name = base + "_" + suffix;
-                check(dl_emu_launch_count(name.c_str()) > 0, "kernel " + name + " was never launched");
-            }
-        }
-    }
+    test_tree<float>("f32");
+    test_tree<double>("f64");
+    test_tree<c32>("c32");
+    test_tree<c64>("c64");
+    // Every entry point of the manifest (the generated registry) ran.
+    for (const dl_emu_kernel* const* t = dl_emu_tables; *t != nullptr; ++t)
+        for (const dl_emu_kernel* k = *t; k->name != nullptr; ++k)
+            check(dl_emu_launch_count(k->name) > 0, std::string("kernel ") + k->name + " was never launched");
     std::printf("%d passed, %d failed\n", passed, failed);
     return failed == 0 ? 0 : 1;
 }

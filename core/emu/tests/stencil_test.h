@@ -1,5 +1,5 @@
 // stencil_test.h: the stencil kernel (stencil.cu) against an independent reference, included by
-// kernel_test.cpp (which provides launch, check, same and values).
+// kernel_test.cpp (which provides launch, buf, check, same, values and grid_stride_blocks).
 //
 // The case: a rank's block of 5 rows (global rows 1..6 of 7) along the distributed axis 0, and
 // n1 columns along axis 1 (the line axis); ghost slabs of input 0 of one row on each side. Output
@@ -9,6 +9,10 @@
 // band along axis 1 of input 1: two runs of terms (inputs 0 and 1), so two launches, the second
 // continuing from the first's values. Rows are one element, so the boundary rows of axis 1 are
 // summed directly, the others with fused multiply-adds.
+
+/// The length of the table's head (core/src/engine/stencils/table.rs; stencil.cu's
+/// DL_STENCIL_HEAD), which this test writes independently of the kernel file.
+constexpr size_t stencil_head = 13;
 
 struct StencilBandDesc {
     size_t n, lo, hi;
@@ -49,7 +53,7 @@ template <typename R> void test_stencil(const char* s) {
         const StencilBandDesc* bands[3] = {&a, &b, &c};
         const size_t inps[3] = {0, 0, 1}, axes[3] = {0, 1, 1};
         // The table (layout: core/src/engine/stencils/table.rs).
-        std::vector<double> t(DL_STENCIL_HEAD, 0.0);
+        std::vector<double> t(stencil_head, 0.0);
         t.insert(t.end(), {double(n_local), double(n1), double(n1), 1.0});
         const size_t pieces_at = t.size();
         const size_t pieces[2][3] = {{0, 1, 0}, {6, 1, n1}};  // start, len, at
@@ -63,9 +67,9 @@ template <typename R> void test_stencil(const char* s) {
             bands[k]->pack(packed);
         }
         t.insert(t.end(), packed.begin(), packed.end());
-        const double head[DL_STENCIL_HEAD] = {1, 0, double(offset), double(n_local), 1, 1, 1, double(n1),
+        const double head[stencil_head] = {1, 0, double(offset), double(n_local), 1, 1, 1, double(n1),
                                               2, double(pieces_at), 1, double(outputs_at), double(terms_at)};
-        std::copy(head, head + DL_STENCIL_HEAD, t.begin());
+        std::copy(head, head + stencil_head, t.begin());
         const size_t m = n_local * n1;
         const auto x0 = values<R>(m, 5), x1 = values<R>(m, 6), ghosts = values<R>(2 * n1, 7);
         // The reference: each element's sources, merged by address, in order.
@@ -111,20 +115,21 @@ template <typename R> void test_stencil(const char* s) {
             }
         // Every part as the engine splits it: all rows, or the rim then the interior.
         const std::vector<std::vector<std::pair<size_t, size_t>>> splits = {{{0, 5}}, {{0, 1}, {4, 1}, {1, 3}}};
+        for (unsigned block : grid_stride_blocks())
         for (unsigned grid : {1u, 2u, 5u}) {
             for (auto& split : splits) {
                 std::vector<R> got = values<R>(m, 8);
                 for (auto& part : split) {
                     const dl_index n = dl_index(part.second * n1);
                     for (int run = 0; run < 2; ++run) {
-                        launch("stencil_" + S, grid, 32u, n, dl_index(part.first), dl_index(part.second),
-                               static_cast<const double*>(t.data()), dl_index(0), dl_index(run ? 2 : 0),
-                               dl_index(run ? 3 : 2), run ? 0 : 1, static_cast<const R*>((run ? x1 : x0).data()),
-                               static_cast<const R*>(ghosts.data()), got.data());
+                        launch("stencil_" + S, grid, block, n, dl_index(part.first), dl_index(part.second),
+                               buf(t), dl_index(0), dl_index(run ? 2 : 0), dl_index(run ? 3 : 2), run ? 0 : 1,
+                               buf(run ? x1 : x0), buf(ghosts), buf(got));
                     }
                 }
                 check(same(got, want), "stencil " + S + " n1=" + std::to_string(n1) + " grid=" +
-                                           std::to_string(grid) + " parts=" + std::to_string(split.size()));
+                                           std::to_string(grid) + " block=" + std::to_string(block) +
+                                           " parts=" + std::to_string(split.size()));
             }
         }
     }

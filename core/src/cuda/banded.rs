@@ -21,10 +21,10 @@ impl Banded for Cuda {
             count(n_out),
             count(n_src),
             count(inner),
-            KernelArg::Ptr(table.ptr),
+            elems::<f64>(table.ptr, table.len),
             KernelArg::I32(i32::from(accumulate)),
-            KernelArg::Ptr(x.ptr),
-            KernelArg::Ptr(y.ptr),
+            elems::<T>(x.ptr, x.len),
+            elems::<T>(y.ptr, y.len),
         ];
         // SAFETY: `table` is the band's packed table (its length checked against the band's),
         // whose indices `AxisBand::new` validated: explicit rows below n_out, their source rows

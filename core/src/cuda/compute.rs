@@ -13,7 +13,7 @@ impl Compute for Cuda {
                 "scale",
                 y.len(),
                 false,
-                &[count(y.len()), arg(alpha), KernelArg::Ptr(y.buf.ptr)],
+                &[count(y.len()), arg(alpha), elems::<T>(y.buf.ptr, y.len())],
             )
         };
     }
@@ -31,9 +31,9 @@ impl Compute for Cuda {
         let args = [
             count(y.len()),
             arg(alpha),
-            KernelArg::Ptr(x.buf.ptr),
+            elems::<T>(x.buf.ptr, x.len()),
             arg(beta),
-            KernelArg::Ptr(y.buf.ptr),
+            elems::<T>(y.buf.ptr, y.len()),
         ];
         // SAFETY: as `axpy`.
         unsafe { y.cuda().launch::<T>("axpby", y.len(), false, &args) };
@@ -49,9 +49,9 @@ impl Compute for Cuda {
         let args = [
             count(x.len()),
             KernelArg::I32(op.code()),
-            KernelArg::Ptr(x.buf.ptr),
-            KernelArg::Ptr(y.buf.ptr),
-            KernelArg::Ptr(out.buf.ptr),
+            elems::<T>(x.buf.ptr, x.len()),
+            elems::<T>(y.buf.ptr, y.len()),
+            elems::<T>(out.buf.ptr, out.len()),
         ];
         // SAFETY: `binary` reads x[0..n), y[0..n) and writes out[0..n); all have n (checked).
         unsafe { out.cuda().launch::<T>("binary", x.len(), false, &args) };
@@ -61,9 +61,9 @@ impl Compute for Cuda {
         let args = [
             count(y.len()),
             KernelArg::I32(op.code()),
-            KernelArg::Ptr(y.buf.ptr),
-            KernelArg::Ptr(x.buf.ptr),
-            KernelArg::Ptr(y.buf.ptr),
+            elems::<T>(y.buf.ptr, y.len()),
+            elems::<T>(x.buf.ptr, x.len()),
+            elems::<T>(y.buf.ptr, y.len()),
         ];
         // SAFETY: as `binary`, with `out` aliasing the first input, which the kernel allows.
         unsafe { y.cuda().launch::<T>("binary", y.len(), false, &args) };
@@ -82,9 +82,9 @@ impl Compute for Cuda {
                 count(chunk),
                 count(stop - start),
                 KernelArg::I32(i32::from(conj)),
-                KernelArg::Ptr(x.buf.at(start)),
-                KernelArg::Ptr(y.buf.at(start)),
-                KernelArg::Ptr(out),
+                elems::<T>(x.buf.at(start), stop - start),
+                elems::<T>(y.buf.at(start), stop - start),
+                elems::<T>(out, n_out),
             ];
             // SAFETY: the kernel reads x and y at [start, stop) (inside the blocks: `at` checks
             // `stop <= len` through the tree's bounds) and writes out[0..n_out), which the tree
@@ -112,8 +112,8 @@ impl Compute for Cuda {
                     count(n_out),
                     count(chunk),
                     count(stop - start),
-                    KernelArg::Ptr(x.buf.at(start)),
-                    KernelArg::Ptr(out),
+                    elems::<T>(x.buf.at(start), stop - start),
+                    elems::<T::Real>(out, n_out),
                 ];
                 // SAFETY: as in `dot_nodes`.
                 unsafe { cuda.launch::<T>("leaf_abs2", n_out, false, &args) };
@@ -130,8 +130,8 @@ impl Compute for Cuda {
         let partials = cuda.ok(cuda.buffer::<T::Real>(blocks), "allocating partials");
         let args = [
             count(x.len()),
-            KernelArg::Ptr(x.buf.ptr),
-            KernelArg::Ptr(partials.ptr),
+            elems::<T>(x.buf.ptr, x.len()),
+            elems::<T::Real>(partials.ptr, blocks),
         ];
         // SAFETY: `max_abs` reads x[0..n) and writes one partial per block; `partials` has one
         // slot for each of the `sync_blocks(n)` blocks the launch uses.
@@ -149,7 +149,7 @@ impl Compute for Cuda {
                 "fill",
                 y.len,
                 false,
-                &[count(y.len), arg(value), KernelArg::Ptr(y.ptr)],
+                &[count(y.len), arg(value), elems::<T>(y.ptr, y.len)],
             )
         };
     }
@@ -174,8 +174,12 @@ impl Compute for Cuda {
         if T::IS_COMPLEX {
             // SAFETY: `conj` reads and writes y[0..n) of a slice of n elements.
             unsafe {
-                y.cuda
-                    .launch::<T>("conj", y.len, false, &[count(y.len), KernelArg::Ptr(y.ptr)])
+                y.cuda.launch::<T>(
+                    "conj",
+                    y.len,
+                    false,
+                    &[count(y.len), elems::<T>(y.ptr, y.len)],
+                )
             };
         }
     }
@@ -184,8 +188,8 @@ impl Compute for Cuda {
         let args = [
             count(y.len),
             arg(alpha),
-            KernelArg::Ptr(x.ptr),
-            KernelArg::Ptr(y.ptr),
+            elems::<T>(x.ptr, x.len),
+            elems::<T>(y.ptr, y.len),
         ];
         // SAFETY: `axpy` reads x[0..n) and y[0..n) and writes y[0..n); both have n (checked).
         unsafe { y.cuda.launch::<T>("axpy", y.len, false, &args) };
@@ -215,9 +219,9 @@ impl Compute for Cuda {
             count(x.len),
             count(d.len),
             count(inner),
-            KernelArg::Ptr(d.ptr),
-            KernelArg::Ptr(x.ptr),
-            KernelArg::Ptr(y.ptr),
+            elems::<T>(d.ptr, d.len),
+            elems::<T>(x.ptr, x.len),
+            elems::<T>(y.ptr, y.len),
         ];
         // SAFETY: the kernel reads x[i] and writes y[i] for i < n (both have n, checked) and
         // reads d at (i / inner) % nd < nd, the length of `d`.
@@ -268,8 +272,8 @@ fn strided<T: Scalar>(
     let args = [
         count(n),
         KernelArg::Strides(box_),
-        KernelArg::Ptr(offset::<T>(x.ptr, x.len, &(xo..xo))),
-        KernelArg::Ptr(offset::<T>(y.ptr, y.len, &(yo..yo))),
+        elems::<T>(offset::<T>(x.ptr, x.len, &(xo..xo)), x.len - xo),
+        elems::<T>(offset::<T>(y.ptr, y.len, &(yo..yo)), y.len - yo),
     ];
     // SAFETY: `StridedCopy::new` checked that every index of the box, from these offsets,
     // stays below the lengths it was built for, which are the slices' (`check_lens`); the

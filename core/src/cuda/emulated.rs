@@ -8,7 +8,16 @@
 //!   memory nobody wrote gives NaN, not a lucky zero.
 //! * **Every allocation has red zones** of [`RED_ZONE`] bytes on both sides, checked after every
 //!   launch and at free: a kernel writing one element out of bounds is an error naming it.
-//! * **Every copy is bounds-checked** against the live allocations.
+//! * **Every copy is bounds-checked** against the live allocations, and so is every pointer a
+//!   launch passes with its extent ([`KernelArg::Span`]).
+//! * **Launches are checked against `kernels.txt`** (by the C++ launcher, `core/emu/runtime.cpp`):
+//!   a block larger than the kernel's `block=` and, for a kernel that declares its pointers, a
+//!   written range overlapping another pointer's range, are errors naming the kernel.
+//! * **Any order**: `DL_EMU_ORDER=reverse` or `shuffle[:SEED]` runs blocks and threads in
+//!   another order than their index (see `core/emu/emu.h`).
+//! * Built with `DL_EMU_SANITIZE=address` (see `core/build.rs`), the kernels run under
+//!   AddressSanitizer and the red zones are poisoned: a kernel touching one is reported at once
+//!   with its file and line, reads included.
 //!
 //! One launch runs at a time in a process (the C++ runtime serialises them), so several
 //! emulated devices (one per `Threads` rank) share the CPU without sharing `__shared__` memory.
@@ -30,17 +39,36 @@ const GUARD: u8 = 0xA5;
 /// The byte fresh allocations are filled with (all-ones: NaN for f32 and f64).
 const POISON: u8 = 0xFF;
 
+/// `dl_emu_span` of `core/emu/emu.h`: the extent of pointer argument `param`.
+#[repr(C)]
+struct Span {
+    param: c_uint,
+    bytes: u64,
+}
+
 extern "C" {
+    #[allow(clippy::too_many_arguments)]
     fn dl_emu_launch(
         name: *const c_char,
         grid: *const c_uint,
         block: *const c_uint,
         shared_bytes: c_uint,
         params: *mut *mut c_void,
+        spans: *const Span,
+        nspans: usize,
         err: *mut c_char,
         err_len: usize,
     ) -> c_int;
     fn dl_emu_launch_count(name: *const c_char) -> u64;
+    fn dl_emu_poison(addr: *const c_void, bytes: usize, poison: c_int);
+}
+
+/// Marks `bytes` at `addr` as unaddressable (or addressable again) for AddressSanitizer when the
+/// emulator's C++ is built with it; nothing otherwise.
+fn poison(addr: *const u8, bytes: usize, on: bool) {
+    // SAFETY: the function only updates AddressSanitizer's shadow memory for the range (or does
+    // nothing); it neither reads nor writes the range.
+    unsafe { dl_emu_poison(addr.cast(), bytes, c_int::from(on)) }
 }
 
 /// How often the kernel `name` was launched in this process, on any emulated device.
@@ -56,6 +84,21 @@ pub fn launch_count(name: &str) -> u64 {
 struct Allocation {
     base: *mut u8,
     bytes: usize,
+}
+
+impl Allocation {
+    /// Gives the block back to the host allocator.
+    ///
+    /// # Safety
+    /// `base` came from `alloc` of an emulated device with this size, and is released once.
+    unsafe fn release(self) {
+        let total = self.bytes + 2 * RED_ZONE;
+        poison(self.base, total, false);
+        let layout =
+            Layout::from_size_align(total, RED_ZONE).expect("the layout of the allocation");
+        // SAFETY: the caller's contract: allocated in `alloc` with this layout, freed once.
+        unsafe { std::alloc::dealloc(self.base, layout) };
+    }
 }
 
 /// Enqueued work.
@@ -208,11 +251,23 @@ impl State {
             },
             Job::Launch { launch, mut args } => {
                 let name = CString::new(launch.kernel.clone()).expect("kernel names have no NUL");
+                let spans: Vec<Span> = args
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, a)| match *a {
+                        KernelArg::Span(_, bytes) => Some(Span {
+                            param: c_uint::try_from(i).expect("few kernel arguments"),
+                            bytes: bytes as u64,
+                        }),
+                        _ => None,
+                    })
+                    .collect();
                 let mut params: Vec<*mut c_void> = args.iter_mut().map(KernelArg::param).collect();
-                let mut err = [0 as c_char; 256];
-                // SAFETY: `name`, the grid and block arrays and `params` (pointers into `args`,
-                // alive for the call) are valid for the call; the caller of `launch` guaranteed
-                // that the arguments match the kernel and its pointers are large enough.
+                let mut err = [0 as c_char; 512];
+                // SAFETY: `name`, the grid and block arrays, `params` (pointers into `args`,
+                // alive for the call) and `spans` are valid for the call; the caller of `launch`
+                // guaranteed that the arguments match the kernel and its pointers are large
+                // enough.
                 let rc = unsafe {
                     dl_emu_launch(
                         name.as_ptr(),
@@ -220,6 +275,8 @@ impl State {
                         launch.block.as_ptr(),
                         launch.shared,
                         params.as_mut_ptr(),
+                        spans.as_ptr(),
+                        spans.len(),
                         err.as_mut_ptr(),
                         err.len(),
                     )
@@ -401,11 +458,14 @@ impl DeviceApi for EmulatedDevice {
             )));
         }
         // SAFETY: `base` is a fresh block of `total` bytes.
-        unsafe {
+        let back = unsafe {
             std::ptr::write_bytes(base, GUARD, RED_ZONE);
             std::ptr::write_bytes(base.add(RED_ZONE), POISON, bytes);
             std::ptr::write_bytes(base.add(RED_ZONE + bytes), GUARD, RED_ZONE);
-        }
+            base.add(RED_ZONE + bytes)
+        };
+        poison(base, RED_ZONE, true);
+        poison(back, RED_ZONE, true);
         let ptr = base as u64 + RED_ZONE as u64;
         state.used += bytes;
         state.allocations.insert(ptr, Allocation { base, bytes });
@@ -423,11 +483,8 @@ impl DeviceApi for EmulatedDevice {
             .remove(&ptr)
             .expect("free of an address this device did not allocate");
         state.used -= a.bytes;
-        let layout = Layout::from_size_align(a.bytes + 2 * RED_ZONE, RED_ZONE)
-            .expect("the layout of the allocation");
-        // SAFETY: `a.base` was allocated in `alloc` with this layout and is freed once (it was
-        // just removed from the map).
-        unsafe { std::alloc::dealloc(a.base, layout) };
+        // SAFETY: `a` was just removed from the map, so it is released once.
+        unsafe { a.release() };
     }
 
     unsafe fn copy_htod(
@@ -493,9 +550,13 @@ impl DeviceApi for EmulatedDevice {
     unsafe fn launch(&self, _s: Stream, launch: &Launch, args: &[KernelArg]) -> Result<()> {
         let mut state = self.state();
         for a in args {
-            if let KernelArg::Ptr(p) = *a {
-                if p != 0 {
-                    state.check_range(p, 0, &format!("argument of {}", launch.kernel))?;
+            if let KernelArg::Span(p, bytes) = *a {
+                if p != 0 || bytes != 0 {
+                    state.check_range(
+                        p,
+                        bytes,
+                        &format!("pointer argument of {}", launch.kernel),
+                    )?;
                 }
             }
         }
@@ -576,11 +637,98 @@ impl Drop for EmulatedDevice {
     fn drop(&mut self) {
         let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
         for a in std::mem::take(&mut state.allocations).into_values() {
-            let layout = Layout::from_size_align(a.bytes + 2 * RED_ZONE, RED_ZONE)
-                .expect("the layout of the allocation");
-            // SAFETY: every remaining allocation was made in `alloc` with this layout and is
-            // freed once here; no block can outlive its device (blocks hold an `Arc` to it).
-            unsafe { std::alloc::dealloc(a.base, layout) };
+            // SAFETY: every remaining allocation is released once here; no block can outlive its
+            // device (blocks hold an `Arc` to it).
+            unsafe { a.release() };
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Launches `kernel` on a fresh device with `block` threads per block and `args` (device
+    /// pointers from `bufs`, by index), and returns the synchronisation's outcome.
+    fn outcome(
+        kernel: &str,
+        block: u32,
+        args: impl Fn(&[DevicePtr]) -> Vec<KernelArg>,
+    ) -> Result<()> {
+        let device = EmulatedDevice::new(usize::MAX);
+        let bufs: Vec<DevicePtr> = (0..2).map(|_| device.alloc(800).unwrap()).collect();
+        let launch = Launch {
+            kernel: kernel.into(),
+            grid: [1, 1, 1],
+            block: [block, 1, 1],
+            shared: 0,
+        };
+        // SAFETY: the arguments match the kernels' parameters and every pointer is a live
+        // allocation of 800 bytes, as large as the 100 f64 the launches touch.
+        unsafe {
+            device.memset(Stream(0), bufs[0], 0, 800)?;
+            device.memset(Stream(0), bufs[1], 0, 800)?;
+            device.launch(Stream(0), &launch, &args(&bufs))?;
+        }
+        device.synchronize(Stream(0))
+    }
+
+    fn err(r: Result<()>) -> String {
+        r.expect_err("the launch must be refused").to_string()
+    }
+
+    #[test]
+    fn launches_that_break_kernels_txt_are_refused_naming_the_kernel() {
+        let n = KernelArg::I64(100);
+        let two = KernelArg::F64(2.0);
+        let span = |p: DevicePtr, len: usize| KernelArg::Span(p, 8 * len);
+        assert!(outcome("axpy_f64", 256, |b| vec![
+            n,
+            two,
+            span(b[0], 100),
+            span(b[1], 100)
+        ])
+        .is_ok());
+        let e = err(outcome("axpy_f64", 256, |b| {
+            vec![n, two, span(b[0], 100), span(b[0], 100)]
+        }));
+        assert!(
+            e.contains("axpy_f64") && e.contains("`y`") && e.contains("overlaps"),
+            "{e}"
+        );
+        // Partial overlap: y starts one element into x.
+        let e = err(outcome("axpy_f64", 256, |b| {
+            vec![KernelArg::I64(99), two, span(b[0], 99), span(b[0] + 8, 99)]
+        }));
+        assert!(e.contains("overlaps"), "{e}");
+        // An exact alias where the kernel allows it (`inplace`), and inputs that overlap.
+        let op = KernelArg::I32(0);
+        assert!(outcome("binary_f64", 256, |b| {
+            vec![n, op, span(b[0], 100), span(b[1], 100), span(b[0], 100)]
+        })
+        .is_ok());
+        assert!(outcome("binary_f64", 256, |b| {
+            vec![n, op, span(b[0], 100), span(b[0], 100), span(b[1], 100)]
+        })
+        .is_ok());
+        // Arguments that do not match the declared pointers.
+        let e = err(outcome("fill_f64", 256, |b| {
+            vec![n, two, KernelArg::I64(b[0] as i64)]
+        }));
+        assert!(e.contains("fill_f64") && e.contains("declares 1"), "{e}");
+        // An extent past the allocation is refused when enqueued.
+        let e = err(outcome("fill_f64", 256, |b| vec![n, two, span(b[0], 101)]));
+        assert!(e.contains("fill_f64") && e.contains("not inside"), "{e}");
+        // A block above the kernel's block= (its shared tree holds 256).
+        let e = err(outcome("max_abs_f64", 512, |b| {
+            vec![n, span(b[0], 100), span(b[1], 1)]
+        }));
+        assert!(e.contains("max_abs_f64") && e.contains("block=256"), "{e}");
+        assert!(outcome("max_abs_f64", 256, |b| vec![
+            n,
+            span(b[0], 100),
+            span(b[1], 1)
+        ])
+        .is_ok());
     }
 }

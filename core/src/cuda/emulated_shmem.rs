@@ -3,9 +3,14 @@
 //! Each rank's part of a symmetric allocation is an ordinary (guarded, poisoned) allocation of its
 //! emulated device; allocations are numbered in the order the ranks make them, which the
 //! collective calls keep equal on every rank, so a symmetric address is (number, offset)
-//! everywhere. A put reads its source after the stream's earlier work and keeps the bytes; the
-//! barrier delivers every rank's puts through one all-to-all of the host communicator and writes
-//! them at their destinations, in rank order. Before any of this the ranks compare the call
+//! everywhere. A put only records its source, destination and size: NVSHMEM reads the source on
+//! the stream, and the heap's contract (`SymmetricHeap::put`) lets the source be reused only after
+//! the barrier, so the emulated stream reads it at the latest moment that allows, when the stream
+//! reaches the barrier (the quiet). A source overwritten before the barrier, by a kernel, a copy
+//! or an upload enqueued after the put, therefore reaches the destination overwritten, and a
+//! source freed before it is an error; on a GPU either is a race. The barrier then delivers every
+//! rank's puts through one all-to-all of the host communicator and writes them at their
+//! destinations, in rank order. Before any of this the ranks compare the call
 //! (sequence number, kind, size or allocation number) and a call that differs between ranks is
 //! [`Error::Device`] on every rank, where NVSHMEM would hang or corrupt the heap.
 
@@ -28,8 +33,18 @@ struct State {
     seq: u64,
     /// This rank's part of each allocation, by number: `(pointer, bytes)`, `None` once freed.
     parts: Vec<Option<(DevicePtr, usize)>>,
-    /// The puts waiting for the barrier, one byte stream per destination rank.
-    pending: Vec<Vec<u8>>,
+    /// The puts waiting for the barrier, in order, with their destination rank.
+    pending: Vec<(usize, Put)>,
+}
+
+/// A put not yet read: its source on this device, and where it goes on the destination rank.
+#[derive(Debug)]
+struct Put {
+    /// The allocation number and offset of the destination.
+    index: usize,
+    offset: usize,
+    src: DevicePtr,
+    bytes: usize,
 }
 
 /// NVSHMEM over the host communicator of the ranks' emulated devices.
@@ -45,10 +60,7 @@ impl EmulatedShmem {
         EmulatedShmem {
             comm: comm.clone(),
             device,
-            state: Mutex::new(State {
-                pending: vec![Vec::new(); comm.size()],
-                ..State::default()
-            }),
+            state: Mutex::new(State::default()),
         }
     }
 
@@ -80,6 +92,51 @@ impl EmulatedShmem {
             let offset = usize::try_from(ptr.checked_sub(base)?).ok()?;
             (offset + bytes <= size).then_some((i, offset))
         })
+    }
+
+    /// The quiet: reads the sources of this rank's pending puts on the stream, after all the
+    /// work enqueued before the barrier, into one byte stream per destination rank (header words,
+    /// then the bytes, per put).
+    ///
+    /// # Errors
+    /// [`Error::Device`] if a source is no longer a live allocation (freed before the barrier)
+    /// or the stream's work failed.
+    fn read_sources(&self, pending: &[(usize, Put)], ranks: usize) -> Result<Vec<Vec<u8>>> {
+        let s = self.device.stream();
+        let mut data: Vec<Box<[u8]>> = Vec::with_capacity(pending.len());
+        let mut enqueued = Ok(());
+        for (_, put) in pending {
+            let mut buf = vec![0u8; put.bytes].into_boxed_slice();
+            // SAFETY: `buf` is writable for `put.bytes` and is neither read nor dropped before
+            // the synchronisation below (boxes keep their address when moved into `data`); the
+            // device checks that the source still lies in a live allocation.
+            enqueued = unsafe {
+                self.device
+                    .copy_dtoh(s, buf.as_mut_ptr(), put.src, put.bytes)
+            };
+            data.push(buf);
+            if enqueued.is_err() {
+                break;
+            }
+        }
+        // Always synchronise: the copies enqueued before a failure write into `data`.
+        let synced = self.device.synchronize(s);
+        enqueued.map_err(|e| {
+            Error::Device(format!(
+                "emulated NVSHMEM: a put's source is no longer on the device at the barrier (freed \
+                 before the barrier; NVSHMEM reads it until then): {e}"
+            ))
+        })?;
+        synced?;
+        let mut streams = vec![Vec::new(); ranks];
+        for ((pe, put), bytes) in pending.iter().zip(&data) {
+            let stream = &mut streams[*pe];
+            for w in [put.index, put.offset, put.bytes] {
+                stream.extend_from_slice(&(w as u64).to_le_bytes());
+            }
+            stream.extend_from_slice(bytes);
+        }
+        Ok(streams)
     }
 }
 
@@ -127,30 +184,30 @@ impl SymmetricApi for EmulatedShmem {
                  allocation"
             ))
         })?;
-        let mut data = vec![0u8; bytes];
-        let s = self.device.stream();
-        // SAFETY: `src` holds `bytes` (the caller's contract); `data` is not touched before the
-        // synchronisation.
-        unsafe { self.device.copy_dtoh(s, data.as_mut_ptr(), src, bytes)? };
-        self.device.synchronize(s)?;
-        let stream = &mut state.pending[pe];
-        for w in [index, offset, bytes] {
-            stream.extend_from_slice(&(w as u64).to_le_bytes());
-        }
-        stream.extend_from_slice(&data);
+        state.pending.push((
+            pe,
+            Put {
+                index,
+                offset,
+                src,
+                bytes,
+            },
+        ));
         Ok(())
     }
 
     fn barrier(&self) -> Result<()> {
         let mut state = self.state();
         self.agree(&mut state, "nvshmem_barrier_all", [BARRIER, 0])?;
+        let pending = std::mem::take(&mut state.pending);
         let p = self.comm.size();
-        let send_counts: Vec<usize> = state.pending.iter().map(Vec::len).collect();
+        let streams = self.comm.agree_value(self.read_sources(&pending, p))?;
+        let send_counts: Vec<usize> = streams.iter().map(Vec::len).collect();
         let mut table = vec![0usize; p * p];
         self.comm.all_gather_into(&send_counts, &mut table);
         let me = self.comm.rank();
         let recv_counts: Vec<usize> = (0..p).map(|q| table[q * p + me]).collect();
-        let send: Vec<u8> = state.pending.iter_mut().flat_map(std::mem::take).collect();
+        let send: Vec<u8> = streams.concat();
         let mut recv = vec![0u8; recv_counts.iter().sum()];
         self.comm
             .all_to_all_varcount_into(&send, &send_counts, &mut recv, &recv_counts);

@@ -90,9 +90,9 @@ impl Fourier for Cuda {
         assert!(x.cuda == y.cuda, "device slices on different devices");
         let args = [
             count(y.len),
-            KernelArg::Ptr(plan.index.ptr),
-            KernelArg::Ptr(x.ptr),
-            KernelArg::Ptr(y.ptr),
+            elems::<i64>(plan.index.ptr, plan.index.len),
+            elems::<T>(x.ptr, x.len),
+            elems::<T>(y.ptr, y.len),
         ];
         // SAFETY: `gather` reads index[0..n) (the plan's buffer holds n entries, checked), x at
         // those indices (each below `src_len` = x's length, checked when the plan was made) and

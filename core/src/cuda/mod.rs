@@ -254,7 +254,9 @@ impl Cuda {
 
     /// The one launch helper: launches `base`'s instance for `T` (`<base>_<suffix>`) over `n`
     /// work items with a grid-stride grid (`sync`: a block-reduction grid of [`SYNC_BLOCK`]
-    /// threads). Nothing is launched for `n == 0`.
+    /// threads). Nothing is launched for `n == 0`. Pointers go as [`elems`] (with the extent the
+    /// kernel touches) for kernels that declare their pointers in `kernels.txt`; the emulated
+    /// device refuses a launch that breaks the declarations (see `emulated.rs`).
     ///
     /// # Safety
     /// `args` match the kernel's parameters, and every pointer in them is a live allocation of
@@ -502,6 +504,13 @@ fn arg<T: Scalar>(v: T) -> KernelArg {
 fn same<T: Scalar>(x: &DeviceBlock<T>, y: &DeviceBlock<T>) {
     assert_eq!(x.len(), y.len(), "device blocks of different lengths");
     assert!(x.cuda() == y.cuda(), "device blocks on different devices");
+}
+
+/// A pointer argument with its extent: `len` elements of `V` from `ptr`, the most the kernel
+/// touches through it (see [`KernelArg::Span`]: the emulated device checks the range against
+/// the live allocations and against the launch's other pointers).
+fn elems<V>(ptr: DevicePtr, len: usize) -> KernelArg {
+    KernelArg::Span(ptr, len * std::mem::size_of::<V>())
 }
 
 /// A count as a kernel argument.

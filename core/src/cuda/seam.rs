@@ -39,8 +39,11 @@ pub(crate) enum KernelArg {
     C32([f32; 2]),
     /// `c64`: two doubles.
     C64([f64; 2]),
-    /// A device pointer.
-    Ptr(DevicePtr),
+    /// A device pointer and the bytes from it that the kernel may touch: the emulated device
+    /// checks the whole range against the live allocations and, for a kernel that declares its
+    /// pointers (`ptrs=` in `kernels.txt`), against the ranges of the launch's other pointers (a
+    /// written range overlapping another is a race on a GPU). Passed to the kernel as the pointer.
+    Span(DevicePtr, usize),
     /// `dl_strides`: the axis count, then the extents, source strides and destination strides
     /// of a strided copy, eight slots each.
     Strides([i64; 25]),
@@ -56,7 +59,7 @@ impl KernelArg {
             KernelArg::F64(v) => (v as *mut f64).cast(),
             KernelArg::C32(v) => v.as_mut_ptr().cast(),
             KernelArg::C64(v) => v.as_mut_ptr().cast(),
-            KernelArg::Ptr(v) => (v as *mut u64).cast(),
+            KernelArg::Span(v, _) => (v as *mut u64).cast(),
             KernelArg::Strides(v) => v.as_mut_ptr().cast(),
         }
     }

@@ -1,7 +1,12 @@
 //! The kernel sources, compiled into the library: one home (`core/kernels/`), read here with
 //! `include_str!` for NVRTC, and by the build script for the emulator.
 
-include!("../../kernels/manifest.rs");
+/// The manifest's parser; the role codes are only for the emulator's generated registry.
+#[allow(dead_code)]
+mod manifest {
+    include!("../../kernels/manifest.rs");
+}
+pub(crate) use manifest::{parse_manifest, KernelEntry};
 
 /// The manifest of entry points (`kernels.txt`).
 pub(crate) const MANIFEST: &str = include_str!("../../kernels/kernels.txt");
@@ -57,6 +62,32 @@ mod tests {
             let text = program(&e.file);
             let base = e.name.rsplit_once('_').expect("<base>_<suffix>").0;
             assert!(text.contains(base), "{} does not mention {base}", e.file);
+        }
+    }
+
+    /// Every kernel declares its pointers (so the emulated device checks every launch for
+    /// overlapping ranges), and the engine's blocks fit every kernel's `block=`.
+    #[test]
+    fn every_kernel_declares_its_pointers_and_takes_the_engine_blocks() {
+        for e in entries() {
+            assert!(
+                e.ptrs.is_some(),
+                "kernels.txt: {} does not declare its pointer parameters (ptrs=NAME:ROLE,...; \
+                 see core/kernels/manifest.rs), so its launches are not checked for overlaps",
+                e.name
+            );
+            let block = if e.sync {
+                super::super::SYNC_BLOCK
+            } else {
+                super::super::BLOCK
+            };
+            assert!(
+                block <= e.max_block,
+                "the engine launches {} with {block} threads per block, kernels.txt declares \
+                 block={}",
+                e.name,
+                e.max_block
+            );
         }
     }
 }

@@ -33,7 +33,8 @@ impl Stencils for Cuda {
             StencilPart::Interior => [inner, 0..0],
             StencilPart::Rim => [0..inner.start, inner.end..plan.n_local],
         };
-        let ghost_ptr = ghosts.map_or(0, |g| g.ptr);
+        // The ghost buffer, or a null pointer of no extent when the part reads none.
+        let ghost = ghosts.map_or(elems::<R>(0, 0), |g| elems::<R>(g.ptr, g.len));
         for (out, y) in outputs.iter_mut().enumerate() {
             let mut runs = input_runs(plan, out);
             if runs.is_empty() {
@@ -43,19 +44,21 @@ impl Stencils for Cuda {
             for rows in ranges.iter().filter(|r| !r.is_empty()) {
                 let n = pre * rows.len() * post;
                 for (k, (inp, terms)) in runs.iter().enumerate() {
-                    let x = inputs.get(*inp).map_or(0, |x| x.ptr);
+                    let x = inputs
+                        .get(*inp)
+                        .map_or(elems::<R>(0, 0), |x| elems::<R>(x.ptr, x.len));
                     let args = [
                         count(n),
                         count(rows.start),
                         count(rows.len()),
-                        KernelArg::Ptr(table.ptr),
+                        elems::<f64>(table.ptr, table.len),
                         count(out),
                         count(terms.start),
                         count(terms.end),
                         KernelArg::I32(i32::from(k == 0)),
-                        KernelArg::Ptr(x),
-                        KernelArg::Ptr(ghost_ptr),
-                        KernelArg::Ptr(y.ptr),
+                        x,
+                        ghost,
+                        elems::<R>(y.ptr, y.len),
                     ];
                     // SAFETY: `table` is the plan's (its length checked), which the plan built
                     // consistent with itself: every term's band, piece and index in it is in

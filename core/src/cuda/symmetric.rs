@@ -8,6 +8,8 @@
 //! collective, and after it every put made before it by any rank is visible at its destination
 //! (`nvshmemx_quiet_on_stream` then `nvshmemx_barrier_all_on_stream`). Reading a buffer that a
 //! put targets before the barrier is a race on a GPU; the emulated heap makes it a stale read.
+//! Reusing a put's source before the barrier is a race too; the emulated heap reads sources at
+//! the barrier, so the destination gets the reused values.
 //!
 //! Two implementations of one small interface: real NVSHMEM (feature `nvshmem`,
 //! `libnvshmem_host.so.3` loaded at run time, bootstrapped with a unique id broadcast over the
@@ -329,9 +331,11 @@ impl SymmetricHeap {
     }
 
     /// Enqueues the copy of `src` into `dst[offset..offset + src.len()]` on rank `pe`. Visible
-    /// there after the next [`barrier`](Self::barrier); `src` may be reused once this returns
-    /// only after that barrier too (NVSHMEM reads it on the stream). Not collective: a one-sided
-    /// put, no other rank takes part (until the barrier).
+    /// there after the next [`barrier`](Self::barrier). `src` must not be written or freed before
+    /// that barrier either: NVSHMEM reads it on the stream, at any time until the barrier's quiet.
+    /// The emulated heap reads it at the latest such moment, so a source reused before the
+    /// barrier delivers the new values there (and a freed one is an error), where a GPU would
+    /// race. Not collective: a one-sided put, no other rank takes part (until the barrier).
     ///
     /// # Errors
     /// [`Error::InvalidArgument`] if the range is outside `dst`'s capacity or `pe` is not a

@@ -13,7 +13,7 @@
 //! * `gather` picks the block nodes' values out of one workspace, and one copy brings them home.
 
 use super::seam::DevicePtr;
-use super::{count, Cuda, KernelArg, Plain};
+use super::{count, elems, Cuda, Plain};
 use crate::error::Result;
 use crate::repro::{BlockNode, FANOUT};
 use crate::scalar::Scalar;
@@ -95,8 +95,8 @@ pub(super) fn node_values<V: Scalar + Plain>(
         let args = [
             count(entries),
             count(n_in),
-            KernelArg::Ptr(work.at(offset_prev + skip)),
-            KernelArg::Ptr(work.at(offset)),
+            elems::<V>(work.at(offset_prev + skip), n_in),
+            elems::<V>(work.at(offset), entries),
         ];
         // SAFETY: `node_sum` reads in[0..n_in) and writes out[0..entries); both ranges lie in
         // the workspace (checked above and by `at`).
@@ -125,9 +125,9 @@ pub(super) fn node_values<V: Scalar + Plain>(
     let out = cuda.buffer::<V>(nodes.len())?;
     let args = [
         count(nodes.len()),
-        KernelArg::Ptr(index_buf.ptr),
-        KernelArg::Ptr(work.ptr),
-        KernelArg::Ptr(out.ptr),
+        elems::<i64>(index_buf.ptr, nodes.len()),
+        elems::<V>(work.ptr, total),
+        elems::<V>(out.ptr, nodes.len()),
     ];
     // SAFETY: `gather` reads index[0..n), work at those indices (each below `total`, checked
     // above) and writes out[0..n); all three buffers have those sizes.

@@ -89,7 +89,7 @@ pub struct StencilPlan<R> {
     /// The slabs this rank sends, and the reals of the buffer they are packed into.
     pub(crate) sends: Vec<GhostSend>,
     pub(crate) send_len: usize,
-    /// The description a device reads (see `core/src/engine/stencils/table.rs`).
+    /// The description a device reads (see [`super::table`]).
     pub(crate) table: Vec<f64>,
 }
 
@@ -480,7 +480,7 @@ impl<R: RealScalar> StencilPlan<R> {
     }
 
     /// The packed description of the plan that a device reads (upload it once with the
-    /// engine's `upload`; see `core/src/engine/stencils/table.rs`).
+    /// engine's `upload`; its layout is documented in `core/src/engine/stencils/table.rs`).
     pub fn table(&self) -> &[f64] {
         &self.table
     }
