@@ -34,3 +34,16 @@ step() {
   fi
   return "$rc"
 }
+
+# The one build of the test scripts: every cargo command they run selects the whole workspace
+# with MPI and the emulated device, so a run compiles the workspace once. (Another feature set,
+# or one package selected with -p, resolves features anew and recompiles most crates: that was
+# half of CI's time.) The programs built this way run on thread ranks outside mpirun
+# (`distlops::run`), under mpirun on MPI, and on the emulated device only when asked
+# (`--gpu` with DISTLOPS_DEVICE=emulated).
+BUILD=(--workspace --features mpi,emulator)
+
+# example_bin NAME: the path of example NAME built with "${BUILD[@]}".
+example_bin() {
+  echo "${CARGO_TARGET_DIR:-$(pwd)/target}/debug/examples/$1"
+}

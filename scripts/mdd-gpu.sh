@@ -22,8 +22,8 @@ args=(--nr 12 --ns 17 --nv 2 --nt 101 --nf 40 --niter 5 --quiet --no-figures --n
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-step "mdd-gpu.sh: build the example ($features)" 1200 cargo build -q --features "$features" --example mdd
-bin="${CARGO_TARGET_DIR:-target}/debug/examples/mdd"
+step "mdd-gpu.sh: build the example (${build[*]})" 1200 cargo build -q "${build[@]}" --example mdd
+bin="$(example_bin mdd)"
 status=0
 for np in 1 2; do
   if ! step "mdd-gpu.sh: host run under mpirun -n $np" 300 "$MPIEXEC" -n "$np" "$bin" "${args[@]}" --out "$tmp/host$np" \

@@ -20,8 +20,9 @@ args=(--nr 12 --ns 17 --nv 2 --nt 101 --nf 40 --niter 30 --quiet --no-figures --
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-step "mdd-ranks.sh: 1 thread rank (builds the example)" 1200 \
-  cargo run -q --example mdd -- "${args[@]}" --ranks 1 --out "$tmp/threads1" >"$tmp/log-ref" 2>&1 || {
+step "mdd-ranks.sh: build the example" 1200 cargo build -q "${BUILD[@]}" --example mdd
+bin="$(example_bin mdd)"
+step "mdd-ranks.sh: 1 thread rank" 600 "$bin" "${args[@]}" --ranks 1 --out "$tmp/threads1" >"$tmp/log-ref" 2>&1 || {
   cat "$tmp/log-ref" >&2
   echo "mdd-ranks.sh: the 1-thread run failed" >&2
   exit 1
@@ -65,12 +66,10 @@ run() {
   check "$name" "$tmp/log-$name"
 }
 for n in 2 3 4; do
-  run "threads$n" cargo run -q --example mdd -- --ranks "$n"
+  run "threads$n" "$bin" --ranks "$n"
 done
-# The MPI build replaces the binary of the thread runs: it comes after them.
-step "mdd-ranks.sh: build the example with MPI" 1200 cargo build -q --features mpi --example mdd
 for np in 1 2 3 4; do
-  run "np$np" "$MPIEXEC" -n "$np" "${CARGO_TARGET_DIR:-target}"/debug/examples/mdd
+  run "np$np" "$MPIEXEC" -n "$np" "$bin"
 done
 if [ "$status" -ne 0 ]; then
   echo "mdd-ranks.sh: outputs depend on the number of ranks (or a run failed)" >&2

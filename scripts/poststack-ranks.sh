@@ -19,18 +19,18 @@ args=(--ny 10 --nx 24 --nt 64 --niter 100 --quiet --no-figures --no-check)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-step "poststack-ranks.sh: 3 thread ranks (builds the example)" 1200 \
-  cargo run -q --example poststack -- "${args[@]}" --ranks 3 --out "$tmp/threads3" >/dev/null
+step "poststack-ranks.sh: build the example" 1200 cargo build -q "${BUILD[@]}" --example poststack
+bin="$(example_bin poststack)"
+step "poststack-ranks.sh: 3 thread ranks" 300 "$bin" "${args[@]}" --ranks 3 --out "$tmp/threads3" >/dev/null
 volumes=("$tmp"/threads3/*.npy)
 if [ ! -e "${volumes[0]}" ]; then
   echo "poststack-ranks.sh: the thread run wrote no volumes" >&2
   exit 1
 fi
-step "poststack-ranks.sh: build the example with MPI" 1200 cargo build -q --features mpi --example poststack
 status=0
 for np in 1 2 3 4; do
   step "poststack-ranks.sh: mpirun -n $np" 300 \
-    "$MPIEXEC" -n "$np" "${CARGO_TARGET_DIR:-target}"/debug/examples/poststack "${args[@]}" \
+    "$MPIEXEC" -n "$np" "$bin" "${args[@]}" \
     --out "$tmp/np$np" --compare "$tmp/threads3" >"$tmp/log$np" 2>&1 || {
     cat "$tmp/log$np" >&2
     echo "poststack-ranks.sh: mpirun -n $np failed" >&2

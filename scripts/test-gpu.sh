@@ -57,13 +57,16 @@ run() {
 if [ "$emulated" = 1 ]; then
   export DISTLOPS_DEVICE=emulated
   run "kernels under sanitizers" 2400 scripts/test-kernels.sh
-  run "emulated device" 1200 cargo test -p distlops-core --features emulator --no-fail-fast "$@"
-  DL_EMU_ORDER=shuffle:2718 run "Cuda suite on the emulated device (Threads, mpirun), blocks and threads in a shuffled order" \
-    2400 cargo test --features emulator,mpi --test gpu_threads --test gpu_mpi --no-fail-fast "$@"
+  # scripts/test.sh has just run these in its one `cargo test` (DISTLOPS_SUITE_DONE=1).
+  if [ -z "${DISTLOPS_SUITE_DONE:-}" ]; then
+    run "emulated device" 1200 cargo test "${BUILD[@]}" --lib --test emulator --no-fail-fast "$@"
+    DL_EMU_ORDER=shuffle:2718 run "Cuda suite on the emulated device (Threads, mpirun), blocks and threads in a shuffled order" \
+      2400 cargo test "${BUILD[@]}" --test gpu_threads --test gpu_mpi --no-fail-fast "$@"
+  fi
   run "MDD example with --gpu against the host run (emulated device, mpirun -n 1 and 2)" \
     900 scripts/mdd-gpu.sh
   DISTLOPS_CUDA_AWARE_MPI=1 DL_EMU_ORDER=reverse run "Cuda suite under mpirun, device payloads by address through MPI (the CUDA-aware MPI path), in reversed order" \
-    1500 cargo test --features emulator,mpi --test gpu_mpi --no-fail-fast "$@"
+    1500 cargo test "${BUILD[@]}" --test gpu_mpi --no-fail-fast "$@"
   run "post-stack example: --gpu on the emulated device gives the host run's volumes (1 and 2 ranks)" \
     900 scripts/poststack-gpu.sh
   # Its own target directory: the flag changes the emulator's build, and the main directory
@@ -76,7 +79,7 @@ if [ "$emulated" = 1 ]; then
   fi
   DL_EMU_SANITIZE=address ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 CARGO_TARGET_DIR="$target/emu-asan" \
     run "Cuda suite on Threads, emulator kernels under AddressSanitizer (DL_EMU_SANITIZE=address)" \
-    2400 cargo test --features emulator --test gpu_threads --no-fail-fast "$@"
+    2400 cargo test "${BUILD[@]}" --test gpu_threads --no-fail-fast "$@"
   run "NVIDIA libraries (pinned wheels)" 900 scripts/gpu-libs.sh
   gpu_env="${DISTLOPS_GPU_LIBS:-$HOME/.cache/distlops/gpu-libs}/env.sh"
   if [ -f "$gpu_env" ]; then
@@ -90,7 +93,7 @@ if [ "$emulated" = 1 ]; then
 else
   unset DISTLOPS_DEVICE
   run "Cuda suite on the real devices (Threads, mpirun)" \
-    2400 cargo test --features cuda,emulator,mpi --test gpu_threads --test gpu_mpi --no-fail-fast "$@"
+    2400 cargo test --workspace --features cuda,emulator,mpi --test gpu_threads --test gpu_mpi --no-fail-fast "$@"
   DISTLOPS_GPU=real run "post-stack example: --gpu on the real devices against the host run" \
     900 scripts/poststack-gpu.sh
   DISTLOPS_GPU=real run "MDD example: --gpu on the real devices against the host run" \

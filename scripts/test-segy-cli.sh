@@ -23,8 +23,8 @@ mpiexec="${MPIEXEC:-mpirun}"
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
-step "test-segy-cli.sh: build the example with MPI" 1200 cargo build -q --features mpi --example poststack
-exe="${CARGO_TARGET_DIR:-target}/debug/examples/poststack"
+step "test-segy-cli.sh: build the example" 1200 cargo build -q "${BUILD[@]}" --example poststack
+exe="$(example_bin poststack)"
 common=(--niter 30 --quiet)
 
 step "test-segy-cli.sh: synthetic data" 300 "$mpiexec" --oversubscribe -n 1 "$exe" --ny 6 --nx 16 \

@@ -1,6 +1,10 @@
 #!/usr/bin/env bash
-# scripts/test.sh: the whole test suite, without and with MPI.
-# Installs missing system packages first (scripts/setup.sh). Extra arguments go to both `cargo test` runs.
+# scripts/test.sh: the whole test suite: every test binary of the workspace once (Threads, mpirun,
+# the fault suite, the Cuda instantiation on the emulated device, doctests), the examples on thread
+# ranks and under mpirun, the rank-count and SEG-Y checks, and the GPU checks that need no GPU.
+# Everything is compiled once, with one feature set (scripts/lib.sh `BUILD`), plus a check that
+# the crates build without features (what `cargo add distlops` gets).
+# Installs missing system packages first (scripts/setup.sh). Extra arguments go to the `cargo test` run.
 # Every step has a time limit (scripts/lib.sh: a step past it fails with its name, and the next
 # one runs); DISTLOPS_STEP_SCALE=N multiplies the limits on a slow machine.
 set -euo pipefail
@@ -32,26 +36,27 @@ if check "segyio venv (scripts/py-segy-env.sh)" 900 bash -c 'scripts/py-segy-env
   export DISTLOPS_SEGYIO_PYTHON
 fi
 
-check "cargo test --workspace" 2700 cargo test --workspace --no-fail-fast "$@"
-check "cargo test --workspace --features mpi" 2700 cargo test --workspace --features mpi --no-fail-fast "$@"
+check "cargo check --workspace --all-targets (no features)" 1800 cargo check -q --workspace --all-targets
+# The emulated device runs the Cuda instantiation (tests/gpu_threads.rs, tests/gpu_mpi.rs) with
+# its blocks and threads in a shuffled order (an order CUDA allows; index order hides races).
+DISTLOPS_DEVICE=emulated DL_EMU_ORDER=shuffle:2718 check "cargo test ${BUILD[*]}" 3600 \
+  cargo test "${BUILD[@]}" --no-fail-fast "$@"
 
 # The examples assert their own results: run each on 3 thread ranks and under mpirun -n 3.
 examples=(distributed_array cgls stacking halo derivatives)
-for ex in "${examples[@]}"; do
-  check "example $ex (threads)" 600 bash -c 'cargo run -q --example "$1" -- 3 >/dev/null' _ "$ex"
-done
-if check "cargo build --features mpi --examples" 1200 cargo build -q --features mpi --examples; then
+if check "cargo build ${BUILD[*]} --examples" 1200 cargo build -q "${BUILD[@]}" --examples; then
   for ex in "${examples[@]}"; do
+    check "example $ex (3 thread ranks)" 300 bash -c '"$1" 3 >/dev/null' _ "$(example_bin "$ex")"
     check "example $ex (mpirun -n 3)" 300 \
-      bash -c '"$MPIEXEC" -n 3 "$1" >/dev/null' _ "${CARGO_TARGET_DIR:-target}/debug/examples/$ex"
+      bash -c '"$MPIEXEC" -n 3 "$1" >/dev/null' _ "$(example_bin "$ex")"
   done
 fi
 check "post-stack example: same volumes on 1-4 ranks (threads and mpirun)" 1800 scripts/poststack-ranks.sh
 check "MDD example: same arrays on 1-4 ranks (threads and mpirun)" 1800 scripts/mdd-ranks.sh
 check "post-stack example on a SEG-Y cube written by segyio (mpirun -n 1-3, outputs read back by segyio)" \
   1200 scripts/test-segy-cli.sh
-check "the Cuda engine without a GPU: sanitizers, emulated device, NVRTC and library symbols (scripts/test-gpu.sh --emulated)" \
-  9000 scripts/test-gpu.sh --emulated
+DISTLOPS_SUITE_DONE=1 check "the Cuda engine without a GPU: sanitizers, emulated device, NVRTC and library symbols (scripts/test-gpu.sh --emulated)" \
+  5400 scripts/test-gpu.sh --emulated
 
 if [ ${#failed[@]} -gt 0 ]; then
   printf '==> FAILED: %s\n' "${failed[@]}" >&2

@@ -50,8 +50,6 @@ pub const RANKS_VAR: &str = "DISTLOPS_RANKS";
 ///     Ok(())
 /// });
 /// ```
-// The second example is a program's whole `main`, on purpose.
-#[allow(clippy::needless_doctest_main)]
 pub fn run<R, E, F>(f: F) -> Vec<R>
 where
     R: Send,

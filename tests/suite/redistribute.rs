@@ -3,6 +3,7 @@
 
 use super::check::*;
 use super::util::{global, TestScalar, UNEVEN_1D, UNEVEN_2D, UNEVEN_3D};
+use distlops::core::ToEngine;
 use distlops::core::{Communicator, Complex32, Complex64, DistributedArray, Layout, Partition};
 use ndarray::{ArrayD, IxDyn};
 
