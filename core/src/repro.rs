@@ -96,18 +96,20 @@
 //!
 //! ```
 //! use distlops_core::repro::{ReproSums, SumTree};
-//! use distlops_core::{kernels, Threads};
+//! use distlops_core::Threads;
 //!
 //! let x: Vec<f64> = (0..1000).map(|i| (0.37 * i as f64).sin()).collect();
-//! // The same sum on 1 rank and on 3 ranks with uneven blocks (one of them empty).
-//! let serial = SumTree::new(&[1000], 0).sum_local(|r| kernels::sum(&x[r]));
+//! // The same sum on 1 rank and on 3 ranks with uneven blocks (one of them empty); a leaf
+//! // is summed by any fixed function of its terms (here in order).
+//! let leaf = |terms: &[f64]| terms.iter().fold(0.0, |acc, v| acc + v);
+//! let serial = SumTree::new(&[1000], 0).sum_local(|r| leaf(&x[r]));
 //! let lens = [600, 0, 400];
 //! let sums = Threads::run(3, |comm| {
 //!     let tree = SumTree::new(&lens, comm.rank());
 //!     let start: usize = lens[..comm.rank()].iter().sum();
 //!     let block = &x[start..start + lens[comm.rank()]];
 //!     let mut batch = ReproSums::new();
-//!     batch.push(tree, |r| kernels::sum(&block[r]));
+//!     batch.push(tree, |r| leaf(&block[r]));
 //!     batch.all_reduce(&comm)[0]
 //! });
 //! assert!(sums.iter().all(|s| s.to_bits() == serial.to_bits()));

@@ -1,13 +1,14 @@
 //! The engine primitives the device operators are written on, on engine `E` against the host:
 //! [`Banded::band`] and [`Banded::band_chain`] (the same bits on every engine), [`Fourier::fft`] (against a direct DFT sum)
-//! [`Dense::matmul_batched`] (against host products) and the [`Engine::as_reals`] views. Local
+//! [`Dense::matmul_batched`] (against host products), `Compute::strided_add` (the same bits) and
+//! the real views. Local
 //! to each rank: no communication.
 
-use super::engines::TestEngine;
+use super::engines::{same_bits, TestEngine};
 use super::util::{global, TestScalar};
 use distlops::core::{
-    AxisBand, BandChain, Banded, Communicator, Complex32, Complex64, Dense, FftReal, Host, MatOp,
-    Memory, Scalar,
+    AxisBand, BandChain, Banded, Communicator, Complex32, Complex64, Compute, Dense, FftReal, Host,
+    MatOp, Memory, Scalar, StridedCopy,
 };
 use ndarray::{ArrayD, ArrayView1, IxDyn};
 
@@ -260,10 +261,60 @@ fn matmul_batched_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
     }
 }
 
+/// `E::strided_add` against `Host::strided_add`, bit for bit: a transposing box, a box with a
+/// stride of two, and an empty one, each added onto values already there.
+fn strided_add_on<T: TestScalar, E: TestEngine>(comm: &Communicator) {
+    let engine = E::for_rank(comm);
+    let (rows, cols) = (5, 7);
+    let cases = [
+        // x (rows x cols) added transposed into y (cols x rows).
+        (
+            vec![rows, cols],
+            (0, vec![cols, 1]),
+            (0, vec![1, rows]),
+            rows * cols,
+        ),
+        // every other element of x's first 2 x 3 corner into y from offset 4.
+        (
+            vec![2, 3],
+            (1, vec![2 * cols, 2]),
+            (4, vec![3, 1]),
+            rows * cols,
+        ),
+        (vec![0, 3], (0, vec![cols, 1]), (0, vec![3, 1]), rows * cols),
+    ];
+    for (extent, (xo, xs), (yo, ys), len) in cases {
+        let copy = StridedCopy::new(&extent, (xo, &xs, len), (yo, &ys, len)).unwrap();
+        let x: ArrayD<T> = global(&[len], 5);
+        let y0: ArrayD<T> = global(&[len], 6);
+        let mut want = y0.clone();
+        Host::strided_add(&copy, x.as_slice().unwrap(), want.as_slice_mut().unwrap());
+        let dx = engine.upload(x.view()).unwrap();
+        let mut dy = engine.upload(y0.view()).unwrap();
+        E::strided_add(&copy, E::slice(&dx), E::slice_mut(&mut dy));
+        let got = E::download(&dy);
+        assert!(
+            same_bits(&got, &want),
+            "strided_add {extent:?} on {}",
+            E::NAME
+        );
+        if extent[0] > 0 {
+            assert!(
+                !same_bits(&got, &y0),
+                "strided_add {extent:?} changed nothing"
+            );
+        }
+    }
+}
+
 /// Every primitive of this file, every dtype, on engine `E`.
 pub fn primitives_all_dtypes<E: TestEngine>(comm: &Communicator) {
     band_on::<f32, E>(comm);
     band_on::<f64, E>(comm);
+    strided_add_on::<f64, E>(comm);
+    strided_add_on::<f32, E>(comm);
+    strided_add_on::<Complex64, E>(comm);
+    strided_add_on::<Complex32, E>(comm);
     band_on::<Complex32, E>(comm);
     band_on::<Complex64, E>(comm);
     band_chain_on::<f64, E>(comm);
