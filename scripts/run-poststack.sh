@@ -3,7 +3,8 @@
 # Installs missing system packages (scripts/setup.sh), builds the example in release mode with MPI,
 # runs it under `mpirun --oversubscribe -n 4` and says where the figures are.
 # Extra arguments go to the example (see `--help`), e.g. `scripts/run-poststack.sh --ny 80 --noise 0.05`,
-# or your own data: `scripts/run-poststack.sh --data cube.sgy [--wavelet ricker:25] [--background ai.sgy]`.
+# or your own data: `scripts/run-poststack.sh --data cube.sgy --ai0 F [--wavelet ricker:25]` (or
+# `--background ai.sgy` instead of `--ai0`).
 # NP=2 scripts/run-poststack.sh chooses another number of ranks.
 # `--gpu` runs the inversions on the Cuda engine, one device per rank: the example is then built
 # with feature cuda (NVIDIA devices, libraries loaded at run time), and also emulator when

@@ -34,11 +34,31 @@ step "test-segy-cli.sh: segyio writes the cube" 300 \
   --nil 6 --nxl 16 --nt 48 --il0 1001 --il-step 2 --xl0 200 --dt-us 4000 --delay-ms 0 \
   --format 1 --ext-headers 1
 
+# Mistakes on the command line stop with one line naming the option and the value, before any
+# work: --data without an impedance level, a Ricker wavelet written without its colon or with a
+# frequency that is not a number.
+bad_cli() {
+  local want="$1"
+  shift
+  local msg rc=0
+  msg="$("$exe" "$@" 2>&1 >/dev/null)" || rc=$?
+  if [ "$rc" -ne 2 ] || [[ "$msg" != *"$want"* ]] || [ "$(printf '%s\n' "$msg" | wc -l)" -ne 1 ]; then
+    echo "test-segy-cli.sh: poststack $* should stop with one line naming $want (exit $rc): $msg" >&2
+    return 1
+  fi
+  echo "refused as it should: poststack $*: $msg"
+}
+bad_cli "--ai0" --data "$tmp/cube.sgy"
+bad_cli "--wavelet ricker15" --data "$tmp/cube.sgy" --ai0 1 --wavelet ricker15
+bad_cli "--wavelet ricker:abc" --data "$tmp/cube.sgy" --ai0 1 --wavelet ricker:abc
+bad_cli "--niter ten" --niter ten
+
+# --ai0 1: the results are impedance relative to a constant 1 (this cube has no absolute level).
 for np in 1 2 3; do
   figures=()
   [ "$np" -eq 1 ] || figures=(--no-figures)
   step "test-segy-cli.sh: poststack --data under mpirun -n $np" 300 \
-    "$mpiexec" --oversubscribe -n "$np" "$exe" --data "$tmp/cube.sgy" "${common[@]}" \
+    "$mpiexec" --oversubscribe -n "$np" "$exe" --data "$tmp/cube.sgy" --ai0 1 "${common[@]}" \
     "${figures[@]}" --out "$tmp/np$np" >"$tmp/log$np" 2>&1 || {
     cat "$tmp/log$np" >&2
     echo "test-segy-cli.sh: poststack --data under mpirun -n $np failed" >&2

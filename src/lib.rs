@@ -102,6 +102,7 @@ pub use num_complex;
 pub mod prelude {
     pub use distlops_core::operator::{dottest, LinearOperator, LinearOperatorExt, Op, Space};
     pub use distlops_core::NodeShared;
+    pub use distlops_core::{balanced_counts, NonFiniteKind};
     pub use distlops_core::{
         signed_axis, AxisArg, Communicator, Complex32, Complex64, DistVector, DistributedArray,
         Error, Host, Layout, NormOrd, Partition, ReduceOp, Scalar, StackedDistributedArray,
@@ -124,8 +125,8 @@ pub mod prelude {
     };
     pub use distlops_solvers::CgVariant;
     pub use distlops_solvers::{
-        cg, cgls, fista, ista, lsqr, power_iteration, CgParams, CglsParams, IstaParams, LsqrParams,
-        LsqrStop, PowerIterationParams, StopReason, Threshold,
+        cg, cgls, fill_seeded, fista, ista, lsqr, power_iteration, CgParams, CglsParams,
+        IstaParams, LsqrParams, LsqrStop, PowerIterationParams, StopReason, Threshold,
     };
 }
 

@@ -352,6 +352,33 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
         }
     }
 
+    /// The plain array, mutably, if this is one (to fill its block in place, e.g. with
+    /// [`DistributedArray::local_mut`] on the host).
+    ///
+    /// ```
+    /// use distlops_core::{DistVector, DistributedArray, Layout, Threads};
+    /// Threads::run(2, |comm| {
+    ///     let layout = Layout::scatter(&[5], 0, comm.size()).unwrap();
+    ///     let mut v = DistVector::from(DistributedArray::<f64>::zeros(&comm, &layout).unwrap());
+    ///     v.as_array_mut().unwrap().local_mut().fill(2.0);
+    ///     assert_eq!(v.as_array().unwrap().local()[0], 2.0);
+    /// });
+    /// ```
+    pub fn as_array_mut(&mut self) -> Option<&mut DistributedArray<T, E>> {
+        match self {
+            DistVector::Array(a) => Some(a),
+            DistVector::Stacked(_) => None,
+        }
+    }
+
+    /// The stack, mutably, if this is one.
+    pub fn as_stacked_mut(&mut self) -> Option<&mut StackedDistributedArray<T, E>> {
+        match self {
+            DistVector::Stacked(s) => Some(s),
+            DistVector::Array(_) => None,
+        }
+    }
+
     /// A fingerprint of the layout, mask, element type and engine of a plain array
     /// ([`DistributedArray::fingerprint`]), or of a stack's structure; equal to the
     /// [`typed_fingerprint`](crate::Space::typed_fingerprint) of its [`Space`](crate::Space).

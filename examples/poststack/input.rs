@@ -154,14 +154,14 @@ fn read_npy_cube(
 }
 
 /// The wavelet: a Ricker of peak frequency `f0` Hz sampled at `dt_ms` (half-length `1.2 / f0`
-/// seconds, PyLops-MPI's tutorial wavelet at 15 Hz and 4 ms), or a `.npy` file (an odd number
+/// seconds, PyLops-MPI's tutorial wavelet at 15 Hz and 4 ms) times `scale`, or a `.npy` file (an odd number
 /// of samples, centred). It must be shorter than the traces.
 pub fn wavelet(arg: &WaveletArg, dt_ms: f64, nt: usize) -> Res<Vec<f64>> {
     let w = match arg {
-        WaveletArg::Ricker(f0) => {
+        WaveletArg::Ricker { f0, scale } => {
             let n = (1.2 / f0 / (dt_ms / 1000.0)).round() as usize + 1;
             let t: Vec<f64> = (0..n).map(|i| dt_ms / 1000.0 * i as f64).collect();
-            ricker(&t, *f0).0
+            ricker(&t, *f0).0.into_iter().map(|v| v * scale).collect()
         }
         WaveletArg::File(path) => {
             let w: ArrayD<f64> =
@@ -195,7 +195,12 @@ pub fn wavelet(arg: &WaveletArg, dt_ms: f64, nt: usize) -> Res<Vec<f64>> {
 pub fn background(comm: &Communicator, input: &Input, args: &Args) -> Res<DistributedArray<f64>> {
     let layout = input.data.layout();
     let mut m = match &args.background {
-        None => DistributedArray::full(comm, layout, args.ai0.ln())?,
+        None => {
+            let ai0 = args
+                .ai0
+                .expect("Args::parse requires --ai0 or --background with --data");
+            DistributedArray::full(comm, layout, ai0.ln())?
+        }
         Some(path) => {
             let ai = if is_segy(path)? {
                 let reader = SegyReader::open(comm, path, &SegyOptions::default())?;

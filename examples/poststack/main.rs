@@ -66,8 +66,9 @@ type Res<T> = Result<T, Box<dyn Error>>;
 /// The wavelet of `--wavelet`.
 #[derive(Debug, Clone)]
 enum WaveletArg {
-    /// A Ricker wavelet of this peak frequency in Hz, sampled like the data.
-    Ricker(f64),
+    /// A Ricker wavelet of this peak frequency in Hz, sampled like the data, times a scale
+    /// factor (1 unless given).
+    Ricker { f0: f64, scale: f64 },
     /// A `.npy` file.
     File(PathBuf),
 }
@@ -94,7 +95,7 @@ struct Args {
     wavelet: WaveletArg,
     background: Option<PathBuf>,
     smooth: Option<usize>,
-    ai0: f64,
+    ai0: Option<f64>,
 }
 
 const USAGE: &str = "\
@@ -121,11 +122,12 @@ your own data (instead of the synthetic model):
   --data FILE    post-stack data: SEG-Y (.sgy, .segy) or .npy of shape (inline, crossline,
                  time) or (crossline, time) for a 2-D section
   --dt MS        sample interval in ms (default: the SEG-Y headers', 4 for .npy)
-  --wavelet W    ricker:F0 (Ricker wavelet of peak frequency F0 Hz, sampled like the data;
-                 default ricker:15) or FILE.npy (1-D, odd length, centred)
+  --wavelet W    ricker:F0[:SCALE] (Ricker wavelet of peak frequency F0 Hz, sampled like the
+                 data, times SCALE; default ricker:15) or FILE.npy (1-D, odd length, centred)
   --background FILE  starting model: acoustic impedance, SEG-Y or .npy of the data's shape
-                 (default: the constant --ai0, i.e. relative impedance)
-  --ai0 F        the constant starting impedance without --background (default 1)
+  --ai0 F        or a constant starting impedance (the area's mean acoustic impedance, in the
+                 units the results should have); one of the two is required with --data:
+                 post-stack data holds no absolute impedance level
   --smooth N     box-smooth the starting model along time over N samples (twice)
 ";
 
@@ -148,41 +150,38 @@ impl Args {
             gpu: false,
             data: None,
             dt_ms: None,
-            wavelet: WaveletArg::Ricker(15.0),
+            wavelet: WaveletArg::Ricker {
+                f0: 15.0,
+                scale: 1.0,
+            },
             background: None,
             smooth: None,
-            ai0: 1.0,
+            ai0: None,
         };
         let mut it = std::env::args().skip(1);
         while let Some(flag) = it.next() {
             let mut value = || it.next().ok_or_else(|| format!("{flag} needs a value"));
             match flag.as_str() {
-                "--ny" => a.ny = value()?.parse()?,
-                "--nx" => a.nx = value()?.parse()?,
-                "--nt" => a.nt = value()?.parse()?,
-                "--niter" => a.niter = value()?.parse()?,
-                "--eps" => a.eps = value()?.parse()?,
-                "--noise" => a.noise = value()?.parse()?,
-                "--seed" => a.seed = value()?.parse()?,
+                "--ny" => a.ny = num(&flag, &value()?)?,
+                "--nx" => a.nx = num(&flag, &value()?)?,
+                "--nt" => a.nt = num(&flag, &value()?)?,
+                "--niter" => a.niter = num(&flag, &value()?)?,
+                "--eps" => a.eps = num(&flag, &value()?)?,
+                "--noise" => a.noise = num(&flag, &value()?)?,
+                "--seed" => a.seed = num(&flag, &value()?)?,
                 "--out" => a.out = value()?.into(),
-                "--ranks" => a.ranks = value()?.parse()?,
+                "--ranks" => a.ranks = num(&flag, &value()?)?,
                 "--compare" => a.compare = Some(value()?.into()),
                 "--no-figures" => a.figures = false,
                 "--no-check" => a.check = false,
                 "--quiet" => a.quiet = true,
                 "--gpu" => a.gpu = true,
                 "--data" => a.data = Some(value()?.into()),
-                "--dt" => a.dt_ms = Some(value()?.parse()?),
-                "--wavelet" => {
-                    let w = value()?;
-                    a.wavelet = match w.strip_prefix("ricker:") {
-                        Some(f0) => WaveletArg::Ricker(f0.parse()?),
-                        None => WaveletArg::File(w.into()),
-                    };
-                }
+                "--dt" => a.dt_ms = Some(num(&flag, &value()?)?),
+                "--wavelet" => a.wavelet = wavelet_arg(&value()?)?,
                 "--background" => a.background = Some(value()?.into()),
-                "--smooth" => a.smooth = Some(value()?.parse()?),
-                "--ai0" => a.ai0 = value()?.parse()?,
+                "--smooth" => a.smooth = Some(num(&flag, &value()?)?),
+                "--ai0" => a.ai0 = Some(num(&flag, &value()?)?),
                 "-h" | "--help" => {
                     print!("{USAGE}");
                     std::process::exit(0);
@@ -196,15 +195,11 @@ impl Args {
             );
         }
         let positive = |v: Option<f64>| v.is_none_or(|v| v > 0.0 && v.is_finite());
-        if !positive(a.dt_ms) || !positive(Some(a.ai0)) {
-            return Err("--dt and --ai0 must be positive".into());
+        if !positive(a.dt_ms) {
+            return Err(format!("--dt {}: must be positive", a.dt_ms.unwrap_or(0.0)).into());
         }
-        if let WaveletArg::Ricker(f0) = a.wavelet {
-            if !(f0 > 0.0 && f0.is_finite()) {
-                return Err(
-                    format!("--wavelet ricker:{f0}: the peak frequency must be positive").into(),
-                );
-            }
+        if !positive(a.ai0) {
+            return Err(format!("--ai0 {}: must be positive", a.ai0.unwrap_or(0.0)).into());
         }
         if a.gpu && !cfg!(any(feature = "cuda", feature = "emulator")) {
             return Err(
@@ -214,11 +209,66 @@ impl Args {
                     .into(),
             );
         }
-        if a.data.is_none() && (a.background.is_some() || a.smooth.is_some() || a.dt_ms.is_some()) {
-            return Err("--background, --smooth and --dt go with --data".into());
+        let with_data = a.background.is_some() || a.smooth.is_some() || a.dt_ms.is_some();
+        if a.data.is_none() && (with_data || a.ai0.is_some()) {
+            return Err("--background, --ai0, --smooth and --dt go with --data".into());
+        }
+        if a.data.is_some() && a.background.is_none() && a.ai0.is_none() {
+            return Err(
+                "--data needs the impedance level the data cannot give: --ai0 F (the \
+                        area's mean acoustic impedance, e.g. from a well log, in the units the \
+                        results should have) or --background FILE (a low-frequency impedance \
+                        model)"
+                    .into(),
+            );
+        }
+        if a.background.is_some() && a.ai0.is_some() {
+            return Err("--ai0 and --background both give the starting model: pick one".into());
         }
         Ok(a)
     }
+}
+
+/// `value` of option `flag` read as a `T`, or a one-line error naming both.
+fn num<T: std::str::FromStr>(flag: &str, value: &str) -> Res<T> {
+    value.parse().map_err(|_| {
+        let what = if std::any::type_name::<T>().starts_with('f') {
+            "a number"
+        } else {
+            "a whole number"
+        };
+        format!("{flag} {value}: not {what}").into()
+    })
+}
+
+/// The wavelet of `--wavelet W`: `ricker:F0` or `ricker:F0:SCALE`, else a `.npy` file.
+fn wavelet_arg(w: &str) -> Res<WaveletArg> {
+    let Some(spec) = w.strip_prefix("ricker") else {
+        return Ok(WaveletArg::File(w.into()));
+    };
+    let bad = |why: &str| format!("--wavelet {w}: {why} (e.g. ricker:15 or ricker:15:0.5)").into();
+    let Some(spec) = spec.strip_prefix(':') else {
+        return Err(bad("a Ricker wavelet is ricker:F0 or ricker:F0:SCALE"));
+    };
+    let mut parts = spec.split(':');
+    let f0: f64 = parts
+        .next()
+        .and_then(|v| v.parse().ok())
+        .ok_or_else(|| bad("the peak frequency F0 is not a number"))?;
+    let scale: f64 = match parts.next() {
+        None => 1.0,
+        Some(v) => v.parse().map_err(|_| bad("the scale is not a number"))?,
+    };
+    if parts.next().is_some() {
+        return Err(bad("too many fields"));
+    }
+    if !(f0 > 0.0 && f0.is_finite()) {
+        return Err(bad("the peak frequency must be positive"));
+    }
+    if !(scale.is_finite() && scale != 0.0) {
+        return Err(bad("the scale must be finite and not zero"));
+    }
+    Ok(WaveletArg::Ricker { f0, scale })
 }
 
 /// The relative model errors must be at most these multiples of the starting model's error.
@@ -420,8 +470,8 @@ fn invert<E: FullEngine>(
     let dot_g = dottest(&g, x, &d)?;
     let dot_l = dottest(&lap, x, y)?;
     say(format!(
-        "post-stack inversion: {} on {} ranks{}, {} iterations, eps = {}, noise = {}; dot \
-         tests: G {:.1e}, L {:.1e}; setup {:.2} s",
+        "post-stack inversion: {} on {} ranks{}, {} iterations, eps = {}{}; dot tests: G \
+         {:.1e}, L {:.1e}; setup {:.2} s",
         setup.what,
         comm.size(),
         if args.gpu {
@@ -431,7 +481,11 @@ fn invert<E: FullEngine>(
         },
         args.niter,
         args.eps,
-        if m.is_some() { args.noise } else { 0.0 },
+        if m.is_some() {
+            format!(", noise = {}", args.noise)
+        } else {
+            String::new()
+        },
         dot_g.rel_err,
         dot_l.rel_err,
         t0.elapsed().as_secs_f64()

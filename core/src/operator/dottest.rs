@@ -29,6 +29,12 @@ impl<T: Scalar> DotTest<T> {
 /// [Collective](crate#collective-calls): every rank of the operator's communicator calls it (two
 /// checked products, as [`apply`](LinearOperatorExt::apply), and two dot products).
 ///
+/// `u` and `v` should be random: `distlops::solvers::fill_seeded` (also in `distlops::prelude`)
+/// fills a vector of any layout and engine with values that depend only on the seed and the
+/// global index, so the test gives the same result at every rank count; make them in the
+/// operator's spaces first ([`new_domain_vector_on`](LinearOperatorExt::new_domain_vector_on) and
+/// [`new_range_vector_on`](LinearOperatorExt::new_range_vector_on)).
+///
 /// # Errors
 /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) if `u` or `v` is not in its space.
 pub fn dottest<'a, T: Scalar, E: Engine, L: LinearOperator<T, E> + ?Sized>(

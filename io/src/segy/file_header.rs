@@ -3,6 +3,7 @@
 
 use super::binary::{BinaryHeader, BINARY_HEADER_BYTES};
 use super::endian::ByteOrder;
+use super::sample_format::SampleFormat;
 use super::textual::{TextualHeader, TEXTUAL_HEADER_BYTES};
 use crate::file::PositionedFile;
 use distlops_core::{Error, Result};
@@ -30,12 +31,36 @@ impl FileHeader {
     /// from the binary header.
     ///
     /// # Errors
-    /// [`Error::Io`] if the file is shorter than its headers; [`Error::Format`] if a variable
-    /// number of extended headers has no end, or the number is negative (other than -1).
+    /// [`Error::Format`] naming the file "not a SEG-Y file" if it is shorter than the 3600 bytes
+    /// of the textual and binary headers or its binary header gives no sample format code of
+    /// SEG-Y (a text or other file renamed `.sgy`); [`Error::Io`] if the file is shorter than its
+    /// extended headers; [`Error::Format`] if a variable number of extended headers has no end,
+    /// or the number is negative (other than -1).
     pub fn read(file: &PositionedFile, order: Option<ByteOrder>) -> Result<Self> {
+        let len = file.size()?;
+        if len < FILE_HEADER_BYTES as u64 {
+            return Err(Error::format(
+                file.path(),
+                format!(
+                    "not a SEG-Y file: {len} bytes, fewer than the {FILE_HEADER_BYTES} bytes of a \
+                     SEG-Y file's textual and binary headers"
+                ),
+            ));
+        }
         let mut bytes = vec![0u8; FILE_HEADER_BYTES];
         file.read_exact_at(&mut bytes, 0)?;
         let mut header = Self::from_bytes(&bytes, order);
+        let code = header.binary.format_code();
+        if SampleFormat::from_code(code).is_none() {
+            return Err(Error::format(
+                file.path(),
+                format!(
+                    "not a SEG-Y file, or one of a sample format distlops-io does not read: its \
+                     binary header (bytes 3201-3600) gives sample format code {code} (SEG-Y's \
+                     are 1, 2, 3, 5, 6, 8, 10, 11, 16)"
+                ),
+            ));
+        }
         let count = header.binary.extended_headers();
         if count < -1 {
             return Err(Error::format(
@@ -44,7 +69,6 @@ impl FileHeader {
             ));
         }
         let mut offset = FILE_HEADER_BYTES as u64;
-        let len = file.size()?;
         loop {
             let done = match count {
                 -1 => header

@@ -329,12 +329,16 @@ pub fn segy_errors_on_every_rank(comm: &Communicator, dir: &Path) {
     assert_failed_everywhere(comm, open(), "truncated");
     // Truncated in the headers.
     write(&good[..3000]);
-    assert_failed_everywhere(comm, open(), "ends before byte 3600");
+    assert_failed_everywhere(comm, open(), "not a SEG-Y file: 3000 bytes");
     // An unsupported format code (4: fixed point with gain).
     let mut bad = good.clone();
     bad[3224..3226].copy_from_slice(&4i16.to_be_bytes());
     write(&bad);
-    assert_failed_everywhere(comm, open(), "sample format code 4 is not supported");
+    assert_failed_everywhere(comm, open(), "gives sample format code 4");
+    // A text file renamed .sgy: said to be no SEG-Y file (not "truncated?").
+    let text = "a line of text that is not seismic data\n".repeat(200);
+    write(text.as_bytes());
+    assert_failed_everywhere(comm, open(), "not a SEG-Y file");
     // A file that is not there.
     assert_failed_everywhere(
         comm,
