@@ -52,6 +52,8 @@ bad_cli "--ai0" --data "$tmp/cube.sgy"
 bad_cli "--wavelet ricker15" --data "$tmp/cube.sgy" --ai0 1 --wavelet ricker15
 bad_cli "--wavelet ricker:abc" --data "$tmp/cube.sgy" --ai0 1 --wavelet ricker:abc
 bad_cli "--niter ten" --niter ten
+bad_cli "--smooth 0" --data "$tmp/cube.sgy" --ai0 1 --smooth 0
+bad_cli "--smooth 4:x" --data "$tmp/cube.sgy" --ai0 1 --smooth 4:x
 
 # --ai0 1: the results are impedance relative to a constant 1 (this cube has no absolute level).
 for np in 1 2 3; do

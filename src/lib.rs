@@ -39,8 +39,8 @@
 //! | `emulator` | the `Cuda` engine on an emulated device: the same kernels compiled for the CPU (tests and development; needs a C++ compiler) |
 //!
 //! Without `mpi`, multi-rank programs run on the [`Threads`](core::Threads) communicator: P ranks as
-//! threads of one process, the same code path as under MPI. (On docs.rs the `mpi` module is not
-//! built, as rsmpi needs an MPI installation; the other features are.)
+//! threads of one process, the same code path as under MPI. (docs.rs builds every feature,
+//! `mpi` included: its build image has MPICH and libclang.)
 //!
 //! ## A first program
 //!

@@ -249,7 +249,7 @@ impl Layout {
         }
     }
 
-    fn build(
+    pub(crate) fn build(
         global_shape: Vec<usize>,
         axis: usize,
         partition: Partition,

@@ -69,6 +69,30 @@ impl<'a, T: Scalar, E: Engine> From<&'a mut DistVector<T, E>> for VectorRef<'a, 
     }
 }
 
+/// An optional vector given by reference, as the solvers' starting point `x0` is: `None`, or
+/// `&x0` exactly as `y` is passed (`Some(x0.view())` works too).
+impl<'a, T: Scalar, E: Engine> From<&'a DistVector<T, E>> for Option<VectorRef<'a, T, E>> {
+    fn from(v: &'a DistVector<T, E>) -> Self {
+        Some(v.into())
+    }
+}
+
+/// See the impl for `&DistVector`.
+impl<'a, T: Scalar, E: Engine> From<&'a DistributedArray<T, E>> for Option<VectorRef<'a, T, E>> {
+    fn from(a: &'a DistributedArray<T, E>) -> Self {
+        Some(a.into())
+    }
+}
+
+/// See the impl for `&DistVector`.
+impl<'a, T: Scalar, E: Engine> From<&'a StackedDistributedArray<T, E>>
+    for Option<VectorRef<'a, T, E>>
+{
+    fn from(s: &'a StackedDistributedArray<T, E>) -> Self {
+        Some(s.into())
+    }
+}
+
 impl<'a, T: Scalar, E: Engine> VectorRef<'a, T, E> {
     /// The plain array, if this is one.
     pub fn as_array(self) -> Option<&'a DistributedArray<T, E>> {

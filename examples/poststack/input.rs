@@ -189,8 +189,8 @@ pub fn wavelet(arg: &WaveletArg, dt_ms: f64, nt: usize) -> Res<Vec<f64>> {
 
 /// The starting model `ln(AI)` in the data's layout: the logarithm of the impedance in
 /// `--background` (a SEG-Y or `.npy` volume of the data's shape, positive values), else the
-/// constant `ln(--ai0)`; box-smoothed along time when asked (`--smooth N`: a centred
-/// moving average of `2 (N / 2) + 1` samples applied twice, as the synthetic starting model).
+/// constant `ln(--ai0)`; box-smoothed along time when asked (`--smooth N[:P]`: `P` passes,
+/// default 2, of a moving average of `N` samples, see [`crate::model::smooth`]).
 /// Collective.
 pub fn background(comm: &Communicator, input: &Input, args: &Args) -> Res<DistributedArray<f64>> {
     let layout = input.data.layout();
@@ -231,10 +231,10 @@ pub fn background(comm: &Communicator, input: &Input, args: &Args) -> Res<Distri
             m
         }
     };
-    if let Some(len) = args.smooth {
+    if let Some((len, passes)) = args.smooth {
         // Along time only: every rank holds whole traces.
         let local = m.local().into_dimensionality::<Ix3>()?.to_owned();
-        let smoothed = crate::model::smooth(&local, [1, 1, len]);
+        let smoothed = crate::model::smooth(&local, [1, 1, len], passes);
         m.local_mut().assign(&smoothed);
     }
     Ok(m)

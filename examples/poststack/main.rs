@@ -94,7 +94,8 @@ struct Args {
     dt_ms: Option<f64>,
     wavelet: WaveletArg,
     background: Option<PathBuf>,
-    smooth: Option<usize>,
+    /// `--smooth N[:P]`: the box length and the number of passes.
+    smooth: Option<(usize, usize)>,
     ai0: Option<f64>,
 }
 
@@ -128,7 +129,9 @@ your own data (instead of the synthetic model):
   --ai0 F        or a constant starting impedance (the area's mean acoustic impedance, in the
                  units the results should have); one of the two is required with --data:
                  post-stack data holds no absolute impedance level
-  --smooth N     box-smooth the starting model along time over N samples (twice)
+  --smooth N[:P] box-smooth the starting model along time: P passes (default 2) of a moving
+                 average of N samples; an even N alternates its half-sample offset between
+                 passes, so two passes are centred (N:1 is a single box of N samples)
 ";
 
 impl Args {
@@ -180,7 +183,7 @@ impl Args {
                 "--dt" => a.dt_ms = Some(num(&flag, &value()?)?),
                 "--wavelet" => a.wavelet = wavelet_arg(&value()?)?,
                 "--background" => a.background = Some(value()?.into()),
-                "--smooth" => a.smooth = Some(num(&flag, &value()?)?),
+                "--smooth" => a.smooth = Some(smooth_arg(&value()?)?),
                 "--ai0" => a.ai0 = Some(num(&flag, &value()?)?),
                 "-h" | "--help" => {
                     print!("{USAGE}");
@@ -271,6 +274,24 @@ fn wavelet_arg(w: &str) -> Res<WaveletArg> {
     Ok(WaveletArg::Ricker { f0, scale })
 }
 
+/// `--smooth N` or `--smooth N:P`: a box of `N >= 1` samples, `P >= 1` passes (default 2).
+fn smooth_arg(v: &str) -> Res<(usize, usize)> {
+    let bad = |why: &str| format!("--smooth {v}: {why} (e.g. 9, or 4:1 for one box of 4)").into();
+    let (len, passes) = v.split_once(':').unwrap_or((v, "2"));
+    let len: usize = len
+        .parse()
+        .map_err(|_| bad("the box length is not a whole number"))?;
+    let passes: usize = passes
+        .parse()
+        .map_err(|_| bad("the number of passes is not a whole number"))?;
+    if len == 0 || passes == 0 {
+        return Err(bad(
+            "the box length and the number of passes must be at least 1",
+        ));
+    }
+    Ok((len, passes))
+}
+
 /// The relative model errors must be at most these multiples of the starting model's error.
 /// The defaults reach 0.88-0.94 for (a), which starts fitting the noise (the exact value depends
 /// on the number of ranks, see the README), so (a) must only improve on the starting model; they
@@ -318,6 +339,7 @@ fn synthetic(comm: &Communicator, args: &Args) -> Res<Setup> {
     let m_back = model::smooth(
         &m_true,
         [box_len(p.ny, 8), box_len(p.nx, 6), box_len(p.nt, 6)],
+        2,
     );
     let layout = Layout::scatter(&dims, 0, comm.size())?;
     let dist = |a: &Array3<f64>| -> Res<DistVector<f64>> {

@@ -55,27 +55,36 @@ pub fn impedance(p: ModelParams) -> Array3<f64> {
     })
 }
 
-/// A centred moving average of (odd) length `len` along `axis`, with the edge samples repeated;
-/// applied twice, like a forward-backward (`filtfilt`) box filter.
-pub fn smooth(a: &Array3<f64>, lens: [usize; 3]) -> Array3<f64> {
+/// `passes` moving averages of length `lens[axis]` along each axis, with the edge samples
+/// repeated. An odd length `2h + 1` averages `i - h ..= i + h`; an even length `2h` averages
+/// `i - h ..= i + h - 1` on the first, third, ... pass and `i - h + 1 ..= i + h` on the others,
+/// so that two passes are centred, like a forward-backward (`filtfilt`) box filter. A length of
+/// 1 leaves the axis alone.
+pub fn smooth(a: &Array3<f64>, lens: [usize; 3], passes: usize) -> Array3<f64> {
     let mut out = a.clone();
     for (axis, &len) in lens.iter().enumerate() {
-        let half = len / 2;
-        if half == 0 {
+        if len <= 1 {
             continue;
         }
-        for _ in 0..2 {
+        for pass in 0..passes {
+            // The window `i - before ..= i + after`, `before + after + 1 = len`.
+            let before = if len % 2 == 0 && pass % 2 == 1 {
+                len / 2 - 1
+            } else {
+                len / 2
+            } as isize;
+            let after = len as isize - 1 - before;
             let mut next = out.clone();
             Zip::from(out.lanes(Axis(axis)))
                 .and(next.lanes_mut(Axis(axis)))
                 .for_each(|src, mut dst| {
                     let n = src.len();
                     let at = |i: isize| src[i.clamp(0, n as isize - 1) as usize];
-                    let mut sum: f64 = (-(half as isize)..=half as isize).map(at).sum();
+                    let mut sum: f64 = (-before..=after).map(at).sum();
                     for i in 0..n {
-                        dst[i] = sum / (2 * half + 1) as f64;
+                        dst[i] = sum / len as f64;
                         let i = i as isize;
-                        sum += at(i + half as isize + 1) - at(i - half as isize);
+                        sum += at(i + after + 1) - at(i - before);
                     }
                 });
             out = next;

@@ -140,6 +140,33 @@ impl Default for FftNdParams {
 ///   (shape `dimsd + [2]`, the memory layout of complex numbers). Without `real` it is the full
 ///   spectrum of the real input, with `real` the half spectrum. The operator is then an ordinary
 ///   real linear map whose adjoint is the real transpose, and the dot test holds exactly.
+///   [`range_layout`](Self::range_layout) is the range's layout, pairs included;
+///   [`DistributedArray::pairs_to_complex`](distlops_core::DistributedArray::pairs_to_complex) reads a range vector as the complex spectrum (shape
+///   `dimsd`, layout [`spectrum_layout`](Self::spectrum_layout)) and
+///   [`DistributedArray::complex_to_pairs`](distlops_core::DistributedArray::complex_to_pairs) turns a complex spectrum back into a range vector
+///   (both bit for bit, no communication):
+///
+/// ```
+/// use distlops_core::operator::LinearOperatorExt;
+/// use distlops_core::{DistVector, DistributedArray, Layout, Threads};
+/// use distlops_operators::{FftNd, FftNdParams};
+///
+/// let ok = Threads::run(2, |comm| {
+///     // The half spectrum of a real 6 x 8 array along its last axis.
+///     let params = FftNdParams { axes: vec![-1], real: true, ..Default::default() };
+///     let op = FftNd::<f64>::new(&comm, &[6, 8], params)?;
+///     assert_eq!(op.range_layout().global_shape(), &[6, 5, 2]); // dimsd + the pair axis
+///     assert_eq!(op.spectrum_layout().global_shape(), &[6, 5]);
+///     let mut x = DistributedArray::zeros(&comm, &Layout::scatter(&[6, 8], 0, comm.size())?)?;
+///     x.fill(1.0);
+///     let y = op.apply(&DistVector::Array(x))?;
+///     let spectrum = y.as_array().unwrap().pairs_to_complex()?; // Complex64, shape [6, 5]
+///     let s = spectrum.asarray();
+///     // A constant row of 8 ones: 8 at frequency 0, nothing elsewhere.
+///     Ok::<bool, distlops_core::Error>((s[[3, 0]].re - 8.0).abs() < 1e-12 && s[[3, 2]].norm() < 1e-12)
+/// });
+/// assert!(ok.into_iter().all(|r| r.unwrap()));
+/// ```
 ///
 /// # Partitions
 ///
@@ -268,6 +295,7 @@ where
     domain: Space,
     range: Space,
     range_layout: Layout,
+    spectrum_layout: Layout,
     stage: FftStage,
     comm: Communicator,
     dims: Vec<usize>,
@@ -422,16 +450,17 @@ where
             })
             .collect();
         let stage = choose_stage(comm.size(), layout, &specs, out_axis, params.decomposition)?;
-        let (steps, range_layout) = plan(comm, layout, &specs, real, out_axis, &stage)?;
+        let (steps, spectrum_layout) = plan(comm, layout, &specs, real, out_axis, &stage)?;
         let pipeline = steps.finish(&Host, comm, values::<T>(real))?;
-        let dimsd = range_layout.global_shape().to_vec();
-        let range = Space::array(if T::IS_COMPLEX {
-            range_layout.clone()
+        let dimsd = spectrum_layout.global_shape().to_vec();
+        let range_layout = if T::IS_COMPLEX {
+            spectrum_layout.clone()
         } else {
             let mut pairs = dimsd.clone();
             pairs.push(2);
-            Layout::with_counts(&pairs, range_layout.axis(), range_layout.counts())?
-        });
+            Layout::with_counts(&pairs, spectrum_layout.axis(), spectrum_layout.counts())?
+        };
+        let range = Space::array(range_layout.clone());
         let fingerprint = Fingerprint::default()
             .text(WHAT)
             .words(&axes)
@@ -444,6 +473,7 @@ where
             domain: Space::array(layout.clone()),
             range,
             range_layout,
+            spectrum_layout,
             stage,
             comm: comm.clone(),
             dims,
@@ -499,11 +529,19 @@ where
         &self.fs
     }
 
-    /// The layout of the spectrum (`dimsd`, without the pair axis of real `T`): the axis it is
-    /// distributed along and its counts. [`Redistribute`](crate::Redistribute) moves it to any
-    /// other layout inside a chain of operators.
+    /// The layout of the range, the same as `self.range().layout()`: shape `dimsd` for complex
+    /// `T`, `dimsd + [2]` for real `T` (the `(re, im)` pairs), distributed along the axis of
+    /// [Partitions](Self#partitions) with its counts. [`Redistribute`](crate::Redistribute)
+    /// moves it to any other layout inside a chain of operators.
     pub fn range_layout(&self) -> &Layout {
         &self.range_layout
+    }
+
+    /// The layout of the spectrum as complex numbers (shape `dimsd`, without the pair axis of
+    /// real `T`): what [`DistributedArray::pairs_to_complex`](distlops_core::DistributedArray::pairs_to_complex)
+    /// makes of a range vector of a real-typed operator (for complex `T`, the range layout).
+    pub fn spectrum_layout(&self) -> &Layout {
+        &self.spectrum_layout
     }
 
     /// How the transforms along the domain's distributed axis were spread over the ranks: the
@@ -540,6 +578,7 @@ where
             domain: self.domain.clone(),
             range: self.range.clone(),
             range_layout: self.range_layout.clone(),
+            spectrum_layout: self.spectrum_layout.clone(),
             stage: self.stage.clone(),
             comm: self.comm.clone(),
             dims: self.dims.clone(),

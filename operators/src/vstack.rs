@@ -29,6 +29,41 @@ use distlops_core::{
 ///   adjoint's all-gather is staged through host memory
 ///   ([`Communicator::all_gather_varcount_on`]).
 /// * PyLops-MPI: `MPIVStack(ops)`.
+///
+/// # `VStack` or `StackedVStack`
+///
+/// `VStack` stacks **serial** blocks: each rank hands in its own [`LocalOperator`]s (a
+/// `MatrixMult`, a `Convolve1D`, ...) over one replicated model, as PyLops-MPI's `MPIVStack`
+/// does with its per-rank PyLops operators. To stack **distributed** operators that share a
+/// domain (an operator of your own that implements
+/// [`LinearOperator`], a [`FirstDerivative`](crate::FirstDerivative) as a regulariser, an
+/// [`FftNd`](crate::FftNd), ...) use [`StackedVStack`](crate::StackedVStack), wrapping each in
+/// [`Op::new`](distlops_core::operator::Op::new); its range is a stack of the parts' ranges
+/// (PyLops-MPI's `MPIStackedVStack`):
+///
+/// ```
+/// use distlops_core::operator::{LinearOperator, LinearOperatorExt, Op};
+/// use distlops_core::{Threads, Vector};
+/// use distlops_operators::{
+///     FirstDerivative, FirstDerivativeParams, SecondDerivative, SecondDerivativeParams,
+///     StackedVStack,
+/// };
+///
+/// Threads::run(3, |comm| {
+///     let d1 = FirstDerivative::<f64>::new(&comm, &[10, 4], FirstDerivativeParams::default())?;
+///     let d2 = SecondDerivative::<f64>::new(&comm, &[10, 4], SecondDerivativeParams::default())?;
+///     // [D1; 0.5 D2]: two distributed operators on the same (10, 4) model.
+///     let stack = StackedVStack::new(vec![Op::new(d1), Op::new(d2).scale(0.5)])?;
+///     let mut x = stack.domain().zeros::<f64>(&comm)?;
+///     x.fill(1.0);
+///     let y = stack.apply(&x)?; // a stacked vector: [D1 x; 0.5 D2 x]
+///     assert_eq!(y.as_stacked().unwrap().len(), 2);
+///     Ok::<(), distlops_core::Error>(())
+/// })
+/// .into_iter()
+/// .collect::<Result<Vec<()>, _>>()
+/// .unwrap();
+/// ```
 pub struct VStack<T: Scalar, E: Engine = Host> {
     ops: Vec<Box<dyn LocalOperator<T, E>>>,
     rows: Vec<usize>,

@@ -213,7 +213,7 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
     pub fn setup<'v>(
         op: &'a dyn LinearOperator<T, E>,
         y: impl Into<VectorRef<'v, T, E>>,
-        x0: Option<VectorRef<'v, T, E>>,
+        x0: impl Into<Option<VectorRef<'v, T, E>>>,
         params: CgParams,
     ) -> Result<Self>
     where
@@ -226,7 +226,7 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
             residual: r,
             work: ac,
             x0,
-        } = data_residual(op, y.into(), x0, NAME, &params.agreed(), checks)?;
+        } = data_residual(op, y.into(), x0.into(), NAME, &params.agreed(), checks)?;
         let x = x0.unwrap_or_else(|| r.zeros_like());
         let c = r.clone();
         let (recurrence, kold) = match params.variant {
@@ -417,7 +417,7 @@ impl<T: Scalar, E: Engine> Iterative<T, E> for Cg<'_, T, E> {
 /// [Collective](distlops_core#collective-calls): every rank of the operator's communicator calls
 /// it, with the same parameters.
 ///
-/// `x0 = None` starts from zero. `callback(x, iteration)` runs after every step. The
+/// `x0`: `None` starts from zero; a starting vector is passed as `y` is (`&x0`). `callback(x, iteration)` runs after every step. The
 /// tolerance compares with the squared residual norm (see [`CgParams::tol`]).
 ///
 /// # Errors
@@ -425,7 +425,7 @@ impl<T: Scalar, E: Engine> Iterative<T, E> for Cg<'_, T, E> {
 pub fn cg<'v, T: Scalar + 'v, E: Engine + 'v>(
     op: &dyn LinearOperator<T, E>,
     y: impl Into<VectorRef<'v, T, E>>,
-    x0: Option<VectorRef<'v, T, E>>,
+    x0: impl Into<Option<VectorRef<'v, T, E>>>,
     params: CgParams,
     callback: Option<Callback<'_, T, E>>,
 ) -> Result<CgSolution<T, E>> {

@@ -29,7 +29,8 @@ pub struct CglsParams {
     pub damp: f64,
     /// The tolerance on the **squared** norm of the normal-equation residual
     /// `|A^H (y - A x) - damp^2 x|^2` (default `1e-4`): the solver stops when it is `<= tol`, as
-    /// PyLops does.
+    /// PyLops does; LSQR's tolerances are relative and not squared (see
+    /// [Stopping rules](crate#stopping-rules-and-defaults)).
     pub tol: f64,
     /// Print the PyLops iteration table on rank 0 (default `false`).
     pub show: bool,
@@ -214,7 +215,7 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
     pub fn setup<'v>(
         op: &'a dyn LinearOperator<T, E>,
         y: impl Into<VectorRef<'v, T, E>>,
-        x0: Option<VectorRef<'v, T, E>>,
+        x0: impl Into<Option<VectorRef<'v, T, E>>>,
         params: CglsParams,
     ) -> Result<Self>
     where
@@ -238,7 +239,7 @@ impl<'a, T: Scalar, E: Engine> Cgls<'a, T, E> {
             residual: s,
             work: mut q,
             x0,
-        } = data_residual(op, y, x0, NAME, &params.agreed(), checks)?;
+        } = data_residual(op, y, x0.into(), NAME, &params.agreed(), checks)?;
         let mut r = op.new_domain_vector_on(&y.engine())?;
         // `s`, `r`, `c`, `q` are made in the spaces agreed on by `data_residual`: the products of
         // setup and of every step skip the checked forms' agreement.
@@ -510,7 +511,7 @@ impl<T: Scalar, E: Engine> Iterative<T, E> for Cgls<'_, T, E> {
 /// [Collective](distlops_core#collective-calls): every rank of the operator's communicator calls
 /// it, with the same parameters.
 ///
-/// `x0 = None` starts from zero. `callback(x, iteration)` runs after every step. See [`Cgls`]
+/// `x0`: `None` starts from zero; a starting vector is passed as `y` is (`&x0`). `callback(x, iteration)` runs after every step. See [`Cgls`]
 /// for what `tol`, `r1norm` and `r2norm` mean.
 ///
 /// # Errors
@@ -518,7 +519,7 @@ impl<T: Scalar, E: Engine> Iterative<T, E> for Cgls<'_, T, E> {
 pub fn cgls<'v, T: Scalar + 'v, E: Engine + 'v>(
     op: &dyn LinearOperator<T, E>,
     y: impl Into<VectorRef<'v, T, E>>,
-    x0: Option<VectorRef<'v, T, E>>,
+    x0: impl Into<Option<VectorRef<'v, T, E>>>,
     params: CglsParams,
     callback: Option<Callback<'_, T, E>>,
 ) -> Result<CglsSolution<T, E>> {

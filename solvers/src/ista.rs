@@ -328,14 +328,14 @@ impl<'a, T: Scalar, E: Engine> Ista<'a, T, E> {
     pub fn setup<'v>(
         op: &'a dyn LinearOperator<T, E>,
         y: impl Into<VectorRef<'v, T, E>>,
-        x0: Option<VectorRef<'v, T, E>>,
+        x0: impl Into<Option<VectorRef<'v, T, E>>>,
         params: IstaParams,
     ) -> Result<Self>
     where
         T: 'v,
         E: 'v,
     {
-        Self::setup_named(op, y.into(), x0, params, false)
+        Self::setup_named(op, y.into(), x0.into(), params, false)
     }
 
     fn setup_named(
@@ -680,14 +680,14 @@ impl<'a, T: Scalar, E: Engine> Fista<'a, T, E> {
     pub fn setup<'v>(
         op: &'a dyn LinearOperator<T, E>,
         y: impl Into<VectorRef<'v, T, E>>,
-        x0: Option<VectorRef<'v, T, E>>,
+        x0: impl Into<Option<VectorRef<'v, T, E>>>,
         params: IstaParams,
     ) -> Result<Self>
     where
         T: 'v,
         E: 'v,
     {
-        Ista::setup_named(op, y.into(), x0, params, true).map(Fista)
+        Ista::setup_named(op, y.into(), x0.into(), params, true).map(Fista)
     }
 
     /// One FISTA step (the recurrences in the [type docs](Self)); returns the new cost.
@@ -757,14 +757,14 @@ impl<'a, T: Scalar, E: Engine> Fista<'a, T, E> {
 /// callback)`): [`Ista::setup`], [`Ista::run`], [`Ista::finalize`]. See [`Ista`] for the
 /// recurrences, the communication and an example.
 ///
-/// `x0 = None` starts from zero. `callback(x, iteration)` runs after every step.
+/// `x0`: `None` starts from zero; a starting vector is passed as `y` is (`&x0`). `callback(x, iteration)` runs after every step.
 ///
 /// # Errors
 /// As [`Ista::setup`] and [`Ista::step`].
 pub fn ista<'v, T: Scalar + 'v, E: Engine + 'v>(
     op: &dyn LinearOperator<T, E>,
     y: impl Into<VectorRef<'v, T, E>>,
-    x0: Option<VectorRef<'v, T, E>>,
+    x0: impl Into<Option<VectorRef<'v, T, E>>>,
     params: IstaParams,
     callback: Option<Callback<'_, T, E>>,
 ) -> Result<IstaSolution<T, E>> {
@@ -781,7 +781,7 @@ pub fn ista<'v, T: Scalar + 'v, E: Engine + 'v>(
 pub fn fista<'v, T: Scalar + 'v, E: Engine + 'v>(
     op: &dyn LinearOperator<T, E>,
     y: impl Into<VectorRef<'v, T, E>>,
-    x0: Option<VectorRef<'v, T, E>>,
+    x0: impl Into<Option<VectorRef<'v, T, E>>>,
     params: IstaParams,
     callback: Option<Callback<'_, T, E>>,
 ) -> Result<IstaSolution<T, E>> {

@@ -26,6 +26,85 @@
 //! communicator calls the solver function (or `setup`, every `step`/`run`) with the same
 //! parameters, as each step applies the operator and all-reduces. The accessors and `finalize`
 //! do no communication.
+//!
+//! # Calling a solver
+//!
+//! Every solver function has PyLops' positional order, `solver(&op, &y, x0, params, callback)`:
+//!
+//! * `y` and `x0` are passed alike, by reference (`&y`, `&x0`), whether they are a
+//!   `DistributedArray`, a `StackedDistributedArray` or a `DistVector`; `x0 = None` starts from
+//!   zero (and saves a product). `Some(&x0)` does not compile: write `&x0`.
+//! * `params` is the solver's parameter struct; `..Default::default()` gives PyLops' (or
+//!   SciPy's) keyword defaults.
+//! * `callback` is `None`, or `Some(&mut |x, iteration| ...)`, run after every step.
+//!
+//! The two `None`s of a plain solve are PyLops' two optional arguments, kept positional so that
+//! a PyLops-MPI script reads the same; `Cgls::setup` / `step` / `run` / `finalize` (and the
+//! same for every solver) give step-by-step control instead.
+//!
+//! # Stopping rules and defaults
+//!
+//! The solvers keep the stopping rules of the libraries they reproduce, which differ:
+//!
+//! | solver | `niter` | default | stops when |
+//! |---|---|---|---|
+//! | [`cg`], [`cgls`] | `usize` | 10 | `niter` steps, or the **squared** residual norm `<= tol` (`1e-4`): `|y - A x|^2` for CG, the normal residual `|A^H (y - A x) - damp^2 x|^2` for CGLS (PyLops) |
+//! | [`lsqr`] | `Option<usize>` | `None` = `2 n` | `niter` steps, or SciPy's tests: `|r| <= btol |y| + atol |A| |x|`, `|A^H r| / (|A| |r|) <= atol` (`atol = btol = 1e-6`), `cond(A) >= conlim` |
+//! | [`ista`], [`fista`] | `usize` | 10 | `niter` steps, or the update `|x_k - x_{k-1}| <= tol` (`1e-10`) |
+//!
+//! LSQR's `niter` is an `Option` because SciPy's default limit depends on the problem (twice
+//! the number of unknowns); the others default to PyLops' 10. The tolerances are not
+//! comparable numbers: CGLS's `tol` is absolute and squared, LSQR's are relative and not
+//! squared, so CGLS at its default stops much earlier on a well-scaled problem. To compare the
+//! two, give CGLS a tolerance of zero and the same `niter`:
+//!
+//! ```
+//! use distlops_core::operator::{LinearOperator, Space};
+//! use distlops_core::{Communicator, DistVector, Result, Threads, Vector, VectorRef};
+//! use distlops_solvers::{cgls, lsqr, CglsParams, LsqrParams};
+//!
+//! /// y = diag(1, ..., n) x.
+//! struct Diag(Space, Communicator);
+//! impl LinearOperator<f64> for Diag {
+//!     fn domain(&self) -> &Space { &self.0 }
+//!     fn range(&self) -> &Space { &self.0 }
+//!     fn comm(&self) -> &Communicator { &self.1 }
+//!     fn matvec_unchecked(&self, x: VectorRef<'_, f64>, y: &mut DistVector<f64>) -> Result<()> {
+//!         let (VectorRef::Array(x), DistVector::Array(y)) = (x, y) else { unreachable!() };
+//!         let off = x.layout().offset(x.rank());
+//!         for (i, (yi, xi)) in y.local_slice_mut().iter_mut().zip(x.local_slice()).enumerate() {
+//!             *yi = (off + i + 1) as f64 * xi;
+//!         }
+//!         Ok(())
+//!     }
+//!     fn rmatvec_unchecked(&self, y: VectorRef<'_, f64>, x: &mut DistVector<f64>) -> Result<()> {
+//!         self.matvec_unchecked(y, x)
+//!     }
+//! }
+//!
+//! Threads::run(2, |comm| {
+//!     let op = Diag(Space::scatter_1d(7, comm.size())?, comm.clone());
+//!     let mut y = op.range().zeros::<f64>(&comm)?;
+//!     y.fill(1.0);
+//!     let mut x0 = op.domain().zeros::<f64>(&comm)?;
+//!     x0.fill(0.5);
+//!     // The same problem, the same number of steps, the same starting point (`&x0`, as `y`).
+//!     let by_cgls = cgls(&op, &y, &x0, CglsParams { niter: 7, tol: 0.0, ..Default::default() }, None)?;
+//!     let by_lsqr = lsqr(&op, &y, &x0, LsqrParams { niter: Some(7), ..Default::default() }, None)?;
+//!     // CGLS at its default tol (1e-4 on the squared normal residual) stops after fewer steps.
+//!     let early = cgls(&op, &y, None, CglsParams { niter: 7, ..Default::default() }, None)?;
+//!     assert!(early.info.iterations <= by_cgls.info.iterations);
+//!     let (a, b) = (by_cgls.x.asarray(), by_lsqr.x.asarray());
+//!     for i in 0..7 {
+//!         assert!((a[i] - 1.0 / (i + 1) as f64).abs() < 1e-8);
+//!         assert!((b[i] - 1.0 / (i + 1) as f64).abs() < 1e-8);
+//!     }
+//!     Ok::<(), distlops_core::Error>(())
+//! })
+//! .into_iter()
+//! .collect::<Result<Vec<()>, _>>()
+//! .unwrap();
+//! ```
 
 pub use distlops_core as core;
 pub use distlops_core::{Error, NonFiniteKind};

@@ -36,7 +36,8 @@ pub struct LsqrParams {
     /// switch the test off): stop when `cond(A) >= conlim`.
     pub conlim: f64,
     /// The maximum number of steps, SciPy's `iter_lim`; `None` (the default) means SciPy's
-    /// default `2 n`, `n` the number of unknowns (the domain's global length).
+    /// default `2 n`, `n` the number of unknowns (the domain's global length); CGLS's is a
+    /// plain `10` (see [Stopping rules](crate#stopping-rules-and-defaults)).
     pub niter: Option<usize>,
     /// Print PyLops' LSQR iteration table on rank 0 (default `false`).
     pub show: bool,
@@ -310,7 +311,7 @@ impl<'a, T: Scalar, E: Engine> Lsqr<'a, T, E> {
     pub fn setup<'v>(
         op: &'a dyn LinearOperator<T, E>,
         y: impl Into<VectorRef<'v, T, E>>,
-        x0: Option<VectorRef<'v, T, E>>,
+        x0: impl Into<Option<VectorRef<'v, T, E>>>,
         params: LsqrParams,
     ) -> Result<Self>
     where
@@ -323,7 +324,7 @@ impl<'a, T: Scalar, E: Engine> Lsqr<'a, T, E> {
             residual: mut u,
             work: av,
             x0,
-        } = data_residual(op, y, x0, NAME, &params.agreed(), checks)?;
+        } = data_residual(op, y, x0.into(), NAME, &params.agreed(), checks)?;
         let with_x0 = x0.is_some();
         let [uu] = fused_vdots_agreed([(&u, &u)])?;
         let beta = finite(uu.re(), NAME, "|y - A x0|^2", 0)?.to_f64().sqrt();
@@ -712,14 +713,14 @@ fn real<T: Scalar>(v: f64) -> T {
 /// [`Lsqr::run`], [`Lsqr::finalize`]. See [`Lsqr`] for the algorithm, the stopping tests and
 /// the communication.
 ///
-/// `x0 = None` starts from zero. `callback(x, iteration)` runs after every step.
+/// `x0`: `None` starts from zero; a starting vector is passed as `y` is (`&x0`). `callback(x, iteration)` runs after every step.
 ///
 /// # Errors
 /// As [`Lsqr::setup`] and [`Lsqr::step`].
 pub fn lsqr<'v, T: Scalar + 'v, E: Engine + 'v>(
     op: &dyn LinearOperator<T, E>,
     y: impl Into<VectorRef<'v, T, E>>,
-    x0: Option<VectorRef<'v, T, E>>,
+    x0: impl Into<Option<VectorRef<'v, T, E>>>,
     params: LsqrParams,
     callback: Option<Callback<'_, T, E>>,
 ) -> Result<LsqrSolution<T, E>> {

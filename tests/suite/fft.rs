@@ -568,9 +568,63 @@ pub fn fftnd_range_layouts(comm: &Communicator) {
         real: true,
         ..Default::default()
     };
-    let op = FftNd::<f64>::with_layout(comm, &layout, params).unwrap();
+    let op = FftNd::<f64>::with_layout(comm, &layout, params.clone()).unwrap();
     assert_eq!(op.range().layout().unwrap().global_shape(), &[9, 14, 3, 2]);
     assert_eq!(op.dimsd(), &[9, 14, 3]);
+    // range_layout is the range's layout, pairs included; spectrum_layout the complex one.
+    assert_eq!(op.range_layout(), op.range().layout().unwrap());
+    assert_eq!(op.spectrum_layout().global_shape(), op.dimsd());
+    assert_eq!(op.spectrum_layout().axis(), op.range_layout().axis());
+    assert_eq!(op.spectrum_layout().counts(), op.range_layout().counts());
+    let complex = FftNd::<Complex64>::with_layout(comm, &layout, params).unwrap();
+    assert_eq!(complex.range_layout(), complex.range().layout().unwrap());
+    assert_eq!(complex.spectrum_layout(), complex.range_layout());
+    // The range read as complex numbers: the same values, bit for bit, in spectrum_layout;
+    // and back to pairs, bit for bit.
+    let xg = global::<f64>(&dims, 3);
+    let y = op.apply(&vector(comm, &xg, &layout)).unwrap();
+    let pairs = y.as_array().unwrap();
+    let z = pairs.pairs_to_complex().unwrap();
+    assert_eq!(z.layout(), op.spectrum_layout());
+    assert!(
+        z.asarray() == range_to_c(&pairs.asarray()),
+        "pairs_to_complex values"
+    );
+    let back = z.complex_to_pairs().unwrap();
+    assert_eq!(back.layout(), pairs.layout());
+    assert!(
+        back.asarray() == pairs.asarray(),
+        "complex_to_pairs round trip"
+    );
+    // The complex-typed operator's range turned into pairs is a range vector of the real one:
+    // its adjoint takes it.
+    let yc = complex
+        .apply(&vector(comm, &xg.mapv(|v| Complex64::new(v, 0.0)), &layout))
+        .unwrap();
+    let as_pairs = yc.as_array().unwrap().complex_to_pairs().unwrap();
+    assert!(
+        op.range().matches(&as_pairs),
+        "complex_to_pairs fits the real range"
+    );
+    op.apply_adjoint(&as_pairs).unwrap();
+    // What cannot be read as pairs: a last axis of another length, a 1-D array, an array
+    // scattered along its pairs.
+    let not_pairs = DistributedArray::<f64>::zeros(comm, &layout).unwrap();
+    assert!(matches!(
+        not_pairs.pairs_to_complex(),
+        Err(Error::ShapeMismatch(_))
+    ));
+    let flat = DistributedArray::<f64>::zeros(comm, &Layout::scatter(&[2], 0, p).unwrap());
+    assert!(matches!(
+        flat.unwrap().pairs_to_complex(),
+        Err(Error::ShapeMismatch(_))
+    ));
+    let split = Layout::scatter(&[5, 2], 1, p).unwrap();
+    let split = DistributedArray::<f64>::zeros(comm, &split).unwrap();
+    assert!(matches!(
+        split.pairs_to_complex(),
+        Err(Error::UnsupportedPartition(_))
+    ));
 }
 
 /// Fft and Fft2d: the defaults of PyLops' FFT and PyLops-MPI's MPIFFT2D, the frequency axes,

@@ -26,6 +26,49 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
     /// through the ranks. On any engine: the slabs are packed and placed by the engine's strided
     /// copies and move in one [`Collectives::exchange`](crate::Collectives::exchange); the result is a block of that engine.
     ///
+    /// # The result
+    ///
+    /// A block of the engine's storage, `E::Storage<T>`: on [`Host`](crate::Host) an
+    /// [`ndarray::ArrayD<T>`] indexed like the local block (`ext[[i, j, ..]]`), on a device a
+    /// device block (read it on the host with [`Memory::download`](crate::Memory::download)). Its shape is the
+    /// local block's, except along the distributed axis: `f + count + b` slabs, where the
+    /// clipped widths are `f = min(front, offset)` and `b = min(back, n - offset - count)`
+    /// (`offset`, `count`: this rank's place along the axis of global length `n`, from
+    /// [`Layout::offset`](crate::Layout::offset) and [`Layout::count`](crate::Layout::count)).
+    /// So the slab at global position `g` is at `g + f - offset`, this rank's own slabs start at
+    /// `f` (0 on rank 0), and the first and last ranks' blocks are shorter than the others'.
+    ///
+    /// ```
+    /// use distlops_core::{DistributedArray, Layout, Threads};
+    /// use ndarray::{ArrayD, IxDyn};
+    ///
+    /// Threads::run(3, |comm| {
+    ///     // 0, 1, ..., 6 scattered over 3 ranks as 3, 2, 2.
+    ///     let global = ArrayD::from_shape_fn(IxDyn(&[7]), |i| i[0] as f64);
+    ///     let layout = Layout::scatter(&[7], 0, comm.size())?;
+    ///     let x = DistributedArray::to_dist(&comm, global.view(), &layout)?;
+    ///     let ext = x.add_ghost_cells(1, 2)?; // an ndarray::ArrayD<f64> on the host
+    ///     let (offset, count) = (layout.offset(comm.rank()), layout.count(comm.rank()));
+    ///     let f = offset.min(1);
+    ///     let b = (7 - offset - count).min(2);
+    ///     assert_eq!(ext.len(), f + count + b);
+    ///     // Global position g sits at g + f - offset.
+    ///     for g in offset - f..offset + count + b {
+    ///         assert_eq!(ext[[g + f - offset]], g as f64);
+    ///     }
+    ///     // Rank 0 has no front cell, the last rank no back cells.
+    ///     match comm.rank() {
+    ///         0 => assert_eq!(ext.as_slice().unwrap(), &[0.0, 1.0, 2.0, 3.0, 4.0]),
+    ///         2 => assert_eq!(ext.as_slice().unwrap(), &[4.0, 5.0, 6.0]),
+    ///         _ => assert_eq!(ext.as_slice().unwrap(), &[2.0, 3.0, 4.0, 5.0, 6.0]),
+    ///     }
+    ///     Ok::<(), distlops_core::Error>(())
+    /// })
+    /// .into_iter()
+    /// .collect::<Result<Vec<()>, _>>()
+    /// .unwrap();
+    /// ```
+    ///
     /// # Errors
     /// [`Error::UnsupportedPartition`] for replicated arrays (they have no neighbours).
     pub fn add_ghost_cells(&self, front: usize, back: usize) -> Result<E::Storage<T>> {

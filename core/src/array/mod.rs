@@ -5,6 +5,7 @@ mod arith;
 mod assign;
 mod ghost;
 mod mask;
+mod pairs;
 mod redistribute;
 mod reduce;
 

@@ -48,6 +48,66 @@ use std::sync::Arc;
 ///
 /// `E` is the engine of the vectors (`Host` by default; an operator written with the engine's
 /// primitives implements it for every engine, `impl<T, E: Engine> LinearOperator<T, E>`).
+///
+/// # Implementing it
+///
+/// Give the two spaces, the communicator, and the two products on this rank's blocks. The
+/// products are unchecked: the checked forms ([`matvec`](Self::matvec),
+/// [`apply`](LinearOperatorExt::apply), the solvers) have already agreed that the vectors are
+/// in the spaces, so the blocks have the layout's shapes. An operator that communicates in its
+/// products must do so on [`comm`](Self::comm), identically on every rank. Check the adjoint
+/// with [`dottest`], then stack it with the library's operators through
+/// [`Op::new`] (e.g. `StackedVStack::new(vec![Op::new(mine), Op::new(derivative)])`, as the
+/// README's "Your own operator" does).
+///
+/// ```
+/// use distlops_core::operator::{dottest, LinearOperator, LinearOperatorExt, Space};
+/// use distlops_core::{Communicator, DistVector, Result, Threads, Vector, VectorRef};
+///
+/// /// y[i] = w[i] x[i] on a 1-D scattered vector, `w` held as each rank's block.
+/// struct Weight {
+///     space: Space,
+///     comm: Communicator,
+///     w: Vec<f64>,
+/// }
+///
+/// impl LinearOperator<f64> for Weight {
+///     fn domain(&self) -> &Space { &self.space }
+///     fn range(&self) -> &Space { &self.space }
+///     fn comm(&self) -> &Communicator { &self.comm }
+///     fn matvec_unchecked(&self, x: VectorRef<'_, f64>, y: &mut DistVector<f64>) -> Result<()> {
+///         let (VectorRef::Array(x), DistVector::Array(y)) = (x, y) else {
+///             unreachable!("the checked forms pass plain arrays of this operator's spaces")
+///         };
+///         for ((y, x), w) in y.local_slice_mut().iter_mut().zip(x.local_slice()).zip(&self.w) {
+///             *y = w * x;
+///         }
+///         Ok(())
+///     }
+///     fn rmatvec_unchecked(&self, y: VectorRef<'_, f64>, x: &mut DistVector<f64>) -> Result<()> {
+///         self.matvec_unchecked(y, x) // real and diagonal: its own adjoint
+///     }
+///     fn name(&self) -> String { "Weight".into() }
+/// }
+///
+/// Threads::run(3, |comm| {
+///     let space = Space::scatter_1d(10, comm.size())?; // 10 values, 4 + 3 + 3
+///     let layout = space.layout().cloned().expect("a plain space");
+///     let first = layout.offset(comm.rank());
+///     let w = (first..first + layout.count(comm.rank())).map(|i| 1.0 + i as f64).collect();
+///     let op = Weight { space, comm: comm.clone(), w };
+///     let mut x = op.domain().zeros::<f64>(&comm)?;
+///     x.fill(2.0);
+///     assert_eq!(op.apply(&x)?.asarray()[9], 20.0);
+///     let mut u = op.domain().zeros::<f64>(&comm)?;
+///     u.fill(1.5); // use random vectors in real tests: see `dottest`
+///     assert!(dottest(&op, &u, &x)?.rel_err < 1e-14);
+///     Ok::<(), distlops_core::Error>(())
+/// })
+/// .into_iter()
+/// .collect::<Result<Vec<()>, _>>()
+/// .unwrap();
+/// ```
 pub trait LinearOperator<T: Scalar, E: Engine = Host>: Send + Sync {
     /// The space of `x` in `y = A x`.
     fn domain(&self) -> &Space;
