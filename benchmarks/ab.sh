@@ -26,8 +26,12 @@ build() { # build LABEL REV: prints the binary's path
   local label="$1" rev="$2" src="$root"
   if [ -n "$rev" ]; then
     src="$dir/src-$label"
-    rm -rf "$src"
-    git worktree add -f -q --detach "$src" "$rev"
+    # Reuse a clean worktree already at REV (and so its build); make it anew otherwise.
+    if [ "$(git -C "$src" rev-parse HEAD 2>/dev/null)" != "$(git rev-parse "$rev^{commit}")" ] ||
+      [ -n "$(git -C "$src" status --porcelain 2>/dev/null)" ]; then
+      rm -rf "$src"
+      git worktree add -f -q --detach "$src" "$rev"
+    fi
   fi
   (cd "$src" && CARGO_TARGET_DIR="$dir/target-$label" cargo build --release -q -p distlops-bench --features mpi) >&2
   echo "$dir/target-$label/release/distlops-bench"

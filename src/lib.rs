@@ -23,9 +23,10 @@
 //! [`VStack`](operators::VStack), [`HStack`](operators::HStack) or
 //! [`Broadcasted`](operators::Broadcasted), which take them as `Vec<Box<dyn LocalOperator>>`.
 //!
-//! Constructors take PyLops' keyword arguments in a parameter struct with PyLops' defaults
-//! (`FirstDerivativeParams { axis: -1, ..Default::default() }`); axes may be negative, counted
-//! from the back. Operators and solvers borrow their inputs: a `&DistributedArray`, a
+//! Constructors take PyLops' keyword arguments in a parameter struct with PyLops-MPI's defaults
+//! (`FirstDerivativeParams { axis: -1, ..Default::default() }` differentiates along the last
+//! axis; the default `axis` is 0, PyLops-MPI's, not serial PyLops' -1); axes may be negative,
+//! counted from the back. Operators and solvers borrow their inputs: a `&DistributedArray`, a
 //! `&StackedDistributedArray` or a `&DistVector` (all [`VectorRef`](core::VectorRef)s).
 //!
 //! ## Features

@@ -15,6 +15,10 @@ pub const RANKS_VAR: &str = "DISTLOPS_RANKS";
 /// rank's alone under MPI. [Collective](distlops_core#collective-calls): under MPI every
 /// process of the job calls it once (it initialises MPI).
 ///
+/// On thread ranks it may be called any number of times in one process, e.g. the same solve
+/// at 1, 2 and 3 ranks to compare the results (the count from [`run_with`]); under MPI only
+/// once per process, so comparing rank counts takes one `mpirun -n` launch per count.
+///
 /// **Failures end the run, on every rank, with the reason.** If `f` returns `Err` or panics on
 /// any rank, every failing rank prints one line to standard error,
 /// `distlops: rank R of P failed: <the error's Display>` (or `panicked: <message>`), written

@@ -37,6 +37,8 @@
 //! * `params` is the solver's parameter struct; `..Default::default()` gives PyLops' (or
 //!   SciPy's) keyword defaults.
 //! * `callback` is `None`, or `Some(&mut |x, iteration| ...)`, run after every step.
+//! * The result holds the estimate `x` and a [`SolveInfo`] (`info.iterations`, PyLops' `iit`
+//!   or SciPy's `itn`; `info.stop_reason`; `info.cost`), plus the solver's own numbers.
 //!
 //! The two `None`s of a plain solve are PyLops' two optional arguments, kept positional so that
 //! a PyLops-MPI script reads the same; `Cgls::setup` / `step` / `run` / `finalize` (and the

@@ -4,11 +4,10 @@
 use crate::common::{check_square, check_tol, finite, finite_nonzero, fused_vdots_agreed, Result};
 use distlops_core::Error;
 use distlops_core::{
-    Complex32, Complex64, DistVector, Engine, Host, Layout, LinearOperator, LinearOperatorExt,
-    Parameters, Partition, RealScalar, Scalar, Vector,
+    DistVector, Engine, Host, Layout, LinearOperator, LinearOperatorExt, Parameters, Partition,
+    RealScalar, Scalar, Vector,
 };
 use num_traits::Float;
-use std::any::Any;
 
 const NAME: &str = "power_iteration";
 
@@ -91,23 +90,12 @@ fn fill_block<T: Scalar>(layout: &Layout, rank: usize, local: &mut [T], seed: u6
                 } else {
                     0.0
                 };
-                let v = from_parts::<T>(uniform(seed, g, 0), im);
+                let real = <T::Real as RealScalar>::real_from_f64;
+                let v = T::from_parts(real(uniform(seed, g, 0)), real(im));
                 local[(p * count + j) * inner + q] = v;
             }
         }
     }
-}
-
-/// `re + i im` as a `T` (the imaginary part is dropped for real types). `Scalar` is sealed to
-/// `f32`, `f64`, `Complex32` and `Complex64` and has no generic complex constructor, so the
-/// complex types are reached by a (safe) downcast.
-fn from_parts<T: Scalar>(re: f64, im: f64) -> T {
-    let c64 = Complex64::new(re, im);
-    let c32 = Complex32::new(re as f32, im as f32);
-    let any: [&dyn Any; 2] = [&c64, &c32];
-    any.iter()
-        .find_map(|c| c.downcast_ref::<T>().copied())
-        .unwrap_or_else(|| T::from_f64(re))
 }
 
 /// Fills `v` with uniform values in `[0, 1)` drawn from `seed` as a function of each element's

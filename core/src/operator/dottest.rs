@@ -31,9 +31,15 @@ impl<T: Scalar> DotTest<T> {
 ///
 /// `u` and `v` should be random: `distlops::solvers::fill_seeded` (also in `distlops::prelude`)
 /// fills a vector of any layout and engine with values that depend only on the seed and the
-/// global index, so the test gives the same result at every rank count; make them in the
-/// operator's spaces first ([`new_domain_vector_on`](LinearOperatorExt::new_domain_vector_on) and
-/// [`new_range_vector_on`](LinearOperatorExt::new_range_vector_on)).
+/// global index, so the test gives the same result at every rank count (uniform in `[0, 1)`,
+/// plus `i` times another such value for complex types; PyLops draws normal values, which
+/// only changes which errors are likeliest to show). Make them in the operator's spaces first:
+/// [`new_domain_vector`](LinearOperatorExt::new_domain_vector) and
+/// [`new_range_vector`](LinearOperatorExt::new_range_vector) on the host,
+/// [`new_domain_vector_on`](LinearOperatorExt::new_domain_vector_on) and
+/// [`new_range_vector_on`](LinearOperatorExt::new_range_vector_on) on another engine. A
+/// relative error of exactly 0 is normal for an operator whose two products make the same
+/// roundings (a real diagonal, a mask).
 ///
 /// # Errors
 /// [`Error::LayoutMismatch`](crate::Error::LayoutMismatch) if `u` or `v` is not in its space.

@@ -58,7 +58,9 @@ use std::sync::Arc;
 /// products must do so on [`comm`](Self::comm), identically on every rank. Check the adjoint
 /// with [`dottest`], then stack it with the library's operators through
 /// [`Op::new`] (e.g. `StackedVStack::new(vec![Op::new(mine), Op::new(derivative)])`, as the
-/// README's "Your own operator" does).
+/// README's "Your own operator" does). The example names the core crate (`distlops_core`);
+/// through the `distlops` crate the same items are `distlops::core::...`, and all of them are
+/// in `distlops::prelude`.
 ///
 /// ```
 /// use distlops_core::operator::{dottest, LinearOperator, LinearOperatorExt, Space};
