@@ -129,7 +129,7 @@ pub fn dist<T: Scalar>(
     space: &Space,
     global: ArrayViewD<'_, T>,
 ) -> Result<DistVector<T>, BoxError> {
-    let layout = space.layout().ok_or("a plain array space expected")?;
+    let layout = space.layout()?;
     Ok(DistVector::Array(DistributedArray::to_dist(
         comm, global, layout,
     )?))

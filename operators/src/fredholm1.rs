@@ -77,6 +77,38 @@ pub(crate) fn kernel_split(
 ///   the model.
 /// * Communication: none per product (PyLops-MPI takes Broadcast model and data and all-gathers
 ///   the result of every product); one all-gather of the kernel shapes at construction.
+/// * Replicated (PyLops-MPI's Broadcast) model or data: a Broadcast vector is refused with an
+///   error that says how to move it;
+///   [`DistributedArray::redistribute_to`](distlops_core::DistributedArray::redistribute_to) moves it into the
+///   operator's space once (each rank keeps its slices, no communication) and a result back to
+///   Broadcast (one all-gather), so a loop of products or a solver runs on the split vectors:
+///
+/// ```
+/// use distlops_core::operator::{LinearOperator, LinearOperatorExt};
+/// use distlops_core::{DistributedArray, Layout, Partition, Threads};
+/// use distlops_operators::{Fredholm1, Fredholm1Params};
+/// use ndarray::{Array3, Axis};
+///
+/// let ok = Threads::run(3, |comm| {
+///     // 5 slices of 2 x 4 over 3 ranks (2, 2, 1), nz = 1; every rank holds the whole model.
+///     let g_all = Array3::from_shape_fn((5, 2, 4), |(k, i, j)| (k + i * j) as f64);
+///     let counts = distlops_core::balanced_counts(5, comm.size());
+///     let first: usize = counts[..comm.rank()].iter().sum();
+///     let g = g_all.slice_axis(Axis(0), (first..first + counts[comm.rank()]).into());
+///     let op = Fredholm1::<f64>::new(&comm, g, Fredholm1Params::default())?;
+///     let m_all = Array3::from_shape_fn((5, 4, 1), |(k, j, _)| (k as f64) - 0.5 * j as f64);
+///     let full = Layout::broadcast(&[5, 4, 1], comm.size())?;
+///     let m = DistributedArray::to_dist(&comm, m_all.view().into_dyn(), &full)?;
+///     assert!(op.apply(&m).is_err()); // Broadcast is not the operator's domain; the error says so
+///     let d = op.apply(&m.redistribute_to(op.domain().layout()?)?)?;
+///     let d_full = Layout::broadcast(&[5, 2, 1], comm.size())?;
+///     let d = d.as_array().unwrap().redistribute_to(&d_full)?; // PyLops-MPI's Broadcast data
+///     assert_eq!(d.partition(), Partition::Broadcast);
+///     let want: f64 = (0..4).map(|j| g_all[[3, 1, j]] * m_all[[3, j, 0]]).sum(); // d(3, 1, 0)
+///     Ok::<bool, distlops_core::Error>(d.local()[[3, 1, 0]] == want)
+/// });
+/// assert!(ok.into_iter().all(|r| r.unwrap()));
+/// ```
 /// * Reproducibility: each value is one rank's dot product over `y` (or `x`), the same for any
 ///   split of the slices: results are the same bits on any number of ranks.
 /// * Engines: the kernel lives on the engine `E` ([`to_engine`](distlops_core::ToEngine::to_engine) uploads it, and

@@ -80,6 +80,37 @@ impl Default for MdcParams {
 /// * Partitions: domain Scatter `(nt, nr, nv)` along `model_axis`, range Scatter `(nt, ns, nv)`
 ///   along `data_axis`, balanced (axis 0 by default, PyLops-MPI's split of a flattened
 ///   vector). No rank holds or gathers the whole model or data.
+/// * PyLops-MPI's replicated (Broadcast) model and data are refused with an error that says how
+///   to move them: [`DistributedArray::redistribute_to`](distlops_core::DistributedArray::redistribute_to)
+///   takes a Broadcast vector into the operator's space (each rank keeps its part, no
+///   communication) and a result back to Broadcast (one all-gather). Do it once, around a solve,
+///   not around every product:
+///
+/// ```
+/// use distlops_core::operator::{LinearOperator, LinearOperatorExt};
+/// use distlops_core::{Complex64, DistributedArray, Layout, Threads};
+/// use distlops_operators::{Mdc, MdcParams};
+/// use ndarray::{Array3, Axis};
+///
+/// let ok = Threads::run(2, |comm| {
+///     let (nt, nv, nf, ns, nr) = (9, 2, 5, 3, 4); // nf <= nt / 2 + 1
+///     let k = Array3::from_shape_fn((nf, ns, nr), |(f, s, r)| Complex64::new(1.0 + (f * s) as f64, r as f64));
+///     let counts = distlops_core::balanced_counts(nf, comm.size());
+///     let first: usize = counts[..comm.rank()].iter().sum();
+///     let mine = k.slice_axis(Axis(0), (first..first + counts[comm.rank()]).into());
+///     let op = Mdc::<f64>::new(&comm, mine, nt, nv, MdcParams::default())?;
+///     // The model held whole on every rank, as PyLops-MPI's MPIMDC takes it.
+///     let m_all = Array3::from_shape_fn((nt, nr, nv), |(t, r, v)| (t * r + v) as f64).into_dyn();
+///     let m = DistributedArray::to_dist(&comm, m_all.view(), &Layout::broadcast(&[nt, nr, nv], comm.size())?)?;
+///     let d = op.apply(&m.redistribute_to(op.domain().layout()?)?)?;
+///     let d_full = Layout::broadcast(&[nt, ns, nv], comm.size())?;
+///     let d = d.as_array().unwrap().redistribute_to(&d_full)?; // Broadcast, like MPIMDC's output
+///     // The same bits as the model split from the start.
+///     let split = DistributedArray::to_dist(&comm, m_all.view(), op.domain().layout()?)?;
+///     Ok::<bool, distlops_core::Error>(d.asarray() == op.apply(&split)?.asarray())
+/// });
+/// assert!(ok.into_iter().all(|r| r.unwrap()));
+/// ```
 /// * Communication per product: the model moves to a split along `r` (one all-to-all, none if
 ///   `model_axis` is 1 or 2), the time transforms run on whole local traces, one all-to-all moves
 ///   the spectrum to the kernel's frequency split, the products `G(f) X(f)` are local, one

@@ -1039,6 +1039,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::redistribute::redistribute_operator_all_dtypes::<distlops::core::Cuda>,
     ),
     (
+        "redistribute::redistribute_to_replicated_and_back[cuda]",
+        super::redistribute::redistribute_to_replicated_and_back::<distlops::core::Cuda>,
+    ),
+    (
         "gpu_agree::to_engine_with_one_full_device[cuda]",
         super::gpu_agree::to_engine_with_one_full_device,
     ),

@@ -627,19 +627,20 @@ pub fn unsupported_and_shape_errors(comm: &Communicator) {
             is_unsupported_partition,
             &format!("{part} ghost cells 0"),
         );
-        let target = Layout::scatter(UNEVEN_2D, 0, p).unwrap();
+        // Replicated <-> Scatter moves (tests/suite/redistribute.rs); another shape is refused.
+        let target = Layout::scatter(&[7, 11], 0, p).unwrap();
         expect_err(
             comm,
             x.redistribute_to(&target),
-            is_unsupported_partition,
-            &format!("{part} redistribute_to"),
+            is_layout_mismatch,
+            &format!("{part} redistribute_to another shape"),
         );
-        let s = dist(comm, &g, &target);
+        let s = dist(comm, &g, &Layout::scatter(UNEVEN_2D, 0, p).unwrap());
         expect_err(
             comm,
-            s.redistribute_to(&l),
-            is_unsupported_partition,
-            &format!("redistribute_to {part}"),
+            s.redistribute_to(&Layout::new(&[7, 11], 0, part, p).unwrap()),
+            is_layout_mismatch,
+            &format!("redistribute_to {part} of another shape"),
         );
         expect_err(
             comm,

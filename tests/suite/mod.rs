@@ -138,6 +138,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         redistribute::redistribute_operator_all_dtypes::<distlops::core::Host>,
     ),
     (
+        "redistribute::redistribute_to_replicated_and_back[host]",
+        redistribute::redistribute_to_replicated_and_back::<distlops::core::Host>,
+    ),
+    (
         "redistribute::reshape_shapes_and_axes",
         redistribute::reshape_shapes_and_axes,
     ),

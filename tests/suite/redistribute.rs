@@ -301,3 +301,102 @@ pub fn redistribute_operator_all_dtypes<E: super::engines::TestEngine>(comm: &Co
     operator_moves::<f32, E>(comm);
     operator_moves::<Complex32, E>(comm);
 }
+
+/// `redistribute_to` between every pair of layouts of [`layout_cases`], replicated ones
+/// included (PyLops-MPI's Broadcast vectors meeting an operator's Scatter space, and back), on
+/// engine `E`: every result holds the global array, in the target layout, and on a device the
+/// same bits as on the host.
+fn replicated_moves<T: TestScalar, E: super::engines::TestEngine>(comm: &Communicator) {
+    let engine = E::for_rank(comm);
+    let p = comm.size();
+    for (si, shape) in SHAPES.iter().enumerate() {
+        let g = global::<T>(shape, 400 + si as u64);
+        let cases = layout_cases(shape, p);
+        let replicated = cases.iter().filter(|(_, l)| l.partition().is_replicated());
+        for (na, a) in replicated {
+            for (nb, b) in &cases {
+                let what = format!("{na} <-> {nb} on {} ({})", E::NAME, T::SUFFIX);
+                let x = dist(comm, &g, a).to_engine(&engine).unwrap();
+                // Out of the replicated layout and back into it.
+                let y = x.redistribute_to(b).unwrap();
+                assert_eq!(y.layout(), b, "{what}: layout");
+                holds(comm, &y.to_host().unwrap(), &g, &format!("{what}: there"));
+                let z = y.redistribute_to(a).unwrap();
+                assert_eq!(z.layout(), a, "{what}: layout back");
+                holds(comm, &z.to_host().unwrap(), &g, &format!("{what}: back"));
+                // A Scatter array of layout b gathered into a.
+                let s = dist(comm, &g, b).to_engine(&engine).unwrap();
+                let r = s.redistribute_to(a).unwrap();
+                holds(
+                    comm,
+                    &r.to_host().unwrap(),
+                    &g,
+                    &format!("{what}: gathered"),
+                );
+            }
+        }
+    }
+    // UnsafeBroadcast copies that differ: into Broadcast they become rank 0's; into Scatter
+    // each rank keeps its block of its own copy.
+    let shape = UNEVEN_2D;
+    let unsafe_layout = Layout::new(shape, 0, Partition::UnsafeBroadcast, p).unwrap();
+    let mine = global::<T>(shape, 500 + comm.rank() as u64);
+    let x = DistributedArray::<T>::from_local_with_layout(comm, &unsafe_layout, mine.clone())
+        .unwrap()
+        .to_engine(&engine)
+        .unwrap();
+    let b = x
+        .redistribute_to(&Layout::broadcast(shape, p).unwrap())
+        .unwrap()
+        .to_host()
+        .unwrap();
+    assert_eq!(b.local(), global::<T>(shape, 500).view(), "rank 0's copy");
+    let target = Layout::scatter(shape, 1, p).unwrap();
+    let s = x.redistribute_to(&target).unwrap().to_host().unwrap();
+    assert_eq!(
+        s.local(),
+        block(&mine, &target, comm.rank()).view(),
+        "own copy's block"
+    );
+    // An operator refuses a replicated vector of its domain's shape, and its error says how to
+    // move it there.
+    {
+        use distlops::core::operator::LinearOperatorExt;
+        use distlops::operators::Redistribute;
+        let split = Layout::scatter(shape, 0, p).unwrap();
+        let op = Redistribute::<T>::new(comm, &split, &target)
+            .unwrap()
+            .to_engine(&engine)
+            .unwrap();
+        let full = dist(
+            comm,
+            &global::<T>(shape, 2),
+            &Layout::broadcast(shape, p).unwrap(),
+        );
+        let e = expect_err(
+            comm,
+            op.apply(&full.to_engine(&engine).unwrap()),
+            |e| matches!(e, distlops::core::Error::LayoutMismatch(_)),
+            "a Broadcast vector into a Scatter domain",
+        );
+        assert!(
+            e.to_string()
+                .contains("redistribute_to(op.domain().layout()?)"),
+            "the error names the move: {e}"
+        );
+    }
+    // Another global shape is an error on every rank.
+    let other = Layout::broadcast(&[shape[1], shape[0]], p).unwrap();
+    expect_err(
+        comm,
+        dist(comm, &global::<T>(shape, 1), &target).redistribute_to(&other),
+        |e| matches!(e, distlops::core::Error::LayoutMismatch(_)),
+        "Scatter to a Broadcast layout of another shape",
+    );
+}
+
+/// [`replicated_moves`] for `f64` and `Complex64`.
+pub fn redistribute_to_replicated_and_back<E: super::engines::TestEngine>(comm: &Communicator) {
+    replicated_moves::<f64, E>(comm);
+    replicated_moves::<Complex64, E>(comm);
+}

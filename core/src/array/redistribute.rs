@@ -80,14 +80,41 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         self.redistribute_to(&target)
     }
 
-    /// The same global array in any other Scatter layout of the same global shape (any axis, any
-    /// counts). One all-to-all; only non-empty messages travel.
+    /// The same global array in any other layout of the same global shape: any Scatter layout
+    /// (any axis, any counts), Broadcast or UnsafeBroadcast, from any of them.
     /// [Collective](crate#collective-calls): every rank of the array's communicator calls it with
     /// the same `target` (also when `target` is the current layout and nothing moves).
     ///
+    /// What moves:
+    /// * Scatter to Scatter: one all-to-all; only non-empty messages travel.
+    /// * Scatter to Broadcast or UnsafeBroadcast: one all-gather of the blocks (every rank then
+    ///   holds the whole array, as [`asarray`](Self::asarray) on the array's engine).
+    /// * Broadcast or UnsafeBroadcast to Scatter: nothing; each rank keeps its block of its own
+    ///   copy (for UnsafeBroadcast, keeping the copies equal is the caller's job, as always).
+    /// * UnsafeBroadcast to Broadcast: rank 0's copy is broadcast, so the result's copies are
+    ///   equal; Broadcast to UnsafeBroadcast: nothing.
+    ///
+    /// This is how a PyLops-MPI-style replicated vector meets an operator whose space is
+    /// Scatter (and back):
+    ///
+    /// ```
+    /// use distlops_core::{Communicator, DistributedArray, Layout, Partition};
+    /// use ndarray::Array2;
+    /// let comm = Communicator::serial();
+    /// let full = Layout::broadcast(&[5, 3], comm.size())?;
+    /// let g = Array2::from_shape_fn((5, 3), |(i, j)| i as f64 + 0.1 * j as f64).into_dyn();
+    /// let x = DistributedArray::<f64>::to_dist(&comm, g.view(), &full)?;
+    /// let split = Layout::scatter(&[5, 3], 0, comm.size())?; // e.g. op.domain().layout()?
+    /// let xs = x.redistribute_to(&split)?;
+    /// let back = xs.redistribute_to(&full)?;
+    /// assert_eq!(back.partition(), Partition::Broadcast);
+    /// assert_eq!(back.asarray(), x.asarray());
+    /// # Ok::<(), distlops_core::Error>(())
+    /// ```
+    ///
     /// # Errors
-    /// [`Error::LayoutMismatch`] if the global shapes differ, [`Error::UnsupportedPartition`] if
-    /// either layout is not Scatter, [`Error::CommSizeMismatch`].
+    /// [`Error::LayoutMismatch`] if the global shapes differ, [`Error::CommSizeMismatch`];
+    /// [`Error::Allocation`] where a new block cannot be allocated.
     pub fn redistribute_to(&self, target: &Layout) -> Result<Self> {
         let check = target.check_comm(&self.comm).and_then(|()| {
             if target.global_shape() != self.global_shape() {
@@ -97,11 +124,6 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
                     target.global_shape()
                 )));
             }
-            if self.partition() != Partition::Scatter || target.partition() != Partition::Scatter {
-                return Err(Error::UnsupportedPartition(
-                    "redistribute_to moves Scatter arrays between Scatter layouts".into(),
-                ));
-            }
             Ok(())
         });
         let fp = target.fingerprint();
@@ -109,6 +131,64 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         if *target == self.layout {
             return Ok(self.clone());
         }
+        match (self.partition(), target.partition()) {
+            (Partition::Scatter, Partition::Scatter) => self.scatter_to_scatter(target),
+            (Partition::Scatter, _) => self.gather_to(target),
+            (_, Partition::Scatter) => self.own_block(target),
+            (Partition::UnsafeBroadcast, Partition::Broadcast) => {
+                let mut local = E::duplicate(&self.local);
+                self.comm
+                    .broadcast_on::<T, E>(E::slice_mut(&mut local), 0)?;
+                Ok(self.relabelled(target, local))
+            }
+            _ => Ok(self.relabelled(target, E::duplicate(&self.local))),
+        }
+    }
+
+    /// `local` as this array's data in `target`, with this array's communicator and mask.
+    fn relabelled(&self, target: &Layout, local: E::Storage<T>) -> Self {
+        Self::from_parts(self.comm.clone(), target.clone(), local, self.mask.clone())
+    }
+
+    /// A Scatter array gathered into the replicated `target`: one all-gather of the blocks, then
+    /// each block copied into its place.
+    fn gather_to(&self, target: &Layout) -> Result<Self> {
+        let (me, engine) = (self.comm.rank(), self.engine());
+        let lens = self.layout.local_lens();
+        let total: usize = lens.iter().sum();
+        let mut blocks = engine.zeros::<T>(&[total])?;
+        self.comm.all_gather_varcount_on::<T, E>(
+            E::slice(&self.local),
+            E::slice_mut(&mut blocks),
+            &lens,
+        )?;
+        let shape = self.global_shape().to_vec();
+        let mut full = engine.zeros::<T>(&shape)?;
+        let mut start = 0;
+        // In a replicated layout every rank holds everything, so the overlap of rank r's block
+        // with this rank's copy is rank r's block, in global coordinates.
+        for b in (0..self.comm.size()).filter_map(|r| overlap(&self.layout, r, target, me)) {
+            let copy = box_copy(&shape, &b, (start, total), false);
+            E::strided_copy(&copy, E::slice(&blocks), E::slice_mut(&mut full));
+            start += volume(&b);
+        }
+        Ok(self.relabelled(target, full))
+    }
+
+    /// This rank's block of the Scatter `target`, copied out of this rank's replica.
+    fn own_block(&self, target: &Layout) -> Result<Self> {
+        let (me, engine) = (self.comm.rank(), self.engine());
+        let block_shape = target.local_shape(me);
+        let mut local = engine.zeros::<T>(&block_shape)?;
+        if let Some(b) = overlap(&self.layout, me, target, me) {
+            let copy = box_copy(self.global_shape(), &b, (0, volume(&b)), true);
+            E::strided_copy(&copy, E::slice(&self.local), E::slice_mut(&mut local));
+        }
+        Ok(self.relabelled(target, local))
+    }
+
+    /// The all-to-all of [`redistribute_to`](Self::redistribute_to) between Scatter layouts.
+    fn scatter_to_scatter(&self, target: &Layout) -> Result<Self> {
         let (me, size) = (self.comm.rank(), self.comm.size());
         let (src, engine) = (&self.layout, self.engine());
         let src_shape = src.local_shape(me);
@@ -178,12 +258,7 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
             E::strided_copy(&copy, E::slice(&recv), E::slice_mut(&mut local));
             start += volume(b);
         }
-        Ok(Self::from_parts(
-            self.comm.clone(),
-            target.clone(),
-            local,
-            self.mask.clone(),
-        ))
+        Ok(self.relabelled(target, local))
     }
 
     /// The array flattened to 1-D in C order (PyLops-MPI's `ravel`), consuming `self`. No copy

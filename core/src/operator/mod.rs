@@ -58,7 +58,12 @@ use std::sync::Arc;
 /// products must do so on [`comm`](Self::comm), identically on every rank. Check the adjoint
 /// with [`dottest`], then stack it with the library's operators through
 /// [`Op::new`] (e.g. `StackedVStack::new(vec![Op::new(mine), Op::new(derivative)])`, as the
-/// README's "Your own operator" does). The example names the core crate (`distlops_core`);
+/// README's "Your own operator" does). Samples of the neighbouring ranks come from
+/// [`DistributedArray::add_ghost_cells`](crate::DistributedArray::add_ghost_cells) (or the
+/// operators crate's `Halo`); the range may have any layout, also another size and split than
+/// the domain. The products take `&self` and the trait requires `Send + Sync`: a scratch array
+/// is allocated in the product (what the library's simple operators do) or kept behind a
+/// `Mutex`. The example names the core crate (`distlops_core`);
 /// through the `distlops` crate the same items are `distlops::core::...`, and all of them are
 /// in `distlops::prelude`.
 ///

@@ -136,14 +136,33 @@ impl Space {
     ) -> Result<()> {
         let v = v.into();
         if self.matches(v) {
-            Ok(())
-        } else {
-            Err(Error::LayoutMismatch(format!(
-                "{what}: expected {}, got {}",
-                self.describe(),
-                Space::of(v).describe()
-            )))
+            return Ok(());
         }
+        let got = Space::of(v);
+        // The same global array in another layout (e.g. PyLops-MPI's replicated Broadcast form):
+        // say how to move it.
+        let movable = match (self, &got) {
+            (
+                Space::Array { layout, mask },
+                Space::Array {
+                    layout: other,
+                    mask: other_mask,
+                },
+            ) => layout.global_shape() == other.global_shape() && mask == other_mask,
+            _ => false,
+        };
+        let hint = if movable {
+            "; it has the right global shape, so `v.redistribute_to(op.domain().layout()?)` (for \
+             an operator's input) or `op.range().layout()?` (for its data or output) moves it \
+             there"
+        } else {
+            ""
+        };
+        Err(Error::LayoutMismatch(format!(
+            "{what}: expected {}, got {}{hint}",
+            self.describe(),
+            got.describe()
+        )))
     }
 
     /// A zero vector of this space in main memory. No communication.
@@ -218,11 +237,20 @@ impl Space {
         }
     }
 
-    /// The layout, if this is a plain space.
-    pub fn layout(&self) -> Option<&Layout> {
+    /// The layout of a plain space: what a vector must have to be in it, e.g.
+    /// `x.redistribute_to(op.domain().layout()?)` moves a replicated (PyLops-MPI-style Broadcast)
+    /// or differently split `x` of the same global shape into the domain of `op`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] for a stack, whose parts have a layout each
+    /// ([`parts`](Self::parts)).
+    pub fn layout(&self) -> Result<&Layout> {
         match self {
-            Space::Array { layout, .. } => Some(layout),
-            Space::Stacked(_) => None,
+            Space::Array { layout, .. } => Ok(layout),
+            Space::Stacked(parts) => Err(Error::InvalidArgument(format!(
+                "a stack of {} spaces has no single layout; each of its parts has one",
+                parts.len()
+            ))),
         }
     }
 
