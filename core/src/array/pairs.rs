@@ -59,21 +59,13 @@ impl<R: HasComplex> DistributedArray<R, Host> {
                  first (redistribute_to)"
             )));
         }
-        let layout = reshaped(&self.layout, shape[..last].to_vec());
-        let local_shape = layout.local_shape(self.comm.rank());
         let data = crate::alloc::vec_from_iter(
             self.local.len() / 2,
             self.local_slice()
                 .chunks_exact(2)
                 .map(|p| R::complex(p[0], p[1])),
         );
-        let local = ArrayD::from_shape_vec(local_shape, data).expect("half the pairs' block");
-        Ok(DistributedArray::from_parts(
-            self.comm.clone(),
-            layout,
-            local,
-            self.mask.clone(),
-        ))
+        Ok(with_data(self, shape[..last].to_vec(), data))
     }
 }
 
@@ -94,20 +86,25 @@ where
     pub fn complex_to_pairs(&self) -> Result<DistributedArray<C::Real, Host>> {
         let mut shape = self.global_shape().to_vec();
         shape.push(2);
-        let layout = reshaped(&self.layout, shape);
-        let local_shape = layout.local_shape(self.comm.rank());
         let data = crate::alloc::vec_from_iter(
             2 * self.local.len(),
             self.local_slice().iter().flat_map(|z| [z.re(), z.im()]),
         );
-        let local = ArrayD::from_shape_vec(local_shape, data).expect("twice the complex block");
-        Ok(DistributedArray::from_parts(
-            self.comm.clone(),
-            layout,
-            local,
-            self.mask.clone(),
-        ))
+        Ok(with_data(self, shape, data))
     }
+}
+
+/// This rank's `data` as the block of an array of global shape `shape` laid out as `a` (see
+/// [`reshaped`]), with `a`'s communicator and mask.
+fn with_data<T: Scalar, U: Scalar>(
+    a: &DistributedArray<T, Host>,
+    shape: Vec<usize>,
+    data: Vec<U>,
+) -> DistributedArray<U, Host> {
+    let layout = reshaped(&a.layout, shape);
+    let local_shape = layout.local_shape(a.comm.rank());
+    let local = ArrayD::from_shape_vec(local_shape, data).expect("the block of the new shape");
+    DistributedArray::from_parts(a.comm.clone(), layout, local, a.mask.clone())
 }
 
 /// `layout` with another global shape that keeps its distributed axis, partition and counts
