@@ -115,7 +115,8 @@ fault g1-block caught "the engine's block for block reductions raised to 512 (th
 
 # Gap 2: an output that aliases an input another thread still reads: the top level of the sum
 # tree written over its children (right in index order, a race on a GPU).
-alias="replace core/src/cuda/tree.rs '        let (s, e, entries, offset) = levels[k - 1];' '        let (s, e, entries, mut offset) = levels[k - 1];
+alias="replace core/src/cuda/tree.rs '        let (s, e, entries, offset) = levels[k - 1];' '        let (s, e, entries, mut offset) = levels[k - 1];' &&
+  replace core/src/cuda/tree.rs '        let n_in = (e - s).div_ceil(span(k as u32 - 1));' '        let n_in = (e - s).div_ceil(span(k as u32 - 1));
         if k == top as usize {
             offset = offset_prev + skip;
             levels[k - 1].3 = offset;
