@@ -291,13 +291,6 @@ impl BandChain {
         self.bands[..last].iter().map(AxisBand::out_len).sum()
     }
 
-    /// The elements of one outer slice of every intermediate result, back to back: the work
-    /// space of an engine that runs the chain one outer slice at a time (the host).
-    pub fn slab_work_len(&self) -> usize {
-        let last = self.bands.len() - 1;
-        self.bands[..last].iter().map(|b| b.n_out * b.inner).sum()
-    }
-
     /// Checks the lengths of one application (a bug in the caller otherwise).
     pub(crate) fn check(&self, table: usize, x: usize, work: usize, min_work: usize, y: usize) {
         assert_eq!(

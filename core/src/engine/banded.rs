@@ -24,8 +24,8 @@ pub trait Banded: Engine {
 
     /// The work space [`band_chain`](Self::band_chain) needs on this engine, in elements:
     /// every intermediate result whole ([`BandChain::work_len`], the default), or one outer slice
-    /// of each on an engine that runs the chain slice by slice in cache (the host:
-    /// [`BandChain::slab_work_len`]).
+    /// of each on an engine that runs the chain slice by slice in cache (the host, which also
+    /// keeps zeros around each, so that its blocks at the edges read them in place).
     fn band_chain_work(chain: &BandChain) -> usize {
         chain.work_len()
     }

@@ -72,37 +72,48 @@ fn term<R: RealScalar, const FUSED: bool>(acc: R, x: R, c: R) -> R {
     }
 }
 
-/// `y = acc` or `y = y + acc`, element by element.
+/// `y = acc` or `y = y + acc`, element by element, for the first `y.len() <= B` sums. `acc` is
+/// only ever indexed by constants here (a part block goes through a copy), so that it can stay
+/// in registers up to the stores.
 #[inline(always)]
-fn store<R: RealScalar>(y: &mut [R], acc: &[R], accumulate: bool) {
-    if accumulate {
-        for (out, &a) in y.iter_mut().zip(acc) {
-            *out += a;
+fn store<R: RealScalar, const B: usize>(y: &mut [R], acc: &[R; B], accumulate: bool) {
+    if let Ok(whole) = <&mut [R; B]>::try_from(&mut *y) {
+        for j in 0..B {
+            whole[j] = if accumulate {
+                whole[j] + acc[j]
+            } else {
+                acc[j]
+            };
         }
     } else {
-        y.copy_from_slice(&acc[..y.len()]);
+        let mut part = [R::zero(); B];
+        for j in 0..B {
+            part[j] = acc[j];
+        }
+        for (out, &a) in y.iter_mut().zip(&part) {
+            *out = if accumulate { *out + a } else { a };
+        }
     }
 }
 
-/// The sums of `B` consecutive outputs over every tap: tap `(d, c)` reads `src[origin + d + j]`
-/// for output `j`; `reach` holds the smallest and largest `d`.
+/// The sums of `B` consecutive outputs over every tap of `band`: tap `(d, c)` reads
+/// `src[origin + d + j]` for output `j`.
 #[inline(always)]
 fn block<R: RealScalar, const B: usize, const FUSED: bool>(
-    taps: &[(isize, R)],
-    reach: (isize, isize),
+    band: &Prepared<'_, R>,
     src: &[R],
     origin: isize,
 ) -> [R; B] {
+    let reach = band.reach;
     assert!(
         origin + reach.0 >= 0 && origin + reach.1 + B as isize <= src.len() as isize,
         "a block lies inside its source"
     );
     let mut acc = [R::zero(); B];
-    for &(d, c) in taps {
-        let start = (origin + d) as usize;
-        // SAFETY: reach.0 <= d <= reach.1, so start >= 0 and start + B <= src.len() (asserted
-        // above): the B reads are inside `src`.
-        let s = unsafe { &*src.as_ptr().add(start).cast::<[R; B]>() };
+    for &(d, c) in &band.taps {
+        // SAFETY: reach.0 <= d <= reach.1, so origin + d >= 0 and origin + d + B <= src.len()
+        // (asserted above): the B reads are inside `src`.
+        let s = unsafe { &*src.as_ptr().offset(origin + d).cast::<[R; B]>() };
         for j in 0..B {
             acc[j] = term::<R, FUSED>(acc[j], s[j], c);
         }
@@ -137,6 +148,10 @@ fn exact<R: RealScalar, const FUSED: bool>(
 /// (a negative product too small for a subnormal) and a zero term then gives `+0`, a difference
 /// that only the sign of a zero output can show, so a fused band's zero outputs of an edge
 /// block are summed again as the formula says ([`exact`]).
+///
+/// With `pad = Some(lo)`, `x` is the source between zeros (`lo` before it, enough after it for
+/// every block; see [`Slots`]) and `valid` is the whole source: an edge block then reads those
+/// zeros in place of a window, with the same bits.
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
 fn lines<R: RealScalar, const B: usize, const FUSED: bool>(
@@ -147,31 +162,44 @@ fn lines<R: RealScalar, const B: usize, const FUSED: bool>(
     y: &mut [R],
     accumulate: bool,
     window: &mut Vec<R>,
+    pad: Option<usize>,
 ) {
     let t = &band.table;
     let taps = &band.taps[..];
     let valid = ((t.valid.0 * w) as isize, (t.valid.1 * w) as isize);
     let (dmin, dmax) = band.reach;
     let span = (dmax - dmin) as usize + B;
+    // With padding, the source starts `lo` reals into `padded`, between zeros.
+    let (padded, lo) = (x, pad.unwrap_or(0));
+    let x = &padded[lo..lo + band.n_src * w];
     let mut p = rows.start * w;
     let end = rows.end * w;
     while p < end {
         let width = B.min(end - p);
         let pi = p as isize;
         let (first, past) = (pi + dmin, pi + dmax + B as isize);
+        if !taps.is_empty() && first >= valid.0 && past <= valid.1 {
+            // An interior block, stored straight from its registers.
+            let acc = block::<R, B, FUSED>(band, x, pi);
+            store(&mut y[p..p + width], &acc, accumulate);
+            p += width;
+            continue;
+        }
         let acc = if taps.is_empty() {
             [R::zero(); B]
-        } else if first >= valid.0 && past <= valid.1 {
-            block::<R, B, FUSED>(taps, band.reach, x, pi)
         } else {
-            window.clear();
-            window.resize(span, R::zero());
-            let (a, b) = (first.max(valid.0), past.min(valid.1));
-            if a < b {
-                let at = (a - first) as usize;
-                window[at..at + (b - a) as usize].copy_from_slice(&x[a as usize..b as usize]);
-            }
-            let mut acc = block::<R, B, FUSED>(taps, band.reach, window, -dmin);
+            let mut acc = if pad.is_some() {
+                block::<R, B, FUSED>(band, padded, lo as isize + pi)
+            } else {
+                window.clear();
+                window.resize(span, R::zero());
+                let (a, b) = (first.max(valid.0), past.min(valid.1));
+                if a < b {
+                    let at = (a - first) as usize;
+                    window[at..at + (b - a) as usize].copy_from_slice(&x[a as usize..b as usize]);
+                }
+                block::<R, B, FUSED>(band, window, -dmin)
+            };
             if FUSED {
                 for (j, a) in acc.iter_mut().enumerate().take(width) {
                     if *a == R::zero() {
@@ -220,7 +248,6 @@ fn rows<R: RealScalar, const B: usize, const FUSED: bool>(
             k += B;
         }
         if k < w {
-            let width = w - k;
             let mut acc = [R::zero(); B];
             for tap in &band.taps {
                 if let Some((at, c)) = source(i, tap) {
@@ -229,7 +256,7 @@ fn rows<R: RealScalar, const B: usize, const FUSED: bool>(
                     }
                 }
             }
-            store(&mut out[k..], &acc[..width], accumulate);
+            store(&mut out[k..], &acc, accumulate);
         }
     }
 }
@@ -253,7 +280,8 @@ fn explicit<R: RealScalar, const FUSED: bool>(
     }
 }
 
-/// One band on one outer slice: `x` holds `n_src` rows of `w` reals, `y` `n_out` rows.
+/// One band on one outer slice: `x` holds `n_src` rows of `w` reals (after `pad` zeros, see
+/// [`lines`]), `y` `n_out` rows.
 #[inline(always)]
 fn slab<R: RealScalar, const B: usize, const FUSED: bool>(
     band: &Prepared<'_, R>,
@@ -262,6 +290,7 @@ fn slab<R: RealScalar, const B: usize, const FUSED: bool>(
     y: &mut [R],
     accumulate: bool,
     window: &mut Vec<R>,
+    pad: Option<usize>,
 ) {
     let mut r0 = 0;
     let explicit_rows = band.table.explicit_rows().map(Some);
@@ -269,15 +298,61 @@ fn slab<R: RealScalar, const B: usize, const FUSED: bool>(
         let r1 = row.map_or(band.n_out, |r| r.0);
         if r0 < r1 {
             if w < B {
-                lines::<R, B, FUSED>(band, r0..r1, w, x, y, accumulate, window);
+                lines::<R, B, FUSED>(band, r0..r1, w, x, y, accumulate, window, pad);
             } else {
                 rows::<R, B, FUSED>(band, r0..r1, w, x, y, accumulate);
             }
         }
         if let Some((r, entries)) = row {
+            let lo = pad.unwrap_or(0);
+            let x = &x[lo..lo + band.n_src * w];
             explicit::<R, FUSED>(entries, r, w, x, y, accumulate);
             r0 = r + 1;
         }
+    }
+}
+
+/// Where band `b > 0` of a chain reads what band `b - 1` wrote, on one outer slice: `len`
+/// reals of the work space from `at`, the source `lo` reals in. A band on lines (`w < B`)
+/// whose every source row is valid gets its source between zeros (`lo` before, enough after
+/// for its last block), so that no block of it needs a window ([`lines`]).
+struct Slots {
+    /// `(at, lo, len)` of band `b`'s source, at index `b - 1`.
+    slots: Vec<(usize, usize, usize)>,
+    /// The reals they take, back to back.
+    total: usize,
+}
+
+impl Slots {
+    fn new<R: RealScalar>(bands: &[Prepared<'_, R>], w: usize, block: usize) -> Self {
+        let mut total = 0;
+        let slots = bands[1..]
+            .iter()
+            .map(|band| {
+                let src = band.n_src * w;
+                let (lo, hi) = if band.padded(w, block) {
+                    let (dmin, dmax) = band.reach;
+                    let past = (band.n_out * w) as isize + dmax + block as isize;
+                    (
+                        (-dmin).max(0) as usize,
+                        (past - src as isize).max(0) as usize,
+                    )
+                } else {
+                    (0, 0)
+                };
+                let slot = (total, lo, lo + src + hi);
+                total += slot.2;
+                slot
+            })
+            .collect();
+        Slots { slots, total }
+    }
+}
+
+impl<R: RealScalar> Prepared<'_, R> {
+    /// Whether this band reads its source between zeros in a chain (see [`Slots`]).
+    fn padded(&self, w: usize, block: usize) -> bool {
+        w < block && !self.taps.is_empty() && self.table.valid == (0, self.n_src)
     }
 }
 
@@ -295,32 +370,52 @@ fn chain_body<R: RealScalar, const B: usize>(
 ) {
     let mut window = Vec::new();
     let last = bands.len() - 1;
-    let run = |band: &Prepared<'_, R>, x: &[R], y: &mut [R], acc: bool, win: &mut Vec<R>| {
+    let run = |band: &Prepared<'_, R>,
+               x: &[R],
+               y: &mut [R],
+               acc: bool,
+               win: &mut Vec<R>,
+               pad: Option<usize>| {
         if band.table.fused {
-            slab::<R, B, true>(band, w, x, y, acc, win);
+            slab::<R, B, true>(band, w, x, y, acc, win, pad);
         } else {
-            slab::<R, B, false>(band, w, x, y, acc, win);
+            slab::<R, B, false>(band, w, x, y, acc, win, pad);
         }
     };
+    let slots = Slots::new(bands, w, B);
+    assert!(
+        slots.total <= work.len(),
+        "band_chain: work space too short"
+    );
+    // The zeros around the sources: the bands write only between them.
+    for (&(at, lo, len), band) in slots.slots.iter().zip(&bands[1..]) {
+        work[at..at + lo].fill(R::zero());
+        work[at + lo + band.n_src * w..at + len].fill(R::zero());
+    }
     let src_len = bands[0].n_src * w;
     let out_len = bands[last].n_out * w;
     for o in 0..outer {
-        let (mut start, mut prev) = (0, 0);
         for (b, band) in bands.iter().enumerate() {
-            // Band b reads x, or what band b - 1 wrote just before `start`.
-            let (done, free) = work.split_at_mut(start);
-            let src = if b == 0 {
-                &x[o * src_len..(o + 1) * src_len]
+            // Band b reads x or its slot, and writes y or band b + 1's slot, which lies after.
+            let split = if b == last {
+                work.len()
             } else {
-                &done[start - prev..]
+                slots.slots[b].0
+            };
+            let (done, free) = work.split_at_mut(split);
+            let (src, pad) = if b == 0 {
+                (&x[o * src_len..(o + 1) * src_len], None)
+            } else {
+                let (at, lo, len) = slots.slots[b - 1];
+                (&done[at..at + len], band.padded(w, B).then_some(lo))
             };
             if b == last {
                 let out = &mut y[o * out_len..(o + 1) * out_len];
-                run(band, src, out, accumulate, &mut window);
+                run(band, src, out, accumulate, &mut window, pad);
             } else {
-                prev = band.n_out * w;
-                run(band, src, &mut free[..prev], false, &mut window);
-                start += prev;
+                let lo = slots.slots[b].1;
+                let out = &mut free[lo..lo + band.n_out * w];
+                run(band, src, out, false, &mut window, pad);
             }
         }
     }
@@ -355,8 +450,9 @@ fn chain_plain<R: RealScalar, const B: usize>(
 }
 
 /// The bands one after the other on every outer slice of reals (`w` per row): band `b` writes
-/// its slice into `work` (after the slices of the bands before it) for band `b + 1` to read;
-/// the last writes (or adds to) `y`. The lengths were checked by the caller.
+/// its slice into `work` (band `b + 1`'s slot, see [`Slots`]) for band `b + 1` to read; the
+/// last writes (or adds to) `y`. The lengths of `x` and `y` were checked by the caller; `work`
+/// holds at least `Host::band_chain_work` elements, which bounds the slots.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn chain<R: RealScalar>(
     bands: &[Prepared<'_, R>],

@@ -6,7 +6,7 @@ mod kernel;
 mod tests;
 
 use super::Host;
-use crate::band::{AxisBand, BandChain};
+use crate::band::{AxisBand, BandChain, BandTable};
 use crate::engine::Banded;
 use crate::reals::{real, real_mut, width};
 use crate::scalar::Scalar;
@@ -29,8 +29,22 @@ impl Banded for Host {
         );
     }
 
+    /// One outer slice of every intermediate result, each with room for the zeros the kernel
+    /// puts around it (a bound for every element type).
     fn band_chain_work(chain: &BandChain) -> usize {
-        chain.slab_work_len()
+        chain.bands()[1..]
+            .iter()
+            .map(|band| {
+                let (_, n_out, n_src, inner) = band.dims();
+                let t = BandTable::parse(band.table());
+                let offsets = t.taps.chunks_exact(2).map(|tap| t.shift + tap[0] as isize);
+                let (dmin, dmax) = offsets.fold((0, 0), |(a, b), d| (d.min(a), d.max(b)));
+                let lo = (-dmin) as usize * inner;
+                let hi = (n_out as isize + dmax - n_src as isize).max(0) as usize * inner;
+                // A block is at most 64 elements (64 reals of f32 or f64, as many values or more).
+                lo + n_src * inner + hi + 64
+            })
+            .sum()
     }
 
     fn band_chain<T: Scalar>(
@@ -45,7 +59,7 @@ impl Banded for Host {
             table.len(),
             x.len(),
             work.len(),
-            chain.slab_work_len(),
+            Self::band_chain_work(chain),
             y.len(),
         );
         let (outer, _, _, inner) = chain.bands()[0].dims();

@@ -159,6 +159,12 @@ fn a_fused_zero_at_an_edge_keeps_its_sign() {
     Host::band(&band, band.table(), &x, &mut got, false);
     assert_eq!(want[n - 1].to_bits(), (-0.0f64).to_bits());
     assert!(same_bits(&got, &want));
+    // The same band second in a chain, where it reads zeros around its source in place.
+    let copy = AxisBand::new((1, n, n, 1), &[(0, 1.0)], 0, 0..n, &[]).unwrap();
+    let chain = BandChain::new(vec![copy, band]).unwrap();
+    let mut work = vec![0.0; Host::band_chain_work(&chain)];
+    Host::band_chain(&chain, chain.table(), &x, &mut work, &mut got, false);
+    assert!(same_bits(&got, &want));
 }
 
 /// A chain against its bands applied one by one through memory.
@@ -166,7 +172,7 @@ fn chain_against_bands<T: Scalar>() {
     for (outer, n, inner) in [(3, 50, 1), (2, 9, 3), (2, 6, 40), (1, 1, 1)] {
         let bands = bands(outer, n, inner, 5);
         let first = bands[bands.len().min(3) - 1].clone();
-        let second = AxisBand::new(
+        let short = AxisBand::new(
             (outer, n + 2, n, inner),
             &[(0, 0.5), (-1, -1.5), (-2, 0.25)],
             0,
@@ -175,29 +181,45 @@ fn chain_against_bands<T: Scalar>() {
         )
         .unwrap()
         .with_fma(true);
-        let chain = BandChain::new(vec![first.clone(), second.clone()]).unwrap();
-        let x: Vec<T> = values(first.src_len(), 5);
-        let y0: Vec<T> = values(second.out_len(), 6);
-        for accumulate in [false, true] {
-            let mut mid = vec![T::zero(); first.out_len()];
-            let mut want = y0.clone();
-            Host::band(&first, first.table(), &x, &mut mid, false);
-            Host::band(&second, second.table(), &mid, &mut want, accumulate);
-            let mut work = vec![T::zero(); Host::band_chain_work(&chain)];
-            let mut got = y0.clone();
-            Host::band_chain(&chain, chain.table(), &x, &mut work, &mut got, accumulate);
-            assert!(
-                same_bits(&got, &want),
-                "{} {:?}",
-                T::SUFFIX,
-                chain.bands()[0].dims()
-            );
+        // Longer than a block of f64 reals on either side, and another with a shift.
+        let long = |shift| {
+            let taps: Vec<(isize, f64)> = (-40..=40).map(|k| (k, 0.01 * (k + 50) as f64)).collect();
+            AxisBand::new((outer, n, n, inner), &taps, shift, 0..n, &[])
+                .unwrap()
+                .with_fma(true)
+        };
+        for second in [short, long(0), long(7), long(-3)] {
+            chain_of_two::<T>(first.clone(), second);
         }
     }
     let bad = AxisBand::new((1, 4, 4, 2), &[], 0, 0..4, &[]).unwrap();
     let other = AxisBand::new((1, 4, 5, 2), &[], 0, 0..5, &[]).unwrap();
     assert!(BandChain::new(vec![bad, other]).is_err());
     assert!(BandChain::new(vec![]).is_err());
+}
+
+/// The chain `first`, `second` against the two bands through memory.
+fn chain_of_two<T: Scalar>(first: AxisBand, second: AxisBand) {
+    let chain = BandChain::new(vec![first.clone(), second.clone()]).unwrap();
+    let x: Vec<T> = values(first.src_len(), 5);
+    let y0: Vec<T> = values(second.out_len(), 6);
+    for accumulate in [false, true] {
+        let mut mid = vec![T::zero(); first.out_len()];
+        let mut want = y0.clone();
+        Host::band(&first, first.table(), &x, &mut mid, false);
+        Host::band(&second, second.table(), &mid, &mut want, accumulate);
+        // Garbage in the work space: the kernel must write every zero it reads.
+        let mut work = values::<T>(Host::band_chain_work(&chain), 7);
+        let mut got = y0.clone();
+        Host::band_chain(&chain, chain.table(), &x, &mut work, &mut got, accumulate);
+        assert!(
+            same_bits(&got, &want),
+            "{} {:?} then {:?}",
+            T::SUFFIX,
+            chain.bands()[0].dims(),
+            chain.bands()[1].dims()
+        );
+    }
 }
 
 #[test]
