@@ -155,6 +155,16 @@ sleep 100000
 '" \
   bash -c '. scripts/lib.sh; step "MDD example with --gpu against the host run" 20 scripts/mdd-gpu.sh'
 
+# Issue 32: the broadcast between node leaders skipped for real nodes (kept for emulated ones, so
+# the one-node suite, whose emulated nodes still broadcast, cannot see it); two nodes must.
+leaders="replace core/src/shared.rs '        if out.copies > 1 {
+            out.broadcast_between_nodes' '        if ranks_per_node.is_some() && out.copies > 1 {
+            out.broadcast_between_nodes'"
+fault n1-leaders-one-node hidden "the second node's copy not seeded (leaders' broadcast skipped for real nodes); one node, mpirun -n 4" \
+  "$leaders" env MPI_TEST_NP=4 cargo test --features emulator,mpi --test mpi -- shared::
+fault n1-leaders-two-nodes caught "the same, on two nodes (scripts/test-two-nodes.sh)" \
+  "$leaders" scripts/test-two-nodes.sh
+
 echo
 echo "| fault | what | command | result | message |"
 echo "|---|---|---|---|---|"

@@ -8,7 +8,9 @@
 # (relative 2-norm, the example's --compare) and fails the script. This CGLS amplifies rounding
 # differences by about 1e3 every 5 iterations, so 30 iterations would show any.
 # The example's error target is for its default size, hence --no-check.
-# Expects scripts/mpi-env.sh to be sourced (scripts/test.sh does it).
+# NPS (default "1 2 3 4") and THREAD_NPS (default "2 3 4") choose the runs besides the reference
+# (scripts/test-two-nodes.sh runs NPS=4 across two nodes). Expects scripts/mpi-env.sh to be
+# sourced (scripts/test.sh does it).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -65,10 +67,10 @@ run() {
   }
   check "$name" "$tmp/log-$name"
 }
-for n in 2 3 4; do
+for n in ${THREAD_NPS-2 3 4}; do
   run "threads$n" "$bin" --ranks "$n"
 done
-for np in 1 2 3 4; do
+for np in ${NPS:-1 2 3 4}; do
   run "np$np" "$MPIEXEC" -n "$np" "$bin"
 done
 if [ "$status" -ne 0 ]; then

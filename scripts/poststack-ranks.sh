@@ -7,7 +7,8 @@
 # rows included), so every volume must be bitwise identical, even unregularised CGLS, which
 # amplifies any rounding difference once it fits noise.
 # The example's error targets are for its default size, hence --no-check.
-# Expects scripts/mpi-env.sh to be sourced (scripts/test.sh does it).
+# NPS (default "1 2 3 4") chooses the mpirun runs (scripts/test-two-nodes.sh runs NPS=4 across
+# two nodes). Expects scripts/mpi-env.sh to be sourced (scripts/test.sh does it).
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,7 +29,7 @@ if [ ! -e "${volumes[0]}" ]; then
   exit 1
 fi
 status=0
-for np in 1 2 3 4; do
+for np in ${NPS:-1 2 3 4}; do
   step "poststack-ranks.sh: mpirun -n $np" 300 \
     "$MPIEXEC" -n "$np" "$bin" "${args[@]}" \
     --out "$tmp/np$np" --compare "$tmp/threads3" >"$tmp/log$np" 2>&1 || {

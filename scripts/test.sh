@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # scripts/test.sh: the whole test suite: every test binary of the workspace once (Threads, mpirun,
 # the fault suite, the Cuda instantiation on the emulated device, doctests), the examples on thread
-# ranks and under mpirun, the rank-count and SEG-Y checks, and the GPU checks that need no GPU.
+# ranks and under mpirun, the rank-count and SEG-Y checks, two nodes in network namespaces (as
+# root), and the GPU checks that need no GPU.
 # Everything is compiled once, with one feature set (scripts/lib.sh `BUILD`), plus a check that
 # the crates build without features (what `cargo add distlops` gets).
 # Installs missing system packages first (scripts/setup.sh). Extra arguments go to the `cargo test` run.
@@ -53,6 +54,9 @@ if check "cargo build ${BUILD[*]} --examples" 1200 cargo build -q "${BUILD[@]}" 
 fi
 check "post-stack example: same volumes on 1-4 ranks (threads and mpirun)" 1800 scripts/poststack-ranks.sh
 check "MDD example: same arrays on 1-4 ranks (threads and mpirun)" 1800 scripts/mdd-ranks.sh
+# Two nodes in network namespaces (root only; one line says why it skips elsewhere).
+check "two nodes: MPI tests, examples and faults across two nodes (scripts/test-two-nodes.sh)" \
+  2400 scripts/test-two-nodes.sh
 check "post-stack example on a SEG-Y cube written by segyio (mpirun -n 1-3, outputs read back by segyio)" \
   1200 scripts/test-segy-cli.sh
 DISTLOPS_SUITE_DONE=1 check "the Cuda engine without a GPU: sanitizers, emulated device, NVRTC and library symbols (scripts/test-gpu.sh --emulated)" \

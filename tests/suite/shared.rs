@@ -35,6 +35,9 @@ fn ordinary<T: TestScalar>(comm: &Communicator, g: &ArrayD<T>, root: usize) -> A
 
 fn contents<T: TestScalar>(comm: &Communicator, ranks_per_node: Option<usize>) {
     let p = comm.size();
+    // One copy per node (one node on threads, one per host under mpirun), each node split
+    // into emulated nodes of `ranks_per_node` consecutive ranks if asked.
+    let (copies, node) = nodes(comm, ranks_per_node.unwrap_or(p));
     for (k, shape) in [vec![7, 5], vec![11], vec![0, 3], vec![3, 2, 4]]
         .iter()
         .enumerate()
@@ -47,9 +50,7 @@ fn contents<T: TestScalar>(comm: &Communicator, ranks_per_node: Option<usize>) {
                     .unwrap_or_else(|e| panic!("shape {shape:?} root {root}: {e}"));
             assert_eq!(a.shape(), &shape[..]);
             assert_eq!(a.len(), g.len());
-            let copies = ranks_per_node.map_or(1, |n| p.div_ceil(n));
             assert_eq!(a.copies(), copies, "copies, nodes of {ranks_per_node:?}");
-            let node = ranks_per_node.map_or(p, |n| n.min(p - comm.rank() / n * n));
             assert_eq!(a.node_size(), node, "ranks of the node");
             let v = a.view().to_owned();
             assert!(same_bits(&v, &g), "shape {shape:?} root {root}: contents");
@@ -62,7 +63,21 @@ fn contents<T: TestScalar>(comm: &Communicator, ranks_per_node: Option<usize>) {
     }
 }
 
-/// Contents at every root, one copy per machine (one node under MPI, one process on threads).
+/// The number of nodes and the number of ranks on this rank's node when every node (as
+/// [`Communicator::node_rank`] counts them) is split into groups of `k` consecutive ranks.
+fn nodes(comm: &Communicator, k: usize) -> (usize, usize) {
+    let (node_rank, node_size) = comm.node_rank();
+    let mut leaders = [0.0];
+    comm.all_reduce_into(
+        &[f64::from(node_rank % k == 0)],
+        &mut leaders,
+        ReduceOp::Sum,
+    );
+    (leaders[0] as usize, k.min(node_size - node_rank / k * k))
+}
+
+/// Contents at every root, one copy per node (one process on threads; one per host under MPI:
+/// `scripts/test-two-nodes.sh` runs it on two).
 pub fn contents_all_dtypes(comm: &Communicator) {
     contents::<f32>(comm, None);
     contents::<f64>(comm, None);
