@@ -76,6 +76,7 @@ fn term<R: RealScalar, const FUSED: bool>(acc: R, x: R, c: R) -> R {
 /// only ever indexed by constants here (a part block goes through a copy), so that it can stay
 /// in registers up to the stores.
 #[inline(always)]
+#[allow(clippy::manual_memcpy)] // element by element on purpose, as said above
 fn store<R: RealScalar, const B: usize>(y: &mut [R], acc: &[R; B], accumulate: bool) {
     if let Ok(whole) = <&mut [R; B]>::try_from(&mut *y) {
         for j in 0..B {
