@@ -10,7 +10,7 @@ use distlops::core::ToEngine;
 use distlops::core::VectorRef;
 use distlops::core::{
     BinaryOp, Communicator, Complex32, Complex64, Compute, Dense, DistVector, DistributedArray,
-    Engine, Host, Layout, MatOp, Memory, NormOrd, Result,
+    Engine, Host, Layout, MatOp, Memory, NormOrd, ReduceOp, Result,
 };
 
 /// An engine the suite can instantiate: how a rank gets its engine value.
@@ -277,10 +277,23 @@ fn redistribute_on_engine<T: TestScalar, E: TestEngine>(comm: &Communicator) {
     }
 }
 
-/// On one machine every rank shares the node: the node rank is the rank (how `Cuda::for_rank`
-/// picks a device), on Threads and under `mpirun` alike.
-pub fn node_rank_on_one_machine(comm: &Communicator) {
-    assert_eq!(comm.node_rank(), (comm.rank(), comm.size()));
+/// The node rank (how `Cuda::for_rank` picks a device) numbers the ranks of each node from 0:
+/// on Threads and under `mpirun` on one machine it is the rank; on several nodes
+/// (`scripts/test-two-nodes.sh`) the nodes' sizes, counted once per node, add up to the ranks.
+pub fn node_rank_numbers_each_node(comm: &Communicator) {
+    let (r, s) = comm.node_rank();
+    assert!(r < s, "node rank {r} of {s}");
+    let mut total = [0.0];
+    let leader_size = if r == 0 { s as f64 } else { 0.0 };
+    comm.all_reduce_into(&[leader_size], &mut total, ReduceOp::Sum);
+    assert_eq!(
+        total[0] as usize,
+        comm.size(),
+        "ranks counted over the nodes"
+    );
+    if comm.kind() != "mpi" {
+        assert_eq!((r, s), (comm.rank(), comm.size()));
+    }
 }
 
 /// `y = d x` elementwise, written once for every engine with the engine's primitives.

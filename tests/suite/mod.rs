@@ -428,8 +428,8 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         gpu_fft::fourier_moves_exact::<distlops::core::Host>,
     ),
     (
-        "engines::node_rank_on_one_machine",
-        engines::node_rank_on_one_machine,
+        "engines::node_rank_numbers_each_node",
+        engines::node_rank_numbers_each_node,
     ),
     ("shared::contents_all_dtypes", shared::contents_all_dtypes),
     // Named `comm::` so that the MPI binary reruns it with small message chunks.
