@@ -6,13 +6,13 @@ use crate::common::{
     check_tol, data_residual, finite, fused_agreed, Callback, Reduction, Result, SolveInfo,
     StopReason,
 };
+use crate::normal::Normal;
 use crate::power_iteration::{power_iteration_on, PowerIterationParams};
 use crate::prox::Threshold;
 use crate::table;
-use distlops_core::operator::Scratch;
 use distlops_core::{
-    Communicator, DistVector, Engine, Error, Host, LinearOperator, LinearOperatorExt, Parameters,
-    RealScalar, Scalar, Space, Vector, VectorRef,
+    DistVector, Engine, Error, Host, LinearOperator, LinearOperatorExt, Parameters, RealScalar,
+    Scalar, Vector, VectorRef,
 };
 use std::time::Instant;
 
@@ -279,36 +279,6 @@ fn check_params(name: &'static str, p: &IstaParams) -> Result<()> {
     Ok(())
 }
 
-/// `A^H A` of a borrowed operator, for the power iteration that estimates `alpha`.
-struct Normal<'a, T: Scalar, E: Engine> {
-    op: &'a dyn LinearOperator<T, E>,
-    scratch: Scratch<T, E>,
-}
-
-impl<T: Scalar, E: Engine> LinearOperator<T, E> for Normal<'_, T, E> {
-    fn domain(&self) -> &Space {
-        self.op.domain()
-    }
-    fn range(&self) -> &Space {
-        self.op.domain()
-    }
-    fn comm(&self) -> &Communicator {
-        self.op.comm()
-    }
-    fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
-        self.scratch.with(self.op.comm(), x, |ax| {
-            self.op.matvec_unchecked(x, ax)?;
-            self.op.rmatvec_unchecked(ax.view(), y)
-        })
-    }
-    fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
-        self.matvec_unchecked(y, x)
-    }
-    fn name(&self) -> String {
-        format!("{}^H {}", self.op.name(), self.op.name())
-    }
-}
-
 /// An `f64` as a real `T` (rounding for single precision).
 fn real<T: Scalar>(v: f64) -> T {
     T::from_real(<T::Real as RealScalar>::real_from_f64(v))
@@ -364,10 +334,7 @@ impl<'a, T: Scalar, E: Engine> Ista<'a, T, E> {
         let alpha = match params.alpha {
             Some(a) => a,
             None => {
-                let normal = Normal {
-                    op,
-                    scratch: Scratch::new(op.range().clone()),
-                };
+                let normal = Normal::new(op, None);
                 let eig = power_iteration_on(&normal, &y.engine(), params.eigs.clone())?;
                 1.0 / eig.maxeig.abs().to_f64()
             }

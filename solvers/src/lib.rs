@@ -10,10 +10,13 @@
 //! | [`Lsqr`] / [`lsqr`] | damped least squares by bidiagonalization, SciPy's stopping tests | (SciPy's `lsqr`) |
 //! | [`Ista`] / [`ista`] | `min |y - A x|^2 + eps |x|_p`, `p = 1, 0, 1/2` | `ISTA` / `ista` |
 //! | [`Fista`] / [`fista`] | the same, with momentum | `FISTA` / `fista` |
+//! | [`PrimalDual`] / [`primal_dual`] | `min f(x) + g(K x)`, `f`, `g` proximable (TV: `g` = [`L21`], `K` a gradient) | `PrimalDual` (0.8.0) |
 //! | [`power_iteration`] | the eigenvalue of largest modulus of a square `A` | `power_iteration` |
 //!
-//! Proximal operators for proximal solvers: the [`Proximal`] trait and [`L1`], [`L2`], [`L0`],
-//! [`Bounds`] (pyproximal's `Box`); ISTA's and FISTA's element-wise [`Threshold`]s.
+//! Proximal operators for proximal solvers: the [`Proximal`] trait (`prox`, `proxdual`, the
+//! value) and [`L1`], [`L2`], [`L0`], [`Bounds`] (pyproximal's `Box`), [`L21`] (isotropic
+//! TV on a stacked gradient), [`L2Data`] (`sigma/2 |A x - b|^2`, PyLops-MPI's `MPIL2`); ISTA's
+//! and FISTA's element-wise [`Threshold`]s.
 //!
 //! Every solver follows PyLops' setup / step / run / finalize structure, allocates its work
 //! vectors once in `setup`, calls an optional callback after every step, and prints PyLops'
@@ -119,9 +122,13 @@ mod cgls_pipelined;
 mod cgls_single;
 mod common;
 mod ista;
+mod l21;
+mod l2_data;
 mod lsqr;
 mod lsqr_stop;
+mod normal;
 mod power_iteration;
+mod primal_dual;
 mod prox;
 mod table;
 
@@ -132,8 +139,11 @@ pub use common::{
     can_fuse, fused_vdots, Callback, Result, SolveInfo, SolverError, StopReason, VdotPair,
 };
 pub use ista::{fista, ista, Fista, Ista, IstaParams, IstaSolution};
+pub use l21::L21;
+pub use l2_data::L2Data;
 pub use lsqr::{lsqr, Lsqr, LsqrParams, LsqrSolution, LsqrStop};
 pub use power_iteration::{
     fill_seeded, power_iteration, power_iteration_on, PowerIterationParams, PowerIterationResult,
 };
+pub use primal_dual::{primal_dual, PrimalDual, PrimalDualParams, PrimalDualSolution, Steps};
 pub use prox::{Bounds, Proximal, Threshold, L0, L1, L2};

@@ -74,8 +74,57 @@ pub trait Proximal<T: Scalar, E: Engine = Host>: Send + Sync {
         Ok(out)
     }
 
+    /// `x <- prox_{tau f*}(x)`, the proximal operator of the convex conjugate `f*` (pyproximal's
+    /// `proxdual`), in place. The default uses Moreau's identity,
+    ///
+    /// ```text
+    /// prox_{tau f*}(x) = x - tau prox_{f / tau}(x / tau)
+    /// ```
+    ///
+    /// with one copy of `x` (no communication); functions with a closed form override it. Every
+    /// function of this crate has one, composed ones included (PyLops-MPI 0.8.0 raises on
+    /// `MPIL2` and on composed operators).
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] if `tau` is not finite and positive (on every rank, which all
+    /// see the same `tau`); errors of [`prox_in_place`](Self::prox_in_place).
+    fn proxdual_in_place(&self, x: &mut DistVector<T, E>, tau: f64) -> Result<()> {
+        check_positive("proxdual", "tau", tau)?;
+        let mut p = x.clone();
+        p.scale(T::from_real(<T::Real as RealScalar>::real_from_f64(
+            1.0 / tau,
+        )));
+        self.prox_in_place(&mut p, 1.0 / tau)?;
+        x.axpy(
+            T::from_real(<T::Real as RealScalar>::real_from_f64(-tau)),
+            &p,
+        )
+    }
+
+    /// `prox_{tau f*}(x)` in a new vector.
+    ///
+    /// # Errors
+    /// As [`proxdual_in_place`](Self::proxdual_in_place).
+    fn proxdual(&self, x: VectorRef<'_, T, E>, tau: f64) -> Result<DistVector<T, E>> {
+        let mut out = x.to_owned();
+        self.proxdual_in_place(&mut out, tau)?;
+        Ok(out)
+    }
+
     /// A short name for messages.
     fn name(&self) -> String;
+}
+
+/// Checks a step or weight that must be finite and positive.
+pub(crate) fn check_positive(name: &'static str, what: &str, v: f64) -> Result<()> {
+    if v.is_finite() && v > 0.0 {
+        Ok(())
+    } else {
+        Err(Error::InvalidParameter {
+            solver: name,
+            message: format!("{what} must be finite and positive, got {v}"),
+        })
+    }
 }
 
 /// `f(x) = sigma |x|_1 = sigma sum_i |x_i|`; its proximal operator is the soft threshold at
@@ -272,7 +321,7 @@ fn from_parts<T: Scalar>(re: T::Real, im: T::Real) -> T {
 }
 
 /// Checks a weight: finite and non-negative.
-fn check_weight(what: &str, name: &'static str, v: f64) -> Result<()> {
+pub(crate) fn check_weight(what: &str, name: &'static str, v: f64) -> Result<()> {
     if v.is_finite() && v >= 0.0 {
         Ok(())
     } else {
@@ -284,7 +333,7 @@ fn check_weight(what: &str, name: &'static str, v: f64) -> Result<()> {
 }
 
 /// Checks a proximal step: finite and non-negative.
-fn check_tau(name: &'static str, tau: f64) -> Result<()> {
+pub(crate) fn check_tau(name: &'static str, tau: f64) -> Result<()> {
     check_weight("tau", name, tau)
 }
 
@@ -415,7 +464,7 @@ impl<T: Scalar, E: Engine> Proximal<T, E> for Bounds {
 }
 
 /// A checked norm of a borrowed vector.
-fn norm<T: Scalar, E: Engine>(x: VectorRef<'_, T, E>, ord: NormOrd) -> Result<T::Real> {
+pub(crate) fn norm<T: Scalar, E: Engine>(x: VectorRef<'_, T, E>, ord: NormOrd) -> Result<T::Real> {
     match x {
         VectorRef::Array(a) => a.norm(ord),
         VectorRef::Stacked(s) => Vector::norm(s, ord),

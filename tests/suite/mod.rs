@@ -36,6 +36,7 @@ pub mod mdc;
 pub mod operators;
 pub mod primitives;
 pub mod props;
+pub mod proximal;
 pub mod redistribute;
 pub mod reduce;
 pub mod repro;
@@ -332,6 +333,20 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("lsqr_ista::errors", lsqr_ista::errors),
     ("lsqr_ista::repro_f64", lsqr_ista::repro_f64),
     ("lsqr_ista::repro_complex", lsqr_ista::repro_complex),
+    ("proximal::l21_f64", proximal::l21_f64),
+    ("proximal::l21_complex", proximal::l21_complex),
+    ("proximal::moreau_f64", proximal::moreau_f64),
+    ("proximal::moreau_complex", proximal::moreau_complex),
+    ("proximal::l2data_f64", proximal::l2data_f64),
+    ("proximal::l2data_complex", proximal::l2data_complex),
+    ("proximal::primal_dual_f64", proximal::primal_dual_f64),
+    (
+        "proximal::primal_dual_complex",
+        proximal::primal_dual_complex,
+    ),
+    ("proximal::repro_f64", proximal::repro_f64),
+    ("proximal::repro_complex", proximal::repro_complex),
+    ("proximal::errors", proximal::errors),
     (
         "cg_variants::stats_every_kind",
         cg_variants::stats_every_kind,

@@ -129,7 +129,7 @@ fn values<T: Scalar>(x: &DistributedArray<T>, y: &DistributedArray<T>) -> Vec<f6
 }
 
 /// Compares bit patterns; returns a message per difference.
-fn compare(got: &[f64], want: &[f64], what: &str) -> Vec<String> {
+pub(super) fn compare(got: &[f64], want: &[f64], what: &str) -> Vec<String> {
     got.iter()
         .zip(want)
         .enumerate()
@@ -140,7 +140,7 @@ fn compare(got: &[f64], want: &[f64], what: &str) -> Vec<String> {
 
 /// Runs `body` on the sub-communicators of the first q ranks, q = 1..P, and fails on every rank
 /// if it reported a problem on any.
-fn on_groups(comm: &Communicator, body: impl Fn(&Communicator) -> Vec<String>) {
+pub(super) fn on_groups(comm: &Communicator, body: impl Fn(&Communicator) -> Vec<String>) {
     for q in 1..=comm.size() {
         let inside = comm.rank() < q;
         let sub = comm.split(usize::from(inside)).unwrap();

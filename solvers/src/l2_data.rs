@@ -1,0 +1,174 @@
+//! [`L2Data`]: the data misfit `sigma/2 |A x - b|^2` as a proximal operator, its prox by an
+//! inner CG solve (PyLops-MPI's `MPIL2(Op, b)`).
+
+use crate::cg::{cg, CgParams};
+use crate::common::Result;
+use crate::normal::Normal;
+use crate::prox::{check_tau, check_weight, Proximal};
+use distlops_core::{
+    DistVector, Engine, Host, LinearOperator, LinearOperatorExt, Parameters, RealScalar, Scalar,
+    Vector, VectorRef,
+};
+use std::sync::Mutex;
+
+/// `f(x) = sigma/2 |A x - b|_2^2`, the least-squares data term of a proximal solver.
+///
+/// * `prox_{tau f}(x)` solves `(I + tau sigma A^H A) z = x + tau sigma A^H b` by
+///   [`cg`] with [`inner`](Self::inner) (PyLops-MPI's defaults: 10 steps, `tol = 1e-4` on the
+///   squared residual), started from the previous call's solution when
+///   [`warm`](Self::warm) (the default), else from `x0` if given, else from `x` itself. With
+///   `tau sigma = 0`, `x` is returned unchanged. CG on these normal equations makes the same
+///   iterates as PyLops-MPI's default CGLS on `[sqrt(tau sigma) A; I]` in exact arithmetic
+///   (one product with `A` and one with `A^H` per step for both).
+/// * `prox_{tau f*}`: by the Moreau identity (the default of
+///   [`Proximal::proxdual_in_place`]); PyLops-MPI 0.8.0 raises for `MPIL2`.
+/// * [`grad`](Self::grad) `= sigma A^H (A x - b)`.
+/// * Collective: every call applies `A` and `A^H` (the inner CG reduces over the
+///   communicator), so every rank must call it together, as a solver does.
+/// * `A^H b` is computed once, at construction.
+/// * PyLops-MPI: `MPIL2(Op, b, sigma, niter, x0, warm, solver="cg")` (0.8.0). Its `q` / `alpha`
+///   linear term is not implemented.
+pub struct L2Data<'a, T: Scalar, E: Engine = Host> {
+    op: &'a dyn LinearOperator<T, E>,
+    b: DistVector<T, E>,
+    ahb: DistVector<T, E>,
+    sigma: f64,
+    /// The inner CG's parameters (default: `CgParams::default()`, 10 steps, `tol = 1e-4`).
+    pub inner: CgParams,
+    /// Start each inner solve from the previous one's solution (default `true`, as PyLops).
+    pub warm: bool,
+    x0: Option<DistVector<T, E>>,
+    last: Mutex<Option<DistVector<T, E>>>,
+}
+
+impl<'a, T: Scalar, E: Engine> L2Data<'a, T, E> {
+    /// `sigma/2 |A x - b|^2`. Collective: the ranks agree on `sigma` and on `b` against `A`'s
+    /// range, then `A^H b` is computed.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`](distlops_core::Error::InvalidParameter) for a negative or
+    /// non-finite `sigma`, [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) for
+    /// a `b` outside `A`'s range, [`Error::InvalidArgument`](distlops_core::Error::InvalidArgument)
+    /// if the ranks passed different `sigma`s: all on every rank, also when only one rank's `b`
+    /// is wrong.
+    pub fn new<'v>(
+        op: &'a dyn LinearOperator<T, E>,
+        b: impl Into<VectorRef<'v, T, E>>,
+        sigma: f64,
+    ) -> Result<Self>
+    where
+        T: 'v,
+        E: 'v,
+    {
+        let b = b.into();
+        let checks = check_weight("sigma", "L2Data", sigma)
+            .and_then(|()| op.range().check(b, "L2Data data b"));
+        op.agree_solve(
+            "L2Data",
+            &Parameters::default().with("sigma", &sigma),
+            checks,
+        )?;
+        b.check_replicas("L2Data data b")?;
+        let mut ahb = op.new_domain_vector_on(&b.engine())?;
+        op.rmatvec_unchecked(b, &mut ahb)?;
+        Ok(L2Data {
+            op,
+            b: b.to_owned(),
+            ahb,
+            sigma,
+            inner: CgParams::default(),
+            warm: true,
+            x0: None,
+            last: Mutex::new(None),
+        })
+    }
+
+    /// The first inner solve starts from `x0` (PyLops-MPI's `x0`) instead of the prox's input.
+    /// Collective (the ranks agree that `x0` is in `A`'s domain).
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) on every rank if `x0` is
+    /// outside `A`'s domain on any rank.
+    pub fn with_x0<'v>(mut self, x0: impl Into<VectorRef<'v, T, E>>) -> Result<Self>
+    where
+        T: 'v,
+        E: 'v,
+    {
+        let x0 = x0.into();
+        let checks = self.op.domain().check(x0, "L2Data initial guess x0");
+        self.op
+            .agree_solve("L2Data", &Parameters::default(), checks)?;
+        x0.check_replicas("L2Data initial guess x0")?;
+        self.x0 = Some(x0.to_owned());
+        Ok(self)
+    }
+
+    /// The weight `sigma`.
+    pub fn sigma(&self) -> f64 {
+        self.sigma
+    }
+
+    /// `sigma A^H (A x - b)`, the gradient of `f`. Collective.
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) for an `x` outside `A`'s
+    /// domain; operator errors.
+    pub fn grad(&self, x: VectorRef<'_, T, E>) -> Result<DistVector<T, E>> {
+        let mut r = self.residual(x)?;
+        r.scale(real::<T>(self.sigma));
+        let mut g = self.op.new_domain_vector_on(&x.engine())?;
+        self.op.rmatvec_unchecked(r.view(), &mut g)?;
+        Ok(g)
+    }
+
+    /// `A x - b`.
+    fn residual(&self, x: VectorRef<'_, T, E>) -> Result<DistVector<T, E>> {
+        self.op.domain().check(x, "L2Data x")?;
+        let mut r = self.op.new_range_vector_on(&x.engine())?;
+        self.op.matvec_unchecked(x, &mut r)?;
+        r.axpy(-T::one(), &self.b)?;
+        Ok(r)
+    }
+}
+
+/// An `f64` as a real `T`.
+fn real<T: Scalar>(v: f64) -> T {
+    T::from_real(<T::Real as RealScalar>::real_from_f64(v))
+}
+
+impl<T: Scalar, E: Engine> Proximal<T, E> for L2Data<'_, T, E> {
+    /// `sigma/2 |A x - b|^2` (one product with `A`, one reduction).
+    fn value(&self, x: VectorRef<'_, T, E>) -> Result<T::Real> {
+        let r = self.residual(x)?;
+        let rr = r.vdot(&r)?.re();
+        Ok(<T::Real as RealScalar>::real_from_f64(self.sigma / 2.0) * rr)
+    }
+
+    /// The inner CG solve of `(I + tau sigma A^H A) z = x + tau sigma A^H b`.
+    fn prox_in_place(&self, x: &mut DistVector<T, E>, tau: f64) -> Result<()> {
+        check_tau("L2Data", tau)?;
+        let c = tau * self.sigma;
+        if c == 0.0 {
+            return Ok(());
+        }
+        let mut rhs = x.clone();
+        rhs.axpy(real::<T>(c), &self.ahb)?;
+        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let start = match (self.warm, last.as_ref(), self.x0.as_ref()) {
+            (true, Some(prev), _) => prev.view(),
+            (_, _, Some(x0)) => x0.view(),
+            _ => x.view(),
+        };
+        let normal = Normal::new(self.op, Some(real::<T>(c)));
+        let sol = cg(&normal, &rhs, start, self.inner.clone(), None)?;
+        x.copy_from(&sol.x)?;
+        if self.warm {
+            *last = Some(sol.x);
+        }
+        Ok(())
+    }
+
+    fn name(&self) -> String {
+        format!("L2Data(sigma = {}, A = {})", self.sigma, self.op.name())
+    }
+}

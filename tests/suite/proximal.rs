@@ -1,0 +1,613 @@
+//! Proximal operators and the primal-dual solver: `L21` (prox, proxdual, value) against formulas
+//! on the gathered stack; the Moreau identity `x = prox_{tf}(x) + t prox_{f*/t}(x/t)` for every
+//! function; `L2Data` against the closed form of a diagonal operator; `PrimalDual` TV denoising
+//! against a serial Chambolle-Pock loop on the gathered image (both orders of the updates); the
+//! same bits on 1..P ranks; and mistakes (a stack of mismatched parts, bad steps, a `b` wrong on
+//! one rank, steps that break the convergence condition) as errors on every rank.
+
+use super::check::dist;
+use super::repro::{all_values, compare, on_groups};
+use super::util::{global, TestScalar};
+use distlops::core::operator::LinearOperator;
+use distlops::core::{
+    Communicator, Complex64, DistVector, DistributedArray, Error, Layout, RealScalar, Scalar,
+    StackedDistributedArray, Vector,
+};
+use distlops::operators::local::{Diagonal, Identity, LocalOperator};
+use distlops::operators::{BlockDiag, DerivativeKind, Gradient, GradientParams};
+use distlops::solvers::{
+    primal_dual, Bounds, CgParams, L2Data, PrimalDual, PrimalDualParams, Proximal, Steps, L1, L2,
+    L21,
+};
+use ndarray::{ArrayD, IxDyn};
+
+/// The image shape: not divisible by 2, 3 or 4 along either axis.
+const SHAPE: [usize; 2] = [7, 5];
+
+/// The layouts of [`SHAPE`] tested on `comm`: split along each axis, and replicated.
+fn layouts(comm: &Communicator) -> Vec<Layout> {
+    let p = comm.size();
+    vec![
+        Layout::scatter(&SHAPE, 0, p).unwrap(),
+        Layout::scatter(&SHAPE, 1, p).unwrap(),
+        Layout::broadcast(&SHAPE, p).unwrap(),
+    ]
+}
+
+/// A stack of `globals` distributed with `layout`.
+fn stack<T: Scalar>(comm: &Communicator, globals: &[ArrayD<T>], layout: &Layout) -> DistVector<T> {
+    let parts = globals
+        .iter()
+        .map(|g| DistVector::Array(dist(comm, g, layout)))
+        .collect();
+    DistVector::Stacked(StackedDistributedArray::new(parts).unwrap())
+}
+
+/// The values of a stack of global arrays in the order of [`all_values`].
+fn values<T: Scalar>(globals: &[ArrayD<T>]) -> Vec<f64> {
+    globals
+        .iter()
+        .flat_map(|g| g.iter().flat_map(|z| [z.re().to_f64(), z.im().to_f64()]))
+        .collect()
+}
+
+/// Fails unless `got` is within `tol` of `want`, relative to the largest value of `want`.
+fn assert_close(got: &[f64], want: &[f64], tol: f64, what: &str) {
+    assert_eq!(got.len(), want.len(), "{what}: lengths");
+    let scale = want.iter().fold(f64::MIN_POSITIVE, |m, v| m.max(v.abs()));
+    for (i, (g, w)) in got.iter().zip(want).enumerate() {
+        assert!(
+            (g - w).abs() <= tol * scale,
+            "{what}: value {i} is {g:e}, expected {w:e}"
+        );
+    }
+}
+
+/// Every element's vector across the parts scaled by `factor(length)`.
+fn scaled<T: Scalar>(globals: &[ArrayD<T>], factor: impl Fn(f64) -> f64) -> Vec<ArrayD<T>> {
+    let lengths = lengths(globals);
+    globals
+        .iter()
+        .map(|g| {
+            let mut out = g.clone();
+            for (o, n) in out.iter_mut().zip(&lengths) {
+                *o = o.scale_real(<T::Real as RealScalar>::real_from_f64(factor(*n)));
+            }
+            out
+        })
+        .collect()
+}
+
+/// The Euclidean length of every element's vector across the parts.
+fn lengths<T: Scalar>(globals: &[ArrayD<T>]) -> Vec<f64> {
+    (0..globals[0].len())
+        .map(|i| {
+            globals
+                .iter()
+                .map(|g| g.iter().nth(i).unwrap().abs2().to_f64())
+                .sum::<f64>()
+                .sqrt()
+        })
+        .collect()
+}
+
+fn l21_generic<T: TestScalar>(comm: &Communicator) {
+    // Three parts; every fourth element's vector is zero (the prox's and projection's edge).
+    let mut globals: Vec<ArrayD<T>> = (0..3).map(|k| global::<T>(&SHAPE, 11 + k)).collect();
+    for g in &mut globals {
+        g.iter_mut().step_by(4).for_each(|v| *v = T::zero());
+    }
+    let (sigma, tau) = (0.7, 0.9);
+    let l21 = L21 { sigma };
+    for layout in layouts(comm) {
+        let what = format!("L21 on {}", layout.describe());
+        let x = stack(comm, &globals, &layout);
+        let value = Proximal::<T>::value(&l21, x.view()).unwrap().to_f64();
+        let want = sigma * lengths(&globals).iter().sum::<f64>();
+        assert!(
+            (value - want).abs() <= 1e-14 * want,
+            "{what}: value {value} vs {want}"
+        );
+        let ts = tau * sigma;
+        let p = l21.prox(x.view(), tau).unwrap();
+        let want = scaled(&globals, |n| 1.0 - ts / n.max(ts));
+        assert_close(
+            &all_values(&p),
+            &values(&want),
+            1e-15,
+            &format!("{what}: prox"),
+        );
+        let q = l21.proxdual(x.view(), tau).unwrap();
+        let want = scaled(&globals, |n| sigma / n.max(sigma));
+        assert_close(
+            &all_values(&q),
+            &values(&want),
+            1e-15,
+            &format!("{what}: proxdual"),
+        );
+        // One part: the L1 norm of the moduli.
+        let one = DistVector::Array(dist(comm, &globals[0], &layout));
+        let v = Proximal::<T>::value(&l21, one.view()).unwrap().to_f64();
+        let want = sigma * globals[0].iter().map(|z| z.abs().to_f64()).sum::<f64>();
+        assert!((v - want).abs() <= 1e-14 * want, "{what}: one part");
+    }
+}
+
+pub fn l21_f64(comm: &Communicator) {
+    l21_generic::<f64>(comm);
+}
+
+pub fn l21_complex(comm: &Communicator) {
+    l21_generic::<Complex64>(comm);
+}
+
+/// `x = prox_{t f}(x) + t prox_{f*/t}(x / t)` to 1e-12 for `f`.
+fn moreau<T: TestScalar>(f: &dyn Proximal<T>, x: &DistVector<T>, t: f64, what: &str) {
+    let p = f.prox(x.view(), t).unwrap();
+    let mut xt = x.clone();
+    xt.scale(T::from_real(<T::Real as RealScalar>::real_from_f64(
+        1.0 / t,
+    )));
+    let q = f.proxdual(xt.view(), 1.0 / t).unwrap();
+    let mut sum = p.clone();
+    sum.axpy(T::from_real(<T::Real as RealScalar>::real_from_f64(t)), &q)
+        .unwrap();
+    assert_close(
+        &all_values(&sum),
+        &all_values(x),
+        1e-12,
+        &format!("Moreau identity of {}: {what}", f.name()),
+    );
+}
+
+/// A diagonal operator on the 1-D Scatter space of `n` values (`d_i = 1 + i / n`, complex
+/// for complex types), with its global diagonal.
+fn diagonal<T: TestScalar>(comm: &Communicator, n: usize) -> (BlockDiag<T>, Vec<T>) {
+    let d: Vec<T> = (0..n)
+        .map(|i| T::make(1.0 + i as f64 / n as f64, 0.3 - 0.05 * i as f64))
+        .collect();
+    let layout = Layout::scatter(&[n], 0, comm.size()).unwrap();
+    let first = layout.offset(comm.rank());
+    let mine = d[first..first + layout.count(comm.rank())].to_vec();
+    let ops: Vec<Box<dyn LocalOperator<T>>> = vec![Box::new(Diagonal::new(mine).unwrap())];
+    (BlockDiag::new(comm, ops).unwrap(), d)
+}
+
+fn moreau_generic<T: TestScalar>(comm: &Communicator) {
+    let globals: Vec<ArrayD<T>> = (0..2).map(|k| global::<T>(&SHAPE, 31 + k)).collect();
+    let l21 = L21 { sigma: 0.4 };
+    let (l1, l2) = (L1 { sigma: 0.3 }, L2 { sigma: 1.7 });
+    let bounds = Bounds {
+        lower: -0.25,
+        upper: 0.5,
+    };
+    for layout in layouts(comm) {
+        let x = stack(comm, &globals, &layout);
+        let fs: [&dyn Proximal<T>; 4] = [&l21, &l1, &l2, &bounds];
+        for f in fs {
+            for t in [0.3, 1.0, 2.5] {
+                moreau(f, &x, t, &format!("t = {t}, {}", layout.describe()));
+            }
+        }
+    }
+    let n = 13;
+    let (op, _) = diagonal::<T>(comm, n);
+    let b = DistVector::Array(dist(
+        comm,
+        &global::<T>(&[n], 41),
+        &Layout::scatter(&[n], 0, comm.size()).unwrap(),
+    ));
+    let mut l2data = L2Data::new(&op, &b, 0.8).unwrap();
+    l2data.inner = CgParams {
+        niter: 60,
+        tol: 1e-28,
+        ..CgParams::default()
+    };
+    l2data.warm = false;
+    let x = op.domain().zeros::<T>(comm).unwrap();
+    let mut x = x;
+    x.copy_from(&DistVector::Array(dist(
+        comm,
+        &global::<T>(&[n], 43),
+        &Layout::scatter(&[n], 0, comm.size()).unwrap(),
+    )))
+    .unwrap();
+    moreau(&l2data, &x, 0.6, "inner CG");
+}
+
+pub fn moreau_f64(comm: &Communicator) {
+    moreau_generic::<f64>(comm);
+}
+
+pub fn moreau_complex(comm: &Communicator) {
+    moreau_generic::<Complex64>(comm);
+}
+
+fn l2data_generic<T: TestScalar>(comm: &Communicator) {
+    let n = 13;
+    let (op, d) = diagonal::<T>(comm, n);
+    let layout = Layout::scatter(&[n], 0, comm.size()).unwrap();
+    let (bg, xg) = (global::<T>(&[n], 51), global::<T>(&[n], 53));
+    let b = DistVector::Array(dist(comm, &bg, &layout));
+    let x = DistVector::Array(dist(comm, &xg, &layout));
+    let sigma = 0.8;
+    let mut f = L2Data::new(&op, &b, sigma).unwrap();
+    f.inner = CgParams {
+        niter: 60,
+        tol: 1e-28,
+        ..CgParams::default()
+    };
+    for (tau, warm) in [(0.5, true), (2.0, true), (0.7, false)] {
+        f.warm = warm;
+        let c = tau * sigma;
+        let p = f.prox(x.view(), tau).unwrap();
+        // (I + c D^H D) z = x + c D^H b, element by element.
+        let want: Vec<T> = (0..n)
+            .map(|i| {
+                let di = d[i];
+                let rhs = xg[[i]] + di.conj() * bg[[i]] * T::make(c, 0.0);
+                rhs / T::make(1.0 + c * di.abs2().to_f64(), 0.0)
+            })
+            .collect();
+        let want = ArrayD::from_shape_vec(IxDyn(&[n]), want).unwrap();
+        assert_close(
+            &all_values(&p),
+            &values(&[want]),
+            1e-12,
+            &format!("L2Data prox, tau = {tau}, warm = {warm}"),
+        );
+    }
+    let value = Proximal::<T>::value(&f, x.view()).unwrap().to_f64();
+    let r: Vec<T> = (0..n).map(|i| d[i] * xg[[i]] - bg[[i]]).collect();
+    let want = sigma / 2.0 * r.iter().map(|z| z.abs2().to_f64()).sum::<f64>();
+    assert!(
+        (value - want).abs() <= 1e-13 * want,
+        "L2Data value {value} vs {want}"
+    );
+    let g = f.grad(x.view()).unwrap();
+    let want: Vec<T> = (0..n)
+        .map(|i| d[i].conj() * r[i] * T::make(sigma, 0.0))
+        .collect();
+    let want = ArrayD::from_shape_vec(IxDyn(&[n]), want).unwrap();
+    assert_close(&all_values(&g), &values(&[want]), 1e-14, "L2Data grad");
+    // No step: the input back.
+    let same = f.prox(x.view(), 0.0).unwrap();
+    assert_eq!(
+        all_values(&same),
+        all_values(&x),
+        "L2Data prox with tau = 0"
+    );
+}
+
+pub fn l2data_f64(comm: &Communicator) {
+    l2data_generic::<f64>(comm);
+}
+
+pub fn l2data_complex(comm: &Communicator) {
+    l2data_generic::<Complex64>(comm);
+}
+
+/// The identity on `layout`'s N-D space, as a `BlockDiag` of one block per rank.
+fn identity<T: TestScalar>(comm: &Communicator, layout: &Layout) -> BlockDiag<T> {
+    let m = layout.local_len(comm.rank());
+    let ops: Vec<Box<dyn LocalOperator<T>>> = vec![Box::new(Identity::new(m, m).unwrap())];
+    BlockDiag::new(comm, ops)
+        .unwrap()
+        .with_spaces(layout, layout)
+        .unwrap()
+}
+
+/// The forward-difference gradient of an `SHAPE` image (PyLops' `Forward`, no edge: the last
+/// row and column are zero), and its adjoint.
+fn grad_serial<T: Scalar>(x: &ArrayD<T>) -> [ArrayD<T>; 2] {
+    let (ny, nx) = (SHAPE[0], SHAPE[1]);
+    let mut g = [ArrayD::zeros(IxDyn(&SHAPE)), ArrayD::zeros(IxDyn(&SHAPE))];
+    for i in 0..ny {
+        for j in 0..nx {
+            if i + 1 < ny {
+                g[0][[i, j]] = x[[i + 1, j]] - x[[i, j]];
+            }
+            if j + 1 < nx {
+                g[1][[i, j]] = x[[i, j + 1]] - x[[i, j]];
+            }
+        }
+    }
+    g
+}
+
+fn grad_adjoint_serial<T: Scalar>(g: &[ArrayD<T>; 2]) -> ArrayD<T> {
+    let (ny, nx) = (SHAPE[0], SHAPE[1]);
+    let mut x = ArrayD::zeros(IxDyn(&SHAPE));
+    for i in 0..ny {
+        for j in 0..nx {
+            if i + 1 < ny {
+                x[[i + 1, j]] = x[[i + 1, j]] + g[0][[i, j]];
+                x[[i, j]] = x[[i, j]] - g[0][[i, j]];
+            }
+            if j + 1 < nx {
+                x[[i, j + 1]] = x[[i, j + 1]] + g[1][[i, j]];
+                x[[i, j]] = x[[i, j]] - g[1][[i, j]];
+            }
+        }
+    }
+    x
+}
+
+/// Chambolle-Pock for `min 1/2 |x - d|^2 + eps |D x|_{2,1}` on the gathered image, written out.
+fn tv_serial<T: Scalar>(
+    d: &ArrayD<T>,
+    eps: f64,
+    tau: f64,
+    mu: f64,
+    niter: usize,
+    gfirst: bool,
+) -> ArrayD<T> {
+    let r = |v: f64| T::from_real(<T::Real as RealScalar>::real_from_f64(v));
+    let mut x = d.clone();
+    let mut xhat = x.clone();
+    let mut y = [ArrayD::zeros(IxDyn(&SHAPE)), ArrayD::zeros(IxDyn(&SHAPE))];
+    let dual = |y: &mut [ArrayD<T>; 2], xhat: &ArrayD<T>| {
+        let kx = grad_serial(xhat);
+        for k in 0..2 {
+            y[k] = &y[k] + &kx[k].mapv(|v| v * r(mu));
+        }
+        let project = scaled(&y[..], |n| eps / n.max(eps));
+        y[0] = project[0].clone();
+        y[1] = project[1].clone();
+    };
+    for _ in 0..niter {
+        let xold = x.clone();
+        if gfirst {
+            dual(&mut y, &xhat);
+        }
+        let kty = grad_adjoint_serial(&y);
+        let v = &x - &kty.mapv(|v| v * r(tau));
+        x = (&v + &d.mapv(|v| v * r(tau))).mapv(|v| v * r(1.0 / (1.0 + tau)));
+        xhat = &x + &(&x - &xold).mapv(|v| v * r(1.0));
+        if !gfirst {
+            dual(&mut y, &xhat);
+        }
+    }
+    x
+}
+
+/// The TV denoising problem on `comm` with `layout`: `f = 1/2 |x - d|^2` (an `L2Data` of the
+/// identity, one inner CG step: exact), `g = eps L21`, `K` the forward gradient.
+fn tv_distributed<T: TestScalar>(
+    comm: &Communicator,
+    layout: &Layout,
+    d: &ArrayD<T>,
+    params: PrimalDualParams,
+) -> DistVector<T> {
+    let id = identity::<T>(comm, layout);
+    let dd = DistVector::Array(dist(comm, d, layout));
+    let mut f = L2Data::new(&id, &dd, 1.0).unwrap();
+    f.inner = CgParams {
+        niter: 1,
+        tol: 0.0,
+        ..CgParams::default()
+    };
+    f.warm = false;
+    let g = L21 { sigma: 0.3 };
+    let forward = GradientParams {
+        kind: DerivativeKind::Forward,
+        ..Default::default()
+    };
+    let grad = Gradient::<T>::with_layout(comm, layout, forward).unwrap();
+    let sol = primal_dual(&f, &g, &grad, &dd, params, None).unwrap();
+    assert_eq!(sol.info.iterations, 40);
+    sol.x
+}
+
+fn tv_params(gfirst: bool) -> PrimalDualParams {
+    let step = 0.95 / 8f64.sqrt();
+    PrimalDualParams {
+        niter: 40,
+        tau: Some(Steps::Fixed(step)),
+        mu: Some(step.into()),
+        gfirst,
+        ..Default::default()
+    }
+}
+
+fn primal_dual_generic<T: TestScalar>(comm: &Communicator) {
+    let d = global::<T>(&SHAPE, 61);
+    for gfirst in [true, false] {
+        let step = 0.95 / 8f64.sqrt();
+        let want = tv_serial(&d, 0.3, step, step, 40, gfirst);
+        for layout in layouts(comm).into_iter().take(2) {
+            let x = tv_distributed(comm, &layout, &d, tv_params(gfirst));
+            assert_close(
+                &all_values(&x),
+                &values(&[want.clone()]),
+                1e-12,
+                &format!("PrimalDual TV, gfirst = {gfirst}, {}", layout.describe()),
+            );
+        }
+    }
+    // The derived steps (tau = mu = 0.95 / |K|), the cost record and the tolerance stop.
+    let layout = Layout::scatter(&SHAPE, 0, comm.size()).unwrap();
+    let id = identity::<T>(comm, &layout);
+    let dd = DistVector::Array(dist(comm, &d, &layout));
+    let f = L2Data::new(&id, &dd, 1.0).unwrap();
+    let g = L21 { sigma: 0.3 };
+    let forward = GradientParams {
+        kind: DerivativeKind::Forward,
+        ..Default::default()
+    };
+    let grad = Gradient::<T>::with_layout(comm, &layout, forward).unwrap();
+    let params = PrimalDualParams {
+        niter: 500,
+        tol: 1e-9,
+        monitor: true,
+        ..Default::default()
+    };
+    let sol = primal_dual(&f, &g, &grad, &dd, params, None).unwrap();
+    // |K|^2 of the 2-D forward gradient is below 8 (4 per axis), near it on this image.
+    let norm2 = 0.95 * 0.95 / (sol.tau * sol.mu);
+    assert!(
+        sol.tau == sol.mu && norm2 > 6.0 && norm2 < 8.0,
+        "the steps from |K|^2: tau = mu = {}, |K|^2 ~ {norm2}",
+        sol.tau,
+    );
+    assert_eq!(
+        sol.info.stop_reason,
+        distlops::solvers::StopReason::ToleranceReached
+    );
+    assert_eq!(sol.info.cost.len(), sol.info.iterations);
+    let first = sol.info.cost[0].to_f64();
+    let last = sol.info.cost.last().unwrap().to_f64();
+    assert!(last < first, "the cost went from {first} to {last}");
+}
+
+pub fn primal_dual_f64(comm: &Communicator) {
+    primal_dual_generic::<f64>(comm);
+}
+
+pub fn primal_dual_complex(comm: &Communicator) {
+    primal_dual_generic::<Complex64>(comm);
+}
+
+/// TV denoising on the first q ranks, q = 1..P, split along axis 0 (balanced, and with all
+/// rows on the last rank): the same bits as on one rank. (Split along axis 1 the inner CG's
+/// reductions follow the split, as `distlops_core::repro` documents: close, not the same bits.)
+fn repro_generic<T: TestScalar>(comm: &Communicator) {
+    let d = global::<T>(&SHAPE, 71);
+    let serial = Communicator::serial();
+    let one = Layout::scatter(&SHAPE, 0, 1).unwrap();
+    let want = all_values(&tv_distributed(&serial, &one, &d, tv_params(true)));
+    on_groups(comm, |sub| {
+        let q = sub.size();
+        let mut last = vec![0; q];
+        last[q - 1] = SHAPE[0];
+        let layouts = [
+            Layout::scatter(&SHAPE, 0, q).unwrap(),
+            Layout::with_counts(&SHAPE, 0, &last).unwrap(),
+        ];
+        let mut errors = Vec::new();
+        for layout in layouts {
+            let got = all_values(&tv_distributed(sub, &layout, &d, tv_params(true)));
+            let what = format!("PrimalDual TV, {}", layout.describe());
+            errors.extend(compare(&got, &want, &what));
+        }
+        errors
+    });
+}
+
+pub fn repro_f64(comm: &Communicator) {
+    repro_generic::<f64>(comm);
+}
+
+pub fn repro_complex(comm: &Communicator) {
+    repro_generic::<Complex64>(comm);
+}
+
+fn invalid(e: &Error) -> bool {
+    matches!(e, Error::InvalidParameter { .. })
+}
+
+/// A mistake only the last rank made: it reports it, the others report a failure elsewhere.
+fn last_rank_mistake(comm: &Communicator, e: &Error, what: &str) {
+    if comm.rank() == comm.size() - 1 {
+        assert!(matches!(e, Error::LayoutMismatch(_)), "{what}: {e}");
+    } else {
+        assert!(matches!(e, Error::FailedOnOtherRank { .. }), "{what}: {e}");
+    }
+}
+
+/// Mistakes, each an error on every rank.
+pub fn errors(comm: &Communicator) {
+    let p = comm.size();
+    let last = comm.rank() == p - 1;
+    // A stack whose parts have different layouts (split along different axes when P > 1,
+    // different shapes otherwise).
+    let a = global::<f64>(&SHAPE, 81);
+    let b = global::<f64>(&[5, 7], 83);
+    let x = DistVector::Stacked(
+        StackedDistributedArray::new(vec![
+            DistVector::Array(dist(comm, &a, &Layout::scatter(&SHAPE, 0, p).unwrap())),
+            DistVector::Array(dist(comm, &b, &Layout::scatter(&[5, 7], 1, p).unwrap())),
+        ])
+        .unwrap(),
+    );
+    let l21 = L21 { sigma: 1.0 };
+    let e = l21.prox(x.view(), 1.0).unwrap_err();
+    assert!(matches!(e, Error::LayoutMismatch(_)), "{e}");
+    let e = Proximal::<f64>::value(&l21, x.view()).unwrap_err();
+    assert!(matches!(e, Error::LayoutMismatch(_)), "{e}");
+    // Negative steps and weights.
+    let layout = Layout::scatter(&SHAPE, 0, p).unwrap();
+    let one = DistVector::Array(dist(comm, &a, &layout));
+    assert!(invalid(&l21.prox(one.view(), -1.0).unwrap_err()));
+    assert!(invalid(&l21.proxdual(one.view(), 0.0).unwrap_err()));
+    assert!(invalid(
+        &L1 { sigma: 1.0 }
+            .proxdual(one.view(), f64::NAN)
+            .unwrap_err()
+    ));
+    assert!(invalid(
+        &L21 { sigma: -1.0 }.prox(one.view(), 1.0).unwrap_err()
+    ));
+    // L2Data with a `b` of the wrong length on the last rank only.
+    let id = identity::<f64>(comm, &layout);
+    let bad = if last {
+        // Zeros: made without communication, as only this rank makes it.
+        let shape = [SHAPE[0] + 1, SHAPE[1]];
+        let wrong = Layout::scatter(&shape, 0, p).unwrap();
+        DistVector::Array(DistributedArray::zeros(comm, &wrong).unwrap())
+    } else {
+        one.clone()
+    };
+    let e = L2Data::new(&id, &bad, 1.0)
+        .err()
+        .expect("a wrong b is an error");
+    last_rank_mistake(comm, &e, "L2Data b");
+    assert!(invalid(&L2Data::new(&id, &one, -2.0).err().unwrap()));
+    // PrimalDual: bad steps, a short per-iteration list, steps past the convergence condition,
+    // a tau that differs on the last rank, an x0 outside the domain on the last rank.
+    let f = L2Data::new(&id, &one, 1.0).unwrap();
+    let grad = Gradient::<f64>::with_layout(comm, &layout, GradientParams::default()).unwrap();
+    let setup = |params: PrimalDualParams, x0: &DistVector<f64>| {
+        PrimalDual::setup(&f, &l21, &grad, x0, None, params).err()
+    };
+    let bad_steps = [
+        (Some(Steps::Fixed(-0.1)), None),
+        (None, Some(Steps::Fixed(f64::INFINITY))),
+        (
+            Some(Steps::PerIteration(vec![0.1; 3])),
+            Some(Steps::Fixed(0.1)),
+        ),
+    ];
+    for (tau, mu) in bad_steps {
+        let params = PrimalDualParams {
+            tau: tau.clone(),
+            mu: mu.clone(),
+            ..Default::default()
+        };
+        let e = setup(params, &one).expect("bad steps are an error");
+        assert!(invalid(&e), "{tau:?} {mu:?}: {e}");
+    }
+    let params = PrimalDualParams {
+        tau: Some(1.0.into()),
+        mu: Some(1.0.into()),
+        check_steps: true,
+        ..Default::default()
+    };
+    let e = setup(params, &one).expect("tau mu |K|^2 >= 1 is an error");
+    assert!(invalid(&e) && e.to_string().contains("below 1"), "{e}");
+    let params = PrimalDualParams {
+        theta: f64::NAN,
+        ..Default::default()
+    };
+    assert!(invalid(&setup(params, &one).unwrap()));
+    if p > 1 {
+        let params = PrimalDualParams {
+            tau: Some(if last { 0.2 } else { 0.1 }.into()),
+            ..Default::default()
+        };
+        let e = setup(params, &one).expect("different taus are an error");
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    }
+    let e = setup(PrimalDualParams::default(), &bad).expect("a wrong x0 is an error");
+    last_rank_mistake(comm, &e, "PrimalDual x0");
+}
