@@ -108,16 +108,14 @@ impl<'a, T: Scalar, E: Engine> L2Data<'a, T, E> {
         self.sigma
     }
 
-    /// `sigma A^H (A x - b)`, the gradient of `f`. Collective.
+    /// `sigma A^H (A x - b)`, the gradient of `f`, in a new vector. Collective.
     ///
     /// # Errors
     /// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) for an `x` outside `A`'s
     /// domain; operator errors.
     pub fn grad(&self, x: VectorRef<'_, T, E>) -> Result<DistVector<T, E>> {
-        let mut r = self.residual(x)?;
-        r.scale(real::<T>(self.sigma));
         let mut g = self.op.new_domain_vector_on(&x.engine())?;
-        self.op.rmatvec_unchecked(r.view(), &mut g)?;
+        self.grad_into(x, &mut g)?;
         Ok(g)
     }
 
@@ -166,6 +164,14 @@ impl<T: Scalar, E: Engine> Proximal<T, E> for L2Data<'_, T, E> {
             *last = Some(sol.x);
         }
         Ok(())
+    }
+
+    /// `sigma A^H (A x - b)` (a product with `A` into a new range vector, one with `A^H`).
+    fn grad_into(&self, x: VectorRef<'_, T, E>, grad: &mut DistVector<T, E>) -> Result<()> {
+        let mut r = self.residual(x)?;
+        r.scale(real::<T>(self.sigma));
+        self.op.domain().check(grad.view(), "L2Data gradient")?;
+        self.op.rmatvec_unchecked(r.view(), grad)
     }
 
     fn name(&self) -> String {

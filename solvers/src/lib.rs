@@ -11,6 +11,7 @@
 //! | [`Ista`] / [`ista`] | `min |y - A x|^2 + eps |x|_p`, `p = 1, 0, 1/2` | `ISTA` / `ista` |
 //! | [`Fista`] / [`fista`] | the same, with momentum | `FISTA` / `fista` |
 //! | [`PrimalDual`] / [`primal_dual`] | `min f(x) + g(K x)`, `f`, `g` proximable (TV: `g` = [`L21`], `K` a gradient) | `PrimalDual` (0.8.0) |
+//! | [`ProximalGradient`] / [`proximal_gradient`] | `min f(x) + epsg g(x)`, `f` smooth, with FISTA / Vandenberghe momentum and backtracking | `ProximalGradient` (without backtracking) |
 //! | [`power_iteration`] | the eigenvalue of largest modulus of a square `A` | `power_iteration` |
 //!
 //! Proximal operators for proximal solvers: the [`Proximal`] trait (`prox`, `proxdual`, the
@@ -130,6 +131,7 @@ mod normal;
 mod power_iteration;
 mod primal_dual;
 mod prox;
+mod proximal_gradient;
 mod table;
 
 pub use cg::{cg, Cg, CgParams, CgSolution};
@@ -147,3 +149,7 @@ pub use power_iteration::{
 };
 pub use primal_dual::{primal_dual, PrimalDual, PrimalDualParams, PrimalDualSolution, Steps};
 pub use prox::{Bounds, Proximal, Threshold, L0, L1, L2};
+pub use proximal_gradient::{
+    proximal_gradient, Acceleration, ProximalGradient, ProximalGradientParams,
+    ProximalGradientSolution,
+};

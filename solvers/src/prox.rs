@@ -111,6 +111,21 @@ pub trait Proximal<T: Scalar, E: Engine = Host>: Send + Sync {
         Ok(out)
     }
 
+    /// `grad <- grad f(x)`, for the smooth functions a gradient step needs
+    /// ([`ProximalGradient`](crate::ProximalGradient)'s `f`): [`L2`] and
+    /// [`L2Data`](crate::L2Data) have one. The default is an error.
+    ///
+    /// # Errors
+    /// [`Error::InvalidParameter`] if `f` has no gradient (on every rank: it depends only on
+    /// the function); errors of the function's operators.
+    fn grad_into(&self, x: VectorRef<'_, T, E>, grad: &mut DistVector<T, E>) -> Result<()> {
+        let _ = (x, grad);
+        Err(Error::InvalidParameter {
+            solver: "grad",
+            message: format!("{} has no gradient", self.name()),
+        })
+    }
+
     /// A short name for messages.
     fn name(&self) -> String;
 }
@@ -373,6 +388,16 @@ impl<T: Scalar, E: Engine> Proximal<T, E> for L2 {
         check_tau("L2", tau)?;
         let d = <T::Real as RealScalar>::real_from_f64(1.0 + tau * self.sigma);
         map_in_place(x, &|v: T| v / T::from_real(d));
+        Ok(())
+    }
+
+    /// `sigma x`.
+    fn grad_into(&self, x: VectorRef<'_, T, E>, grad: &mut DistVector<T, E>) -> Result<()> {
+        check_weight("sigma", "L2", self.sigma)?;
+        grad.copy_from_ref(x)?;
+        grad.scale(T::from_real(<T::Real as RealScalar>::real_from_f64(
+            self.sigma,
+        )));
         Ok(())
     }
 

@@ -348,6 +348,18 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("proximal::repro_complex", proximal::repro_complex),
     ("proximal::errors", proximal::errors),
     (
+        "proximal::proximal_gradient_f64",
+        proximal::proximal_gradient_f64,
+    ),
+    (
+        "proximal::proximal_gradient_complex",
+        proximal::proximal_gradient_complex,
+    ),
+    (
+        "proximal::proximal_gradient_errors",
+        proximal::proximal_gradient_errors,
+    ),
+    (
         "cg_variants::stats_every_kind",
         cg_variants::stats_every_kind,
     ),

@@ -16,8 +16,8 @@ use distlops::core::{
 use distlops::operators::local::{Diagonal, Identity, LocalOperator};
 use distlops::operators::{BlockDiag, DerivativeKind, Gradient, GradientParams};
 use distlops::solvers::{
-    primal_dual, Bounds, CgParams, L2Data, PrimalDual, PrimalDualParams, Proximal, Steps, L1, L2,
-    L21,
+    fista, primal_dual, proximal_gradient, Acceleration, Bounds, CgParams, IstaParams, L2Data,
+    PrimalDual, PrimalDualParams, Proximal, ProximalGradientParams, Steps, StopReason, L1, L2, L21,
 };
 use ndarray::{ArrayD, IxDyn};
 
@@ -610,4 +610,127 @@ pub fn errors(comm: &Communicator) {
     }
     let e = setup(PrimalDualParams::default(), &bad).expect("a wrong x0 is an error");
     last_rank_mistake(comm, &e, "PrimalDual x0");
+}
+
+/// ProximalGradient on `1/2 |D x - b|^2 + epsg |x|_1`, `D` diagonal: with FISTA's momentum and
+/// a fixed step it takes FISTA's steps (`alpha = tau`, `eps = 2 epsg`); with backtracking,
+/// every momentum, and a relaxed step it reaches the closed-form minimizer
+/// `soft(conj(d) b, epsg) / |d|^2`.
+fn proximal_gradient_generic<T: TestScalar>(comm: &Communicator) {
+    let n = 13;
+    let (op, d) = diagonal::<T>(comm, n);
+    let layout = Layout::scatter(&[n], 0, comm.size()).unwrap();
+    let bg = global::<T>(&[n], 91);
+    let b = DistVector::Array(dist(comm, &bg, &layout));
+    let x0 = DistVector::Array(DistributedArray::<T>::zeros(comm, &layout).unwrap());
+    let f = L2Data::new(&op, &b, 1.0).unwrap();
+    let g = L1 { sigma: 1.0 };
+    let epsg = 0.2;
+    let params = IstaParams {
+        niter: 30,
+        eps: 2.0 * epsg,
+        alpha: Some(0.25),
+        tol: 0.0,
+        ..IstaParams::default()
+    };
+    let by_fista = fista(&op, &b, None, params, None).unwrap();
+    let pg = ProximalGradientParams {
+        niter: 30,
+        epsg,
+        tau: Some(0.25),
+        acceleration: Acceleration::Fista,
+        ..Default::default()
+    };
+    let sol = proximal_gradient(&f, &g, &x0, pg, None).unwrap();
+    assert_eq!(sol.info.iterations, 30);
+    assert_close(
+        &all_values(&sol.x),
+        &all_values(&by_fista.x),
+        1e-12,
+        "ProximalGradient with FISTA's momentum vs FISTA",
+    );
+    let exact: Vec<T> = (0..n)
+        .map(|i| {
+            let c = d[i].conj() * bg[[i]];
+            let a = c.abs().to_f64();
+            let shrink = if a > epsg { (a - epsg) / a } else { 0.0 };
+            c * T::make(shrink / d[i].abs2().to_f64(), 0.0)
+        })
+        .collect();
+    let exact = values(&[ArrayD::from_shape_vec(IxDyn(&[n]), exact).unwrap()]);
+    let runs = [
+        (None, Acceleration::Fista, 1.0),
+        (None, Acceleration::Vandenberghe, 1.0),
+        (None, Acceleration::None, 1.0),
+        (Some(0.25), Acceleration::None, 0.7),
+    ];
+    for (tau, acceleration, eta) in runs {
+        let pg = ProximalGradientParams {
+            niter: 1000,
+            epsg,
+            tau,
+            eta,
+            acceleration,
+            tol: 1e-15,
+            ..Default::default()
+        };
+        let sol = proximal_gradient(&f, &g, &x0, pg, None).unwrap();
+        let what = format!("ProximalGradient, tau {tau:?}, {acceleration:?}, eta {eta}");
+        assert_close(&all_values(&sol.x), &exact, 1e-9, &what);
+        // Converged (about 120-190 steps), with tau backtracked to 1/L = 1/4 at most halvings.
+        assert_eq!(sol.info.stop_reason, StopReason::ToleranceReached, "{what}");
+        assert!(sol.tau <= 1.0 && sol.tau > 0.0, "{what}: tau {}", sol.tau);
+    }
+}
+
+pub fn proximal_gradient_f64(comm: &Communicator) {
+    proximal_gradient_generic::<f64>(comm);
+}
+
+pub fn proximal_gradient_complex(comm: &Communicator) {
+    proximal_gradient_generic::<Complex64>(comm);
+}
+
+/// ProximalGradient's mistakes, each an error on every rank: an `f` without gradient, bad
+/// parameters, parameters that differ on the last rank.
+pub fn proximal_gradient_errors(comm: &Communicator) {
+    let layout = Layout::scatter(&[9], 0, comm.size()).unwrap();
+    let x0 = DistVector::Array(DistributedArray::<f64>::zeros(comm, &layout).unwrap());
+    let (l21, l1) = (L21 { sigma: 1.0 }, L1 { sigma: 1.0 });
+    let e = proximal_gradient(&l21, &l1, &x0, ProximalGradientParams::default(), None).unwrap_err();
+    assert!(invalid(&e) && e.to_string().contains("no gradient"), "{e}");
+    let l2 = L2 { sigma: 1.0 };
+    for params in [
+        ProximalGradientParams {
+            beta: 1.0,
+            ..Default::default()
+        },
+        ProximalGradientParams {
+            eta: 0.0,
+            ..Default::default()
+        },
+        ProximalGradientParams {
+            tau: Some(-1.0),
+            ..Default::default()
+        },
+        ProximalGradientParams {
+            epsg: f64::NAN,
+            ..Default::default()
+        },
+    ] {
+        let e = proximal_gradient(&l2, &l1, &x0, params, None).unwrap_err();
+        assert!(invalid(&e), "{e}");
+    }
+    if comm.size() > 1 {
+        let params = ProximalGradientParams {
+            niter: if comm.rank() == comm.size() - 1 {
+                11
+            } else {
+                10
+            },
+            ..Default::default()
+        };
+        let e = proximal_gradient(&l2, &l1, &x0, params, None).unwrap_err();
+        assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
+    }
 }
