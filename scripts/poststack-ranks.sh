@@ -16,7 +16,8 @@ cd "$root"
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
 
-args=(--ny 10 --nx 24 --nt 64 --niter 100 --quiet --no-figures --no-check)
+# --reg tv adds the total-variation inversion (PrimalDual, its inner CG and the gradient).
+args=(--ny 10 --nx 24 --nt 64 --niter 100 --reg tv --quiet --no-figures --no-check)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 

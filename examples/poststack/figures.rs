@@ -290,7 +290,6 @@ pub fn volume_figure(
 
 /// One image of a [`panels_figure`]: `img[row, col]` with rows drawn downwards (row 0 at the
 /// top) along `y` and columns along `x`, under `caption`.
-#[allow(dead_code)] // used by the mdd example (`examples/mdd`), not by poststack
 #[derive(Clone)]
 pub struct Image<'a> {
     /// The values.
@@ -304,7 +303,6 @@ pub struct Image<'a> {
 }
 
 /// Images drawn with one colour map and range, followed by one colour bar labelled `label`.
-#[allow(dead_code)] // used by the mdd example (`examples/mdd`), not by poststack
 pub struct Group<'a> {
     /// The images, left to right.
     pub images: Vec<Image<'a>>,
@@ -316,7 +314,6 @@ pub struct Group<'a> {
 
 /// Writes `path`, `size` pixels: the groups side by side under `title`, each group its images
 /// (all images of the figure equally wide) and then its colour bar.
-#[allow(dead_code)] // used by the mdd example (`examples/mdd`), not by poststack
 pub fn panels_figure(
     path: &Path,
     title: &str,

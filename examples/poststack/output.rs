@@ -49,6 +49,9 @@ pub struct Plan<'a> {
     pub figures: bool,
     /// The volume whose impedance range colours every impedance figure.
     pub colour_reference: &'static str,
+    /// The volumes of `compare.png`, their inline sections side by side with that range (none
+    /// if fewer than two).
+    pub compare: &'a [&'static str],
 }
 
 /// Writes every volume as `.npy`, the inversions (`inv_*`) as SEG-Y of impedance `exp(m)` in
@@ -102,7 +105,39 @@ pub fn write(comm: &Communicator, plan: &Plan<'_>, volumes: &[Volume<'_>]) -> Re
         };
         figures::volume_figure(&path, s, plan.axes, plan.cuts, v.title, label, style)?;
     }
-    Ok(())
+    let chosen: Vec<usize> = plan
+        .compare
+        .iter()
+        .filter_map(|name| volumes.iter().position(|v| v.name == *name))
+        .collect();
+    if chosen.len() < 2 {
+        return Ok(());
+    }
+    // Inline sections (crossline, time), drawn with time downwards.
+    let images: Vec<Array2<f64>> = chosen
+        .iter()
+        .map(|&i| sections[i].inline.t().to_owned())
+        .collect();
+    let group = figures::Group {
+        images: chosen
+            .iter()
+            .zip(&images)
+            .map(|(&i, img)| figures::Image {
+                img,
+                caption: volumes[i].title.to_string(),
+                x: &plan.axes[1],
+                y: &plan.axes[2],
+            })
+            .collect(),
+        label: "AI",
+        style: (ColourMap::Viridis, lo, hi),
+    };
+    let title = format!(
+        "Inline {} of each volume, one colour scale",
+        plan.axes[0].values[plan.cuts.il]
+    );
+    let size = (280 * chosen.len() as u32 + 100, 560);
+    figures::panels_figure(&plan.out.join("compare.png"), &title, &[group], size)
 }
 
 /// The sections of a distributed volume `(n_il, n_xl, nt)`, on every rank: each rank fills in
