@@ -700,3 +700,62 @@ pub(crate) fn run<T: Scalar, E: Engine, S: Iterative<T, E>>(
         }
     }
 }
+
+/// A solver that [`drive`] can step (ISTA, FISTA and the proximal solvers): its stop, its
+/// step, its table row and its estimate.
+pub(crate) trait Stepper<T: Scalar, E: Engine> {
+    /// `Some` once a stopping criterion holds.
+    fn stopped(&self) -> Option<StopReason>;
+    /// Whether the table shows the row of the next step (rank 0 with `show`, `itershow`).
+    fn shows_next_row(&self) -> bool;
+    /// One step.
+    fn take_step(&mut self) -> Result<()>;
+    /// The table row of the step just taken.
+    fn row(&self) -> String;
+    /// The current estimate and the number of steps taken.
+    fn current(&self) -> (&DistVector<T, E>, usize);
+}
+
+/// Steps `solver` until a stopping criterion holds, printing the selected table rows and calling
+/// `callback(x, iteration)` after every step.
+pub(crate) fn drive<T: Scalar, E: Engine>(
+    solver: &mut dyn Stepper<T, E>,
+    mut callback: Option<Callback<'_, T, E>>,
+) -> Result<StopReason> {
+    loop {
+        if let Some(stop) = solver.stopped() {
+            return Ok(stop);
+        }
+        let show_row = solver.shows_next_row();
+        solver.take_step()?;
+        if show_row {
+            println!("{}", solver.row());
+        }
+        if let Some(cb) = callback.as_mut() {
+            let (x, iteration) = solver.current();
+            cb(x, iteration);
+        }
+    }
+}
+
+/// The end of a solve: the table's closing lines (when `show`, rank 0 only) and the record.
+pub(crate) fn closing<R>(
+    show: bool,
+    nbar: usize,
+    started: Instant,
+    stop: Option<StopReason>,
+    iterations: usize,
+    cost: Vec<R>,
+) -> SolveInfo<R> {
+    if show {
+        println!(
+            "{}",
+            table::footer(nbar, iterations, started.elapsed().as_secs_f64())
+        );
+    }
+    SolveInfo {
+        stop_reason: stop.unwrap_or(StopReason::StoppedEarly),
+        iterations,
+        cost,
+    }
+}

@@ -3,8 +3,8 @@
 //! so both live here and share one step.
 
 use crate::common::{
-    check_tol, data_residual, finite, fused_agreed, Callback, Reduction, Result, SolveInfo,
-    StopReason,
+    check_tol, closing, data_residual, drive, finite, fused_agreed, Callback, Reduction, Result,
+    SolveInfo, Stepper, StopReason,
 };
 use crate::normal::Normal;
 use crate::power_iteration::{power_iteration_on, PowerIterationParams};
@@ -548,38 +548,17 @@ impl<'a, T: Scalar, E: Engine> Ista<'a, T, E> {
     ///
     /// # Errors
     /// As [`step`](Self::step).
-    pub fn run(&mut self, mut callback: Option<Callback<'_, T, E>>) -> Result<StopReason> {
-        loop {
-            if let Some(stop) = self.stop {
-                return Ok(stop);
-            }
-            let show_row =
-                self.show && table::selected(self.iiter, self.params.niter, self.params.itershow);
-            self.step()?;
-            if show_row {
-                println!("{}", self.table_row());
-            }
-            if let Some(cb) = callback.as_mut() {
-                cb(&self.x, self.iiter);
-            }
-        }
+    pub fn run(&mut self, callback: Option<Callback<'_, T, E>>) -> Result<StopReason> {
+        drive(self, callback)
     }
 
     /// Ends the solve: prints the closing lines (rank 0, `params.show`) and returns `x`, the
     /// cost history, the step size and the last update.
     pub fn finalize(self) -> IstaSolution<T, E> {
-        if self.show {
-            println!(
-                "{}",
-                table::footer(NBAR, self.iiter, self.start.elapsed().as_secs_f64())
-            );
-        }
         IstaSolution {
-            info: SolveInfo {
-                stop_reason: self.stop.unwrap_or(StopReason::StoppedEarly),
-                iterations: self.iiter,
-                cost: self.cost,
-            },
+            info: closing(
+                self.show, NBAR, self.start, self.stop, self.iiter, self.cost,
+            ),
             alpha: self.alpha,
             xupdate: self.xupdate,
             x: self.x,
@@ -614,6 +593,24 @@ impl<'a, T: Scalar, E: Engine> Ista<'a, T, E> {
     /// The parameters.
     pub fn params(&self) -> &IstaParams {
         &self.params
+    }
+}
+
+impl<T: Scalar, E: Engine> Stepper<T, E> for Ista<'_, T, E> {
+    fn stopped(&self) -> Option<StopReason> {
+        self.stop
+    }
+    fn shows_next_row(&self) -> bool {
+        self.show && table::selected(self.iiter, self.params.niter, self.params.itershow)
+    }
+    fn take_step(&mut self) -> Result<()> {
+        self.step().map(drop)
+    }
+    fn row(&self) -> String {
+        self.table_row()
+    }
+    fn current(&self) -> (&DistVector<T, E>, usize) {
+        (&self.x, self.iiter)
     }
 }
 

@@ -3,7 +3,8 @@
 //! distributed one).
 
 use crate::common::{
-    check_tol, finite, fused_agreed, Callback, Reduction, Result, SolveInfo, StopReason,
+    check_tol, closing, drive, finite, fused_agreed, Callback, Reduction, Result, SolveInfo,
+    Stepper, StopReason,
 };
 use crate::normal::Normal;
 use crate::power_iteration::{power_iteration_on, PowerIterationParams};
@@ -463,47 +464,17 @@ impl<'a, T: Scalar, E: Engine> PrimalDual<'a, T, E> {
     ///
     /// # Errors
     /// As [`step`](Self::step).
-    pub fn run(&mut self, mut callback: Option<Callback<'_, T, E>>) -> Result<StopReason> {
-        loop {
-            if let Some(stop) = self.stop {
-                return Ok(stop);
-            }
-            let show_row =
-                self.show && table::selected(self.iiter, self.params.niter, self.params.itershow);
-            self.step()?;
-            if show_row {
-                let (pf, pg) = self.last_cost;
-                println!(
-                    "{:>6}  {}  {}  {}  {}  {}",
-                    self.iiter,
-                    table::fmt_x0(&self.x),
-                    table::fmt_e(pf, 3, 10),
-                    table::fmt_e(pg, 3, 10),
-                    table::fmt_e(pf + pg, 3, 10),
-                    table::fmt_e(self.xupdate, 3, 10)
-                );
-            }
-            if let Some(cb) = callback.as_mut() {
-                cb(&self.x, self.iiter);
-            }
-        }
+    pub fn run(&mut self, callback: Option<Callback<'_, T, E>>) -> Result<StopReason> {
+        drive(self, callback)
     }
 
     /// Ends the solve: prints the closing lines (rank 0, `params.show`) and returns `x`, `y`,
     /// the steps and the record.
     pub fn finalize(self) -> PrimalDualSolution<T, E> {
-        if self.show {
-            println!(
-                "{}",
-                table::footer(NBAR, self.iiter, self.start.elapsed().as_secs_f64())
-            );
-        }
         PrimalDualSolution {
-            info: SolveInfo {
-                stop_reason: self.stop.unwrap_or(StopReason::StoppedEarly),
-                iterations: self.iiter,
-                cost: self.cost,
-            },
+            info: closing(
+                self.show, NBAR, self.start, self.stop, self.iiter, self.cost,
+            ),
             tau: self.tau.at(0),
             mu: self.mu.at(0),
             xupdate: self.xupdate,
@@ -535,6 +506,33 @@ impl<'a, T: Scalar, E: Engine> PrimalDual<'a, T, E> {
     /// The parameters.
     pub fn params(&self) -> &PrimalDualParams {
         &self.params
+    }
+}
+
+impl<T: Scalar, E: Engine> Stepper<T, E> for PrimalDual<'_, T, E> {
+    fn stopped(&self) -> Option<StopReason> {
+        self.stop
+    }
+    fn shows_next_row(&self) -> bool {
+        self.show && table::selected(self.iiter, self.params.niter, self.params.itershow)
+    }
+    fn take_step(&mut self) -> Result<()> {
+        self.step().map(drop)
+    }
+    fn row(&self) -> String {
+        let (pf, pg) = self.last_cost;
+        format!(
+            "{:>6}  {}  {}  {}  {}  {}",
+            self.iiter,
+            table::fmt_x0(&self.x),
+            table::fmt_e(pf, 3, 10),
+            table::fmt_e(pg, 3, 10),
+            table::fmt_e(pf + pg, 3, 10),
+            table::fmt_e(self.xupdate, 3, 10)
+        )
+    }
+    fn current(&self) -> (&DistVector<T, E>, usize) {
+        (&self.x, self.iiter)
     }
 }
 

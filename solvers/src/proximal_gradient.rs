@@ -3,7 +3,8 @@
 //! `ProximalGradient`, PyLops-MPI 0.8.0's distributed one, which lacks backtracking).
 
 use crate::common::{
-    check_tol, finite, fused_agreed, Callback, Reduction, Result, SolveInfo, StopReason,
+    check_tol, drive, finite, fused_agreed, Callback, Reduction, Result, SolveInfo, Stepper,
+    StopReason,
 };
 use crate::prox::Proximal;
 use distlops_core::{
@@ -312,16 +313,8 @@ impl<'a, T: Scalar, E: Engine> ProximalGradient<'a, T, E> {
     ///
     /// # Errors
     /// As [`step`](Self::step).
-    pub fn run(&mut self, mut callback: Option<Callback<'_, T, E>>) -> Result<StopReason> {
-        loop {
-            if let Some(stop) = self.stop {
-                return Ok(stop);
-            }
-            self.step()?;
-            if let Some(cb) = callback.as_mut() {
-                cb(&self.x, self.iiter);
-            }
-        }
+    pub fn run(&mut self, callback: Option<Callback<'_, T, E>>) -> Result<StopReason> {
+        drive(self, callback)
     }
 
     /// Ends the solve and returns `x`, the step and the record.
@@ -351,6 +344,24 @@ impl<'a, T: Scalar, E: Engine> ProximalGradient<'a, T, E> {
     /// The number of steps taken.
     pub fn iteration(&self) -> usize {
         self.iiter
+    }
+}
+
+impl<T: Scalar, E: Engine> Stepper<T, E> for ProximalGradient<'_, T, E> {
+    fn stopped(&self) -> Option<StopReason> {
+        self.stop
+    }
+    fn shows_next_row(&self) -> bool {
+        false
+    }
+    fn take_step(&mut self) -> Result<()> {
+        self.step().map(drop)
+    }
+    fn row(&self) -> String {
+        String::new()
+    }
+    fn current(&self) -> (&DistVector<T, E>, usize) {
+        (&self.x, self.iiter)
     }
 }
 
