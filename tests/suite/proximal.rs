@@ -321,12 +321,12 @@ fn grad_adjoint_serial<T: Scalar>(g: &[ArrayD<T>; 2]) -> ArrayD<T> {
     for i in 0..ny {
         for j in 0..nx {
             if i + 1 < ny {
-                x[[i + 1, j]] = x[[i + 1, j]] + g[0][[i, j]];
-                x[[i, j]] = x[[i, j]] - g[0][[i, j]];
+                x[[i + 1, j]] += g[0][[i, j]];
+                x[[i, j]] -= g[0][[i, j]];
             }
             if j + 1 < nx {
-                x[[i, j + 1]] = x[[i, j + 1]] + g[1][[i, j]];
-                x[[i, j]] = x[[i, j]] - g[1][[i, j]];
+                x[[i, j + 1]] += g[1][[i, j]];
+                x[[i, j]] -= g[1][[i, j]];
             }
         }
     }
@@ -419,7 +419,7 @@ fn primal_dual_generic<T: TestScalar>(comm: &Communicator) {
             let x = tv_distributed(comm, &layout, &d, tv_params(gfirst));
             assert_close(
                 &all_values(&x),
-                &values(&[want.clone()]),
+                &values(std::slice::from_ref(&want)),
                 1e-12,
                 &format!("PrimalDual TV, gfirst = {gfirst}, {}", layout.describe()),
             );
