@@ -706,12 +706,17 @@ pub(crate) fn run<T: Scalar, E: Engine, S: Iterative<T, E>>(
 pub(crate) trait Stepper<T: Scalar, E: Engine> {
     /// `Some` once a stopping criterion holds.
     fn stopped(&self) -> Option<StopReason>;
-    /// Whether the table shows the row of the next step (rank 0 with `show`, `itershow`).
-    fn shows_next_row(&self) -> bool;
+    /// Whether the table shows the row of the next step (rank 0 with `show`, `itershow`; by
+    /// default never: no table).
+    fn shows_next_row(&self) -> bool {
+        false
+    }
     /// One step.
     fn take_step(&mut self) -> Result<()>;
-    /// The table row of the step just taken.
-    fn row(&self) -> String;
+    /// The table row of the step just taken (by default none).
+    fn row(&self) -> String {
+        String::new()
+    }
     /// The current estimate and the number of steps taken.
     fn current(&self) -> (&DistVector<T, E>, usize);
 }
@@ -753,6 +758,11 @@ pub(crate) fn closing<R>(
             table::footer(nbar, iterations, started.elapsed().as_secs_f64())
         );
     }
+    record(stop, iterations, cost)
+}
+
+/// The record of a solve that stopped with `stop` (`None`: stopped early) after `iterations`.
+pub(crate) fn record<R>(stop: Option<StopReason>, iterations: usize, cost: Vec<R>) -> SolveInfo<R> {
     SolveInfo {
         stop_reason: stop.unwrap_or(StopReason::StoppedEarly),
         iterations,

@@ -11,6 +11,7 @@
 //! | [`Ista`] / [`ista`] | `min |y - A x|^2 + eps |x|_p`, `p = 1, 0, 1/2` | `ISTA` / `ista` |
 //! | [`Fista`] / [`fista`] | the same, with momentum | `FISTA` / `fista` |
 //! | [`PrimalDual`] / [`primal_dual`] | `min f(x) + g(K x)`, `f`, `g` proximable (TV: `g` = [`L21`], `K` a gradient) | `PrimalDual` (0.8.0) |
+//! | [`AdmmL2`] / [`admm_l2`] | `min 1/2 |Op x - b|^2 + g(A x)` by ADMM, the x-update an inner CG | `ADMML2` |
 //! | [`ProximalGradient`] / [`proximal_gradient`] | `min f(x) + epsg g(x)`, `f` smooth, with FISTA / Vandenberghe momentum and backtracking | `ProximalGradient` (without backtracking) |
 //! | [`power_iteration`] | the eigenvalue of largest modulus of a square `A` | `power_iteration` |
 //!
@@ -115,6 +116,7 @@
 pub use distlops_core as core;
 pub use distlops_core::{Error, NonFiniteKind};
 
+mod admm;
 mod cg;
 mod cg_pipelined;
 mod cg_single;
@@ -134,6 +136,7 @@ mod prox;
 mod proximal_gradient;
 mod table;
 
+pub use admm::{admm_l2, AdmmL2, AdmmL2Params, AdmmL2Solution};
 pub use cg::{cg, Cg, CgParams, CgSolution};
 pub use cgls::{cgls, Cgls, CglsParams, CglsSolution};
 pub use common::CgVariant;

@@ -1,19 +1,29 @@
-//! [`Normal`]: `A^H A`, or `I + c A^H A`, of a borrowed operator, for the power iterations that
-//! estimate step sizes and for the inner solves of proximal operators.
+//! [`Normal`]: `A^H A`, `I + c A^H A` or `A^H A + c B^H B` of borrowed operators, for the power
+//! iterations that estimate step sizes and for the inner solves of proximal operators and ADMM.
 
 use distlops_core::operator::Scratch;
 use distlops_core::{
     Communicator, DistVector, Engine, LinearOperator, Result, Scalar, Space, Vector, VectorRef,
 };
 
-/// `y = A^H A x`, or `y = x + c A^H A x` with a shift `c`: a square, Hermitian operator on `A`'s
-/// domain. Its work vectors (one of `A`'s range, one of its domain for the shift) are allocated
-/// on the first product and reused.
+/// `y = A^H A x`, `y = x + c A^H A x` (a shift), or `y = A^H A x + c B^H B x` (a second
+/// operator on the same domain): a square, Hermitian operator on `A`'s domain. Its work vectors
+/// are allocated on the first product and reused.
 pub(crate) struct Normal<'a, T: Scalar, E: Engine> {
     op: &'a dyn LinearOperator<T, E>,
-    shift: Option<T>,
+    term: Term<'a, T, E>,
     in_range: Scratch<T, E>,
     in_domain: Scratch<T, E>,
+    in_second_range: Option<Scratch<T, E>>,
+}
+
+/// What [`Normal`] adds to `A^H A x`.
+enum Term<'a, T: Scalar, E: Engine> {
+    None,
+    /// `x + c A^H A x`.
+    Shift(T),
+    /// `A^H A x + c B^H B x`.
+    Second(T, &'a dyn LinearOperator<T, E>),
 }
 
 impl<'a, T: Scalar, E: Engine> Normal<'a, T, E> {
@@ -21,9 +31,23 @@ impl<'a, T: Scalar, E: Engine> Normal<'a, T, E> {
     pub(crate) fn new(op: &'a dyn LinearOperator<T, E>, shift: Option<T>) -> Self {
         Normal {
             op,
-            shift,
+            term: shift.map_or(Term::None, Term::Shift),
             in_range: Scratch::new(op.range().clone()),
             in_domain: Scratch::new(op.domain().clone()),
+            in_second_range: None,
+        }
+    }
+
+    /// `A^H A + c B^H B`, `B` on `A`'s domain (the caller checks it). No communication.
+    pub(crate) fn pair(
+        op: &'a dyn LinearOperator<T, E>,
+        b: &'a dyn LinearOperator<T, E>,
+        c: T,
+    ) -> Self {
+        Normal {
+            in_second_range: Some(Scratch::new(b.range().clone())),
+            term: Term::Second(c, b),
+            ..Self::new(op, None)
         }
     }
 }
@@ -39,26 +63,41 @@ impl<T: Scalar, E: Engine> LinearOperator<T, E> for Normal<'_, T, E> {
         self.op.comm()
     }
     fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
-        self.in_range.with(self.op.comm(), x, |ax| {
+        let comm = self.op.comm();
+        self.in_range.with(comm, x, |ax| {
             self.op.matvec_unchecked(x, ax)?;
             self.op.rmatvec_unchecked(ax.view(), y)
         })?;
-        if let Some(c) = self.shift {
-            y.scale(c);
-            self.in_domain.with(self.op.comm(), x, |t| {
-                t.copy_from_ref(x)?;
-                y.axpy(T::one(), t)
-            })?;
+        match self.term {
+            Term::None => Ok(()),
+            Term::Shift(c) => {
+                y.scale(c);
+                self.in_domain.with(comm, x, |t| {
+                    t.copy_from_ref(x)?;
+                    y.axpy(T::one(), t)
+                })
+            }
+            Term::Second(c, b) => {
+                let scratch = self.in_second_range.as_ref().expect("made with the pair");
+                scratch.with(comm, x, |bx| {
+                    b.matvec_unchecked(x, bx)?;
+                    self.in_domain.with(comm, x, |t| {
+                        b.rmatvec_unchecked(bx.view(), t)?;
+                        y.axpy(c, t)
+                    })
+                })
+            }
         }
-        Ok(())
     }
     fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {
         self.matvec_unchecked(y, x)
     }
     fn name(&self) -> String {
-        match self.shift {
-            None => format!("{}^H {}", self.op.name(), self.op.name()),
-            Some(c) => format!("I + {c:?} {}^H {}", self.op.name(), self.op.name()),
+        let a = self.op.name();
+        match self.term {
+            Term::None => format!("{a}^H {a}"),
+            Term::Shift(c) => format!("I + {c:?} {a}^H {a}"),
+            Term::Second(c, b) => format!("{a}^H {a} + {c:?} {b}^H {b}", b = b.name()),
         }
     }
 }

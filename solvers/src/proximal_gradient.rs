@@ -3,8 +3,8 @@
 //! `ProximalGradient`, PyLops-MPI 0.8.0's distributed one, which lacks backtracking).
 
 use crate::common::{
-    check_tol, drive, finite, fused_agreed, Callback, Reduction, Result, SolveInfo, Stepper,
-    StopReason,
+    check_tol, drive, finite, fused_agreed, record, Callback, Reduction, Result, SolveInfo,
+    Stepper, StopReason,
 };
 use crate::prox::Proximal;
 use distlops_core::{
@@ -320,11 +320,7 @@ impl<'a, T: Scalar, E: Engine> ProximalGradient<'a, T, E> {
     /// Ends the solve and returns `x`, the step and the record.
     pub fn finalize(self) -> ProximalGradientSolution<T, E> {
         ProximalGradientSolution {
-            info: SolveInfo {
-                stop_reason: self.stop.unwrap_or(StopReason::StoppedEarly),
-                iterations: self.iiter,
-                cost: Vec::new(),
-            },
+            info: record(self.stop, self.iiter, Vec::new()),
             tau: self.tau,
             xupdate: self.xupdate,
             x: self.x,
@@ -351,14 +347,8 @@ impl<T: Scalar, E: Engine> Stepper<T, E> for ProximalGradient<'_, T, E> {
     fn stopped(&self) -> Option<StopReason> {
         self.stop
     }
-    fn shows_next_row(&self) -> bool {
-        false
-    }
     fn take_step(&mut self) -> Result<()> {
         self.step().map(drop)
-    }
-    fn row(&self) -> String {
-        String::new()
     }
     fn current(&self) -> (&DistVector<T, E>, usize) {
         (&self.x, self.iiter)

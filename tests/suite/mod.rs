@@ -359,6 +359,8 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         "proximal::proximal_gradient_errors",
         proximal::proximal_gradient_errors,
     ),
+    ("proximal::admm_f64", proximal::admm_f64),
+    ("proximal::admm_complex", proximal::admm_complex),
     (
         "cg_variants::stats_every_kind",
         cg_variants::stats_every_kind,

@@ -16,8 +16,9 @@ use distlops::core::{
 use distlops::operators::local::{Diagonal, Identity, LocalOperator};
 use distlops::operators::{BlockDiag, DerivativeKind, Gradient, GradientParams};
 use distlops::solvers::{
-    fista, primal_dual, proximal_gradient, Acceleration, Bounds, CgParams, IstaParams, L2Data,
-    PrimalDual, PrimalDualParams, Proximal, ProximalGradientParams, Steps, StopReason, L1, L2, L21,
+    admm_l2, fista, primal_dual, proximal_gradient, Acceleration, AdmmL2Params, Bounds, CgParams,
+    IstaParams, L2Data, PrimalDual, PrimalDualParams, Proximal, ProximalGradientParams, Steps,
+    StopReason, L1, L2, L21,
 };
 use ndarray::{ArrayD, IxDyn};
 
@@ -610,6 +611,13 @@ pub fn errors(comm: &Communicator) {
     }
     let e = setup(PrimalDualParams::default(), &bad).expect("a wrong x0 is an error");
     last_rank_mistake(comm, &e, "PrimalDual x0");
+    // ADMML2: a negative tau; an A on another domain than Op's.
+    let e = admm_l2(&l21, &id, &one, &grad, &one, AdmmL2Params::new(-1.0), None).unwrap_err();
+    assert!(invalid(&e), "{e}");
+    let elsewhere = Layout::scatter(&[5, 7], 0, p).unwrap();
+    let other = Gradient::<f64>::with_layout(comm, &elsewhere, GradientParams::default()).unwrap();
+    let e = admm_l2(&l21, &id, &one, &other, &one, AdmmL2Params::new(1.0), None).unwrap_err();
+    assert!(matches!(e, Error::LayoutMismatch(_)), "{e}");
 }
 
 /// ProximalGradient on `1/2 |D x - b|^2 + epsg |x|_1`, `D` diagonal: with FISTA's momentum and
@@ -733,4 +741,58 @@ pub fn proximal_gradient_errors(comm: &Communicator) {
         let e = proximal_gradient(&l2, &l1, &x0, params, None).unwrap_err();
         assert!(matches!(e, Error::InvalidArgument(_)), "{e}");
     }
+}
+
+/// ADMML2 on TV denoising, `1/2 |x - d|^2 + 0.3 |D x|_{2,1}` (`Op` the identity, `A` the
+/// forward gradient), both update orders: the minimizer a long PrimalDual run reaches, to 1e-5.
+fn admm_generic<T: TestScalar>(comm: &Communicator) {
+    let d = global::<T>(&SHAPE, 97);
+    let layout = Layout::scatter(&SHAPE, 0, comm.size()).unwrap();
+    let id = identity::<T>(comm, &layout);
+    let dd = DistVector::Array(dist(comm, &d, &layout));
+    let forward = GradientParams {
+        kind: DerivativeKind::Forward,
+        ..Default::default()
+    };
+    let grad = Gradient::<T>::with_layout(comm, &layout, forward).unwrap();
+    // An exact prox for the reference (the default inner tol, 1e-4 on the squared residual,
+    // makes a warm-started CG skip its steps near convergence).
+    let mut f = L2Data::new(&id, &dd, 1.0).unwrap();
+    f.inner = CgParams {
+        niter: 5,
+        tol: 1e-28,
+        ..CgParams::default()
+    };
+    let g = L21 { sigma: 0.3 };
+    let long = PrimalDualParams {
+        niter: 4000,
+        tol: 1e-11,
+        ..Default::default()
+    };
+    let want = all_values(&primal_dual(&f, &g, &grad, &dd, long, None).unwrap().x);
+    for gfirst in [false, true] {
+        let mut params = AdmmL2Params::new(0.5);
+        params.niter = 3000;
+        params.gfirst = gfirst;
+        params.tol = 1e-11;
+        params.inner = CgParams {
+            niter: 8,
+            tol: 1e-28,
+            ..CgParams::default()
+        };
+        let sol = admm_l2(&g, &id, &dd, &grad, &dd, params, None).unwrap();
+        let what = format!(
+            "ADMML2 TV, gfirst = {gfirst}, {:?} after {}",
+            sol.info.stop_reason, sol.info.iterations
+        );
+        assert_close(&all_values(&sol.x), &want, 1e-5, &what);
+    }
+}
+
+pub fn admm_f64(comm: &Communicator) {
+    admm_generic::<f64>(comm);
+}
+
+pub fn admm_complex(comm: &Communicator) {
+    admm_generic::<Complex64>(comm);
 }
