@@ -755,21 +755,25 @@ fn admm_generic<T: TestScalar>(comm: &Communicator) {
         ..Default::default()
     };
     let grad = Gradient::<T>::with_layout(comm, &layout, forward).unwrap();
-    // An exact prox for the reference (the default inner tol, 1e-4 on the squared residual,
-    // makes a warm-started CG skip its steps near convergence).
+    // An exact prox for the reference: one CG step solves (1 + tau) z = rhs (the default
+    // inner tol, 1e-4 on the squared residual, makes a warm-started CG skip its steps near
+    // convergence).
     let mut f = L2Data::new(&id, &dd, 1.0).unwrap();
     f.inner = CgParams {
-        niter: 5,
-        tol: 1e-28,
+        niter: 1,
+        tol: 0.0,
         ..CgParams::default()
     };
+    f.warm = false;
     let g = L21 { sigma: 0.3 };
     let long = PrimalDualParams {
         niter: 4000,
         tol: 1e-11,
         ..Default::default()
     };
-    let want = all_values(&primal_dual(&f, &g, &grad, &dd, long, None).unwrap().x);
+    let pd = primal_dual(&f, &g, &grad, &dd, long, None).unwrap();
+    assert_eq!(pd.info.stop_reason, StopReason::ToleranceReached);
+    let want = all_values(&pd.x);
     for gfirst in [false, true] {
         let mut params = AdmmL2Params::new(0.5);
         params.niter = 3000;
