@@ -2,12 +2,12 @@
 //! variation on a stacked gradient.
 
 use crate::common::Result;
+use crate::elementwise::with_blocks;
 use crate::prox::{check_tau, check_weight, norm, Proximal};
 use distlops_core::{
-    DistVector, DistributedArray, Engine, Error, Host, NormOrd, RealScalar, Scalar, VectorRef,
+    DistVector, DistributedArray, Engine, Error, NormOrd, RealScalar, Scalar, VectorRef,
 };
 use num_traits::{Float, One, Zero};
-use std::any::{Any, TypeId};
 
 /// `f(x) = sigma sum_i sqrt(sum_k |x_k[i]|^2)`: the mixed `L2,1` norm of a stack
 /// `x = [x_0; x_1; ...; x_{K-1}]` of `K` parts with one layout, the sum over the elements `i`
@@ -154,36 +154,6 @@ fn parts_of<T: Scalar, E: Engine>(
         )));
     }
     Ok(parts)
-}
-
-/// Runs `f` on this rank's blocks of `arrays` as host slices: in place on the host, through a
-/// host copy (read, then written back) on other engines.
-fn with_blocks<T: Scalar, E: Engine>(
-    arrays: &mut [&mut DistributedArray<T, E>],
-    f: impl FnOnce(&mut [&mut [T]]),
-) {
-    if TypeId::of::<E>() == TypeId::of::<Host>() {
-        let mut blocks: Vec<&mut [T]> = arrays
-            .iter_mut()
-            .map(|a| {
-                (&mut **a as &mut dyn Any)
-                    .downcast_mut::<DistributedArray<T, Host>>()
-                    .expect("the engine is the host")
-                    .local_slice_mut()
-            })
-            .collect();
-        f(&mut blocks);
-        return;
-    }
-    let mut copies: Vec<Vec<T>> = arrays
-        .iter()
-        .map(|a| E::read_slice(E::slice(a.local_block())))
-        .collect();
-    let mut blocks: Vec<&mut [T]> = copies.iter_mut().map(Vec::as_mut_slice).collect();
-    f(&mut blocks);
-    for (a, c) in arrays.iter_mut().zip(&copies) {
-        E::write_slice(c, E::slice_mut(a.local_block_mut()));
-    }
 }
 
 /// `n_i = sqrt(sum_k |b_k[i]|^2)`, the parts added in order.

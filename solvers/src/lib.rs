@@ -16,7 +16,8 @@
 //! | [`power_iteration`] | the eigenvalue of largest modulus of a square `A` | `power_iteration` |
 //!
 //! Proximal operators for proximal solvers: the [`Proximal`] trait (`prox`, `proxdual`, the
-//! value) and [`L1`], [`L2`], [`L0`], [`Bounds`] (pyproximal's `Box`), [`L21`] (isotropic
+//! value) and [`L1`], [`WeightedL1`], [`L2`], [`L0`], [`Bounds`] (pyproximal's `Box`),
+//! [`Huber`], [`EuclideanBall`], [`L21`] (isotropic
 //! TV on a stacked gradient), [`L2Data`] (`sigma/2 |A x - b|^2`, PyLops-MPI's `MPIL2`); ISTA's
 //! and FISTA's element-wise [`Threshold`]s.
 //!
@@ -124,6 +125,9 @@ mod cgls;
 mod cgls_pipelined;
 mod cgls_single;
 mod common;
+mod elementwise;
+mod euclidean_ball;
+mod huber;
 mod ista;
 mod l21;
 mod l2_data;
@@ -135,6 +139,7 @@ mod primal_dual;
 mod prox;
 mod proximal_gradient;
 mod table;
+mod weighted_l1;
 
 pub use admm::{admm_l2, AdmmL2, AdmmL2Params, AdmmL2Solution};
 pub use cg::{cg, Cg, CgParams, CgSolution};
@@ -143,6 +148,8 @@ pub use common::CgVariant;
 pub use common::{
     can_fuse, fused_vdots, Callback, Result, SolveInfo, SolverError, StopReason, VdotPair,
 };
+pub use euclidean_ball::EuclideanBall;
+pub use huber::Huber;
 pub use ista::{fista, ista, Fista, Ista, IstaParams, IstaSolution};
 pub use l21::L21;
 pub use l2_data::L2Data;
@@ -156,3 +163,4 @@ pub use proximal_gradient::{
     proximal_gradient, Acceleration, ProximalGradient, ProximalGradientParams,
     ProximalGradientSolution,
 };
+pub use weighted_l1::WeightedL1;

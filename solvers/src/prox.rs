@@ -253,7 +253,7 @@ impl std::str::FromStr for Threshold {
 }
 
 /// `max(|x| - t, 0) sign(x)`.
-fn soft<T: Scalar>(x: T, t: T::Real) -> T {
+pub(crate) fn soft<T: Scalar>(x: T, t: T::Real) -> T {
     let a = x.abs();
     let shrunk = (a - t).max(T::Real::zero());
     if T::IS_COMPLEX {

@@ -361,6 +361,9 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ),
     ("proximal::admm_f64", proximal::admm_f64),
     ("proximal::admm_complex", proximal::admm_complex),
+    ("proximal::separable_f64", proximal::separable_f64),
+    ("proximal::separable_complex", proximal::separable_complex),
+    ("proximal::weighted_l1_errors", proximal::weighted_l1_errors),
     (
         "cg_variants::stats_every_kind",
         cg_variants::stats_every_kind,

@@ -17,8 +17,8 @@ use distlops::operators::local::{Diagonal, Identity, LocalOperator};
 use distlops::operators::{BlockDiag, DerivativeKind, Gradient, GradientParams};
 use distlops::solvers::{
     admm_l2, fista, primal_dual, proximal_gradient, Acceleration, AdmmL2Params, Bounds, CgParams,
-    IstaParams, L2Data, PrimalDual, PrimalDualParams, Proximal, ProximalGradientParams, Steps,
-    StopReason, L1, L2, L21,
+    EuclideanBall, Huber, IstaParams, L2Data, PrimalDual, PrimalDualParams, Proximal,
+    ProximalGradientParams, Steps, StopReason, WeightedL1, L1, L2, L21,
 };
 use ndarray::{ArrayD, IxDyn};
 
@@ -372,6 +372,28 @@ fn tv_serial<T: Scalar>(
     x
 }
 
+/// `1/2 |x - d|^2` as an `L2Data` of the identity whose prox is exact: one CG step solves
+/// `(1 + tau) z = rhs`.
+fn exact_data_term<'a, T: TestScalar>(id: &'a BlockDiag<T>, d: &DistVector<T>) -> L2Data<'a, T> {
+    let mut f = L2Data::new(id, d, 1.0).unwrap();
+    f.inner = CgParams {
+        niter: 1,
+        tol: 0.0,
+        ..CgParams::default()
+    };
+    f.warm = false;
+    f
+}
+
+/// PyLops' forward-difference gradient (no edge) on `layout`'s N-D space.
+fn forward_gradient<T: TestScalar>(comm: &Communicator, layout: &Layout) -> Gradient<T> {
+    let forward = GradientParams {
+        kind: DerivativeKind::Forward,
+        ..Default::default()
+    };
+    Gradient::<T>::with_layout(comm, layout, forward).unwrap()
+}
+
 /// The TV denoising problem on `comm` with `layout`: `f = 1/2 |x - d|^2` (an `L2Data` of the
 /// identity, one inner CG step: exact), `g = eps L21`, `K` the forward gradient.
 fn tv_distributed<T: TestScalar>(
@@ -382,19 +404,9 @@ fn tv_distributed<T: TestScalar>(
 ) -> DistVector<T> {
     let id = identity::<T>(comm, layout);
     let dd = DistVector::Array(dist(comm, d, layout));
-    let mut f = L2Data::new(&id, &dd, 1.0).unwrap();
-    f.inner = CgParams {
-        niter: 1,
-        tol: 0.0,
-        ..CgParams::default()
-    };
-    f.warm = false;
+    let f = exact_data_term(&id, &dd);
     let g = L21 { sigma: 0.3 };
-    let forward = GradientParams {
-        kind: DerivativeKind::Forward,
-        ..Default::default()
-    };
-    let grad = Gradient::<T>::with_layout(comm, layout, forward).unwrap();
+    let grad = forward_gradient::<T>(comm, layout);
     let sol = primal_dual(&f, &g, &grad, &dd, params, None).unwrap();
     assert_eq!(sol.info.iterations, 40);
     sol.x
@@ -432,11 +444,7 @@ fn primal_dual_generic<T: TestScalar>(comm: &Communicator) {
     let dd = DistVector::Array(dist(comm, &d, &layout));
     let f = L2Data::new(&id, &dd, 1.0).unwrap();
     let g = L21 { sigma: 0.3 };
-    let forward = GradientParams {
-        kind: DerivativeKind::Forward,
-        ..Default::default()
-    };
-    let grad = Gradient::<T>::with_layout(comm, &layout, forward).unwrap();
+    let grad = forward_gradient::<T>(comm, &layout);
     let params = PrimalDualParams {
         niter: 500,
         tol: 1e-9,
@@ -744,31 +752,21 @@ pub fn proximal_gradient_errors(comm: &Communicator) {
 }
 
 /// ADMML2 on TV denoising, `1/2 |x - d|^2 + 0.3 |D x|_{2,1}` (`Op` the identity, `A` the
-/// forward gradient), both update orders: the minimizer a long PrimalDual run reaches, to 1e-5.
+/// forward gradient), both update orders: the minimizer a long PrimalDual run reaches, to 1e-4
+/// (a wrong update misses it by 1e-2).
 fn admm_generic<T: TestScalar>(comm: &Communicator) {
     let d = global::<T>(&SHAPE, 97);
     let layout = Layout::scatter(&SHAPE, 0, comm.size()).unwrap();
     let id = identity::<T>(comm, &layout);
     let dd = DistVector::Array(dist(comm, &d, &layout));
-    let forward = GradientParams {
-        kind: DerivativeKind::Forward,
-        ..Default::default()
-    };
-    let grad = Gradient::<T>::with_layout(comm, &layout, forward).unwrap();
-    // An exact prox for the reference: one CG step solves (1 + tau) z = rhs (the default
-    // inner tol, 1e-4 on the squared residual, makes a warm-started CG skip its steps near
-    // convergence).
-    let mut f = L2Data::new(&id, &dd, 1.0).unwrap();
-    f.inner = CgParams {
-        niter: 1,
-        tol: 0.0,
-        ..CgParams::default()
-    };
-    f.warm = false;
+    let grad = forward_gradient::<T>(comm, &layout);
+    // An exact prox for the reference (the default inner tol, 1e-4 on the squared residual,
+    // makes a warm-started CG skip its steps near convergence).
+    let f = exact_data_term(&id, &dd);
     let g = L21 { sigma: 0.3 };
     let long = PrimalDualParams {
         niter: 4000,
-        tol: 1e-11,
+        tol: 1e-9,
         ..Default::default()
     };
     let pd = primal_dual(&f, &g, &grad, &dd, long, None).unwrap();
@@ -778,7 +776,7 @@ fn admm_generic<T: TestScalar>(comm: &Communicator) {
         let mut params = AdmmL2Params::new(0.5);
         params.niter = 3000;
         params.gfirst = gfirst;
-        params.tol = 1e-11;
+        params.tol = 1e-8;
         params.inner = CgParams {
             niter: 8,
             tol: 1e-28,
@@ -789,7 +787,7 @@ fn admm_generic<T: TestScalar>(comm: &Communicator) {
             "ADMML2 TV, gfirst = {gfirst}, {:?} after {}",
             sol.info.stop_reason, sol.info.iterations
         );
-        assert_close(&all_values(&sol.x), &want, 1e-5, &what);
+        assert_close(&all_values(&sol.x), &want, 1e-4, &what);
     }
 }
 
@@ -799,4 +797,157 @@ pub fn admm_f64(comm: &Communicator) {
 
 pub fn admm_complex(comm: &Communicator) {
     admm_generic::<Complex64>(comm);
+}
+
+/// `Huber`, `EuclideanBall` and `WeightedL1` on a stack of two parts, on every layout: prox and
+/// value against formulas on the gathered values, and the Moreau identity.
+fn separable_generic<T: TestScalar>(comm: &Communicator) {
+    let globals: Vec<ArrayD<T>> = (0..2).map(|k| global::<T>(&SHAPE, 101 + k)).collect();
+    let weights: Vec<ArrayD<T>> = (0..2)
+        .map(|k| global::<T>(&SHAPE, 111 + k).mapv(|v| T::make(v.abs().to_f64(), 0.0)))
+        .collect();
+    let flat: Vec<T> = globals.iter().flat_map(|g| g.iter().copied()).collect();
+    let wflat: Vec<f64> = weights
+        .iter()
+        .flat_map(|g| g.iter().map(|w| w.re().to_f64()))
+        .collect();
+    let as_values = |v: &[T]| -> Vec<f64> {
+        v.iter()
+            .flat_map(|z| [z.re().to_f64(), z.im().to_f64()])
+            .collect()
+    };
+    let scale = |v: T, c: f64| v.scale_real(<T::Real as RealScalar>::real_from_f64(c));
+    let (alpha, radius, sigma, tau) = (0.3, 1.5, 0.6, 0.4);
+    let huber = Huber { alpha };
+    let ball = EuclideanBall { radius };
+    for layout in layouts(comm) {
+        let what = layout.describe();
+        let x = stack(comm, &globals, &layout);
+        let w = stack(comm, &weights, &layout);
+        let wl1 = WeightedL1::new(sigma, w).unwrap();
+        // Huber.
+        let want: Vec<T> = flat
+            .iter()
+            .map(|&v| scale(v, 1.0 - tau / v.abs().to_f64().max(alpha + tau)))
+            .collect();
+        let p = huber.prox(x.view(), tau).unwrap();
+        assert_close(
+            &all_values(&p),
+            &as_values(&want),
+            1e-15,
+            &format!("Huber prox, {what}"),
+        );
+        let h: f64 = flat
+            .iter()
+            .map(|v| {
+                let a = v.abs().to_f64();
+                if a <= alpha {
+                    a * a / (2.0 * alpha)
+                } else {
+                    a - alpha / 2.0
+                }
+            })
+            .sum();
+        let got = Proximal::<T>::value(&huber, x.view()).unwrap().to_f64();
+        assert!(
+            (got - h).abs() <= 1e-14 * h,
+            "Huber value {got} vs {h}, {what}"
+        );
+        // The ball: outside, so the projection scales.
+        let n = flat.iter().map(|v| v.abs2().to_f64()).sum::<f64>().sqrt();
+        assert!(n > radius);
+        let want: Vec<T> = flat.iter().map(|&v| scale(v, radius / n)).collect();
+        let p = ball.prox(x.view(), tau).unwrap();
+        assert_close(
+            &all_values(&p),
+            &as_values(&want),
+            1e-15,
+            &format!("ball prox, {what}"),
+        );
+        let inside = Proximal::<T>::value(&ball, p.view()).unwrap().to_f64();
+        let outside = Proximal::<T>::value(&ball, x.view()).unwrap().to_f64();
+        assert!(
+            inside == 0.0 && outside.is_infinite(),
+            "ball values {inside} {outside}"
+        );
+        // Weighted L1.
+        let want: Vec<T> = flat
+            .iter()
+            .zip(&wflat)
+            .map(|(&v, &wi)| {
+                let a = v.abs().to_f64();
+                let t = sigma * tau * wi;
+                if a > t {
+                    scale(v, (a - t) / a)
+                } else {
+                    T::zero()
+                }
+            })
+            .collect();
+        let p = wl1.prox(x.view(), tau).unwrap();
+        assert_close(
+            &all_values(&p),
+            &as_values(&want),
+            1e-15,
+            &format!("WeightedL1 prox, {what}"),
+        );
+        let v: f64 = sigma
+            * flat
+                .iter()
+                .zip(&wflat)
+                .map(|(v, w)| w * v.abs().to_f64())
+                .sum::<f64>();
+        let got = Proximal::<T>::value(&wl1, x.view()).unwrap().to_f64();
+        assert!(
+            (got - v).abs() <= 1e-14 * v,
+            "WeightedL1 value {got} vs {v}, {what}"
+        );
+        let fs: [&dyn Proximal<T>; 3] = [&huber, &ball, &wl1];
+        for f in fs {
+            for t in [0.3, 1.0, 2.5] {
+                moreau(f, &x, t, &format!("t = {t}, {what}"));
+            }
+        }
+    }
+}
+
+pub fn separable_f64(comm: &Communicator) {
+    separable_generic::<f64>(comm);
+}
+
+pub fn separable_complex(comm: &Communicator) {
+    separable_generic::<Complex64>(comm);
+}
+
+/// `WeightedL1`'s mistakes on every rank: weights of another layout than `x`'s, a negative
+/// weight on the last rank only.
+pub fn weighted_l1_errors(comm: &Communicator) {
+    let p = comm.size();
+    let a = global::<f64>(&SHAPE, 121).mapv(f64::abs);
+    let by_rows = Layout::scatter(&SHAPE, 0, p).unwrap();
+    let w = DistVector::Array(dist(comm, &a, &by_rows));
+    let wl1 = WeightedL1::new(1.0, w).unwrap();
+    let other = Layout::scatter(&[SHAPE[1], SHAPE[0]], 0, p).unwrap();
+    let x = DistVector::Array(dist(comm, &a.t().to_owned().into_dyn(), &other));
+    let e = wl1.prox(x.view(), 1.0).unwrap_err();
+    assert!(matches!(e, Error::LayoutMismatch(_)), "{e}");
+    let e = Proximal::<f64>::value(&wl1, x.view()).unwrap_err();
+    assert!(matches!(e, Error::LayoutMismatch(_)), "{e}");
+    let mut negative = DistVector::Array(dist(comm, &a, &by_rows));
+    if comm.rank() == p - 1 {
+        if let DistVector::Array(arr) = &mut negative {
+            if let Some(v) = arr.local_slice_mut().first_mut() {
+                *v = -1.0;
+            }
+        }
+    }
+    let e = WeightedL1::new(1.0, negative)
+        .err()
+        .expect("a negative weight is an error");
+    // The last rank holds at least one row (7 rows over at most 4 ranks).
+    if comm.rank() == p - 1 {
+        assert!(invalid(&e), "{e}");
+    } else {
+        assert!(matches!(e, Error::FailedOnOtherRank { .. }), "{e}");
+    }
 }
