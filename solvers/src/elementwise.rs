@@ -45,7 +45,9 @@ fn host_block<T: Scalar, E: Engine>(a: &DistributedArray<T, E>) -> Cow<'_, [T]> 
 }
 
 /// The plain arrays of `v`, depth first.
-fn arrays_mut<T: Scalar, E: Engine>(v: &mut DistVector<T, E>) -> Vec<&mut DistributedArray<T, E>> {
+pub(crate) fn arrays_mut<T: Scalar, E: Engine>(
+    v: &mut DistVector<T, E>,
+) -> Vec<&mut DistributedArray<T, E>> {
     match v {
         DistVector::Array(a) => vec![a],
         DistVector::Stacked(s) => s.parts_mut().iter_mut().flat_map(arrays_mut).collect(),

@@ -15,9 +15,10 @@
 //! operator or data.
 
 use crate::common::Result;
+use crate::elementwise::{arrays_mut, with_blocks};
 use distlops_core::{
-    Complex32, Complex64, DistVector, DistributedArray, Engine, Error, Host, NormOrd, RealScalar,
-    Scalar, Vector, VectorRef,
+    Complex32, Complex64, DistVector, Engine, Error, Host, NormOrd, RealScalar, Scalar, Vector,
+    VectorRef,
 };
 use num_traits::{Float, One, Zero};
 use std::any::Any;
@@ -302,26 +303,15 @@ fn half<T: Scalar>(x: T, t: T::Real) -> T {
 }
 
 /// Applies `f` to every element of every rank's block of `v` (no communication). Host blocks are
-/// changed in place; device blocks make a round trip through host memory.
+/// changed in place; device blocks make a round trip through host memory
+/// ([`with_blocks`](crate::elementwise::with_blocks)).
 pub(crate) fn map_in_place<T: Scalar, E: Engine>(
     v: &mut DistVector<T, E>,
     f: &(impl Fn(T) -> T + ?Sized),
 ) {
-    match v {
-        DistVector::Array(a) => map_array(a, f),
-        DistVector::Stacked(s) => s.parts_mut().iter_mut().for_each(|p| map_in_place(p, f)),
+    for a in arrays_mut(v) {
+        with_blocks(&mut [a], |b| b[0].iter_mut().for_each(|x| *x = f(*x)));
     }
-}
-
-fn map_array<T: Scalar, E: Engine>(a: &mut DistributedArray<T, E>, f: &(impl Fn(T) -> T + ?Sized)) {
-    if let Some(h) = (a as &mut dyn Any).downcast_mut::<DistributedArray<T, Host>>() {
-        h.local_slice_mut().iter_mut().for_each(|x| *x = f(*x));
-        return;
-    }
-    let block = a.local_block_mut();
-    let mut values = E::read_slice(E::slice(block));
-    values.iter_mut().for_each(|x| *x = f(*x));
-    E::write_slice(&values, E::slice_mut(block));
 }
 
 /// `re + i im` as a `T` (the imaginary part is dropped for real types).
