@@ -19,7 +19,9 @@
 //! value) and [`L1`], [`WeightedL1`], [`L2`], [`L0`], [`Bounds`] (pyproximal's `Box`),
 //! [`Huber`], [`EuclideanBall`], [`L21`] (isotropic
 //! TV on a stacked gradient), [`L2Data`] (`sigma/2 |A x - b|^2`, PyLops-MPI's `MPIL2`); ISTA's
-//! and FISTA's element-wise [`Threshold`]s.
+//! and FISTA's element-wise [`Threshold`]s. New functions from old: [`Postcomposition`]
+//! (`sigma f(x)`), [`Precomposition`] (`f(a x + b)`) and [`AffineAddition`] (`f(x) + v^H x`),
+//! each with its prox in closed form.
 //!
 //! Every solver follows PyLops' setup / step / run / finalize structure, allocates its work
 //! vectors once in `setup`, calls an optional callback after every step, and prints PyLops'
@@ -118,6 +120,7 @@ pub use distlops_core as core;
 pub use distlops_core::{Error, NonFiniteKind};
 
 mod admm;
+mod affine_addition;
 mod cg;
 mod cg_pipelined;
 mod cg_single;
@@ -134,7 +137,9 @@ mod l2_data;
 mod lsqr;
 mod lsqr_stop;
 mod normal;
+mod postcomposition;
 mod power_iteration;
+mod precomposition;
 mod primal_dual;
 mod prox;
 mod proximal_gradient;
@@ -142,6 +147,7 @@ mod table;
 mod weighted_l1;
 
 pub use admm::{admm_l2, AdmmL2, AdmmL2Params, AdmmL2Solution};
+pub use affine_addition::AffineAddition;
 pub use cg::{cg, Cg, CgParams, CgSolution};
 pub use cgls::{cgls, Cgls, CglsParams, CglsSolution};
 pub use common::CgVariant;
@@ -154,9 +160,11 @@ pub use ista::{fista, ista, Fista, Ista, IstaParams, IstaSolution};
 pub use l21::L21;
 pub use l2_data::L2Data;
 pub use lsqr::{lsqr, Lsqr, LsqrParams, LsqrSolution, LsqrStop};
+pub use postcomposition::Postcomposition;
 pub use power_iteration::{
     fill_seeded, power_iteration, power_iteration_on, PowerIterationParams, PowerIterationResult,
 };
+pub use precomposition::{Precomposition, Shift};
 pub use primal_dual::{primal_dual, PrimalDual, PrimalDualParams, PrimalDualSolution, Steps};
 pub use prox::{Bounds, Proximal, Threshold, L0, L1, L2};
 pub use proximal_gradient::{

@@ -364,6 +364,11 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("proximal::separable_f64", proximal::separable_f64),
     ("proximal::separable_complex", proximal::separable_complex),
     ("proximal::weighted_l1_errors", proximal::weighted_l1_errors),
+    ("proximal::composition_f64", proximal::composition_f64),
+    (
+        "proximal::composition_complex",
+        proximal::composition_complex,
+    ),
     (
         "cg_variants::stats_every_kind",
         cg_variants::stats_every_kind,

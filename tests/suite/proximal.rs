@@ -16,9 +16,10 @@ use distlops::core::{
 use distlops::operators::local::{Diagonal, Identity, LocalOperator};
 use distlops::operators::{BlockDiag, DerivativeKind, Gradient, GradientParams};
 use distlops::solvers::{
-    admm_l2, fista, primal_dual, proximal_gradient, Acceleration, AdmmL2Params, Bounds, CgParams,
-    EuclideanBall, Huber, IstaParams, L2Data, PrimalDual, PrimalDualParams, Proximal,
-    ProximalGradientParams, Steps, StopReason, WeightedL1, L1, L2, L21,
+    admm_l2, fista, primal_dual, proximal_gradient, Acceleration, AdmmL2Params, AffineAddition,
+    Bounds, CgParams, EuclideanBall, Huber, IstaParams, L2Data, Postcomposition, Precomposition,
+    PrimalDual, PrimalDualParams, Proximal, ProximalGradientParams, Shift, Steps, StopReason,
+    Threshold, WeightedL1, L1, L2, L21,
 };
 use ndarray::{ArrayD, IxDyn};
 
@@ -950,4 +951,145 @@ pub fn weighted_l1_errors(comm: &Communicator) {
     } else {
         assert!(matches!(e, Error::FailedOnOtherRank { .. }), "{e}");
     }
+}
+
+/// `Postcomposition`, `Precomposition` (scalar and vector shift) and `AffineAddition` on a stack
+/// of two parts, on every layout: prox and value against formulas on the gathered values, the
+/// gradient of a composed `L2`, and the Moreau identity.
+fn composition_generic<T: TestScalar>(comm: &Communicator) {
+    let globals: Vec<ArrayD<T>> = (0..2).map(|k| global::<T>(&SHAPE, 131 + k)).collect();
+    let shifts: Vec<ArrayD<T>> = (0..2).map(|k| global::<T>(&SHAPE, 141 + k)).collect();
+    let flat: Vec<T> = globals.iter().flat_map(|g| g.iter().copied()).collect();
+    let bflat: Vec<T> = shifts.iter().flat_map(|g| g.iter().copied()).collect();
+    let as_values = |v: &[T]| -> Vec<f64> {
+        v.iter()
+            .flat_map(|z| [z.re().to_f64(), z.im().to_f64()])
+            .collect()
+    };
+    let r = |v: f64| T::make(v, 0.0);
+    let soft = |v: T, t: f64| Threshold::Soft.scalar(v, <T::Real as RealScalar>::real_from_f64(t));
+    let (sigma, a, tau) = (0.3, -1.5, 0.7);
+    let b0 = T::make(0.2, -0.1);
+    for layout in layouts(comm) {
+        let what = layout.describe();
+        let x = stack(comm, &globals, &layout);
+        let bv = stack(comm, &shifts, &layout);
+        // 2.5 * sigma |x|_1: the soft threshold at 2.5 sigma tau.
+        let post = Postcomposition::new(L1 { sigma }, 2.5);
+        let want: Vec<T> = flat.iter().map(|&v| soft(v, 2.5 * sigma * tau)).collect();
+        let p = post.prox(x.view(), tau).unwrap();
+        assert_close(
+            &all_values(&p),
+            &as_values(&want),
+            1e-15,
+            &format!("post prox, {what}"),
+        );
+        let l1: f64 = flat.iter().map(|v| v.abs().to_f64()).sum();
+        let got = Proximal::<T>::value(&post, x.view()).unwrap().to_f64();
+        assert!(
+            (got - 2.5 * sigma * l1).abs() <= 1e-14 * l1,
+            "post value, {what}"
+        );
+        // sigma |a x + b|_1, b a scalar and a vector.
+        for (shift, bs) in [
+            (Shift::Scalar(b0), vec![b0; flat.len()]),
+            (Shift::Vector(bv.clone()), bflat.clone()),
+        ] {
+            let pre = Precomposition::new(L1 { sigma }, a, shift);
+            let want: Vec<T> = flat
+                .iter()
+                .zip(&bs)
+                .map(|(&v, &b)| (soft(r(a) * v + b, a * a * sigma * tau) - b) / r(a))
+                .collect();
+            let p = pre.prox(x.view(), tau).unwrap();
+            assert_close(
+                &all_values(&p),
+                &as_values(&want),
+                1e-14,
+                &format!("pre prox, {what}"),
+            );
+            let v: f64 = flat
+                .iter()
+                .zip(&bs)
+                .map(|(&v, &b)| (r(a) * v + b).abs().to_f64())
+                .sum();
+            let got = pre.value(x.view()).unwrap().to_f64();
+            assert!(
+                (got - sigma * v).abs() <= 1e-14 * v,
+                "pre value {got} vs {}, {what}",
+                sigma * v
+            );
+            for t in [0.3, 1.0, 2.5] {
+                moreau(&pre, &x, t, &format!("precomposition, t = {t}, {what}"));
+            }
+        }
+        // sigma/2 |x|^2 + Re(v^H x): prox (x - tau v) / (1 + tau sigma), gradient sigma x + v.
+        let affine = AffineAddition::new(L2 { sigma }, bv.clone());
+        let want: Vec<T> = flat
+            .iter()
+            .zip(&bflat)
+            .map(|(&v, &b)| (v - r(tau) * b) / r(1.0 + tau * sigma))
+            .collect();
+        let p = affine.prox(x.view(), tau).unwrap();
+        assert_close(
+            &all_values(&p),
+            &as_values(&want),
+            1e-15,
+            &format!("affine prox, {what}"),
+        );
+        let want: Vec<T> = flat
+            .iter()
+            .zip(&bflat)
+            .map(|(&v, &b)| r(sigma) * v + b)
+            .collect();
+        let mut g = x.clone();
+        affine.grad_into(x.view(), &mut g).unwrap();
+        assert_close(
+            &all_values(&g),
+            &as_values(&want),
+            1e-15,
+            &format!("affine grad, {what}"),
+        );
+        let want: f64 = flat
+            .iter()
+            .zip(&bflat)
+            .map(|(&v, &b)| sigma / 2.0 * v.abs2().to_f64() + (b.conj() * v).re().to_f64())
+            .sum();
+        let got = affine.value(x.view()).unwrap().to_f64();
+        assert!(
+            (got - want).abs() <= 1e-13 * want.abs().max(1.0),
+            "affine value {got} vs {want}"
+        );
+        let fs: [&dyn Proximal<T>; 2] = [&post, &affine];
+        for f in fs {
+            for t in [0.3, 1.0, 2.5] {
+                moreau(f, &x, t, &format!("t = {t}, {what}"));
+            }
+        }
+    }
+    // Mistakes, on every rank (the layouts are global): a shift or v of another layout, a = 0.
+    let rows = Layout::scatter(&SHAPE, 0, comm.size()).unwrap();
+    let x = stack(comm, &globals, &rows);
+    let one = DistVector::Array(dist(comm, &shifts[0], &rows));
+    let pre = Precomposition::new(L1 { sigma }, a, Shift::Vector(one.clone()));
+    let e = pre.prox(x.view(), tau).unwrap_err();
+    assert!(matches!(e, Error::LayoutMismatch(_)), "{e}");
+    let e = AffineAddition::new(L1 { sigma }, one)
+        .prox(x.view(), tau)
+        .unwrap_err();
+    assert!(matches!(e, Error::LayoutMismatch(_)), "{e}");
+    let e = Precomposition::new(L1 { sigma }, 0.0, Shift::Scalar(b0))
+        .prox(x.view(), tau)
+        .unwrap_err();
+    assert!(invalid(&e), "{e}");
+    let e = Proximal::<T>::value(&Postcomposition::new(L1 { sigma }, -1.0), x.view()).unwrap_err();
+    assert!(invalid(&e), "{e}");
+}
+
+pub fn composition_f64(comm: &Communicator) {
+    composition_generic::<f64>(comm);
+}
+
+pub fn composition_complex(comm: &Communicator) {
+    composition_generic::<Complex64>(comm);
 }
