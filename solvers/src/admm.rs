@@ -23,7 +23,8 @@ pub struct AdmmL2Params {
     /// The step `tau` (finite, positive; required, as in PyLops-MPI): the weight `1 / tau` of
     /// the coupling term of the x-update.
     pub tau: f64,
-    /// Update `z` and `u` before `x` (default `false`, PyLops-MPI's `gfirst`).
+    /// Update `z` and `u` before `x` (default `false`; PyLops-MPI's `gfirst`, in the textbook
+    /// order: see [`AdmmL2`]).
     pub gfirst: bool,
     /// The x-update's CG on the normal equations (PyLops-MPI's `kwargs_solver`; default
     /// `CgParams::default()`: 10 steps, `tol = 1e-4`, warm-started from the current `x`).
@@ -93,7 +94,15 @@ pub struct AdmmL2Solution<T: Scalar, E: Engine = Host> {
 ///         u = u + A x - z
 /// ```
 ///
-/// (`gfirst` updates `z` and `u` first.) PyLops-MPI solves the x-update by CGLS on the stacked
+/// `gfirst` updates `z` and `u` first (from the `A x` of the previous step), then `x` with the
+/// new `u`: the same cycle as above after one z/u half-step. **Not** PyLops-MPI's (nor
+/// pyproximal's) `gfirst`, whose x-update uses the `u` of the step before and whose u-update
+/// uses the `A x` of before the x-update; on `benchmarks/parity/run-proximal.sh`'s TV case that
+/// order ends 30 steps 1.2% above the objective this one reaches (and the default order
+/// reaches), so the textbook order is kept. With `gfirst = false` the iterates are
+/// PyLops-MPI's to 1e-15.
+///
+/// PyLops-MPI solves the x-update by CGLS on the stacked
 /// system `[Op; A / sqrt(tau)]`, which makes the same iterates as CG on these normal equations
 /// in exact arithmetic (one product with each of `Op`, `Op^H`, `A`, `A^H` per inner step for
 /// both).
