@@ -11,12 +11,15 @@
 //!
 //! Even huge pages must be zeroed by the kernel on first touch. So the blocks of dropped
 //! [`DistributedArray`](crate::DistributedArray)s of at least [`HUGE_PAGE_THRESHOLD`] bytes are
-//! kept in a small pool ([`POOL_BLOCKS`] blocks, most recent first) and handed to the next
-//! allocation of exactly the same size and alignment, already mapped: a loop of `&x + &y` or of
-//! allocating operator products then runs at the speed of the arithmetic (x + y of 2e7 f64 on two
-//! ranks: 21.4 ms with fresh huge pages, the STREAM floor is 14.3 ms). The pool holds at most
-//! [`POOL_BLOCKS`] dropped blocks, so memory that the program no longer uses stays resident only
-//! until newer blocks replace it or [`release_pool`] is called.
+//! kept in a small pool (most recent last) and handed to the next allocation of exactly the same
+//! size and alignment, already mapped: a loop of `&x + &y` or of allocating operator products then
+//! runs at the speed of the arithmetic (x + y of 2e7 f64 on two ranks: 21.4 ms with fresh huge
+//! pages, the STREAM floor is 14.3 ms). The pool holds [`POOL_BLOCKS`] dropped blocks, and more
+//! (up to [`POOL_MAX_BLOCKS`]) while they take at most [`POOL_BYTES`] together: an inner solve
+//! that allocates and drops seven vectors per call (a proximal operator's CG) then maps no new
+//! page after its first call (PrimalDual TV, W12: page zeroing was a fifth of the run with four
+//! blocks). Memory that the program no longer uses stays resident only until newer blocks
+//! replace it or [`release_pool`] is called.
 
 use crate::error::{Error, Result};
 use crate::scalar::Scalar;
@@ -25,8 +28,21 @@ use std::alloc::Layout;
 use std::ptr::NonNull;
 use std::sync::Mutex;
 
-/// Dropped blocks kept for reuse, at most.
+/// Dropped blocks kept for reuse, whatever their size.
 pub const POOL_BLOCKS: usize = 4;
+
+/// Dropped blocks kept for reuse while they take at most [`POOL_BYTES`] together, at most.
+pub const POOL_MAX_BLOCKS: usize = 16;
+
+/// The bytes of pooled blocks beyond which only [`POOL_BLOCKS`] are kept (256 MiB).
+pub const POOL_BYTES: usize = 256 << 20;
+
+/// Whether a pool of these blocks holds more than it may: beyond [`POOL_MAX_BLOCKS`], or beyond
+/// [`POOL_BLOCKS`] and [`POOL_BYTES`].
+fn over(pool: &[Block]) -> bool {
+    let bytes: usize = pool.iter().map(|b| b.layout.size()).sum();
+    pool.len() > POOL_MAX_BLOCKS || (pool.len() > POOL_BLOCKS && bytes > POOL_BYTES)
+}
 
 /// A block from the global allocator, owned by the pool.
 struct Block {
@@ -47,8 +63,8 @@ fn take(layout: Layout) -> Option<NonNull<u8>> {
     Some(pool.remove(i).ptr)
 }
 
-/// Gives the storage of `v` to the pool if it is large (else frees it), evicting the oldest block
-/// beyond [`POOL_BLOCKS`].
+/// Gives the storage of `v` to the pool if it is large (else frees it), evicting the oldest
+/// blocks while the pool holds more than it may (see [`POOL_BYTES`]).
 pub fn recycle<T>(v: Vec<T>) {
     let cap = v.capacity();
     let Ok(layout) = Layout::array::<T>(cap) else {
@@ -66,18 +82,15 @@ pub fn recycle<T>(v: Vec<T>) {
         std::ptr::drop_in_place(v.as_mut_slice());
         NonNull::new_unchecked(v.as_mut_ptr().cast::<u8>())
     };
-    let evicted = {
+    let mut evicted = Vec::new();
+    {
         let mut pool = POOL.lock().unwrap_or_else(|e| e.into_inner());
         pool.push(Block { ptr, layout });
-        if pool.len() > POOL_BLOCKS {
-            Some(pool.remove(0))
-        } else {
-            None
+        while over(&pool) {
+            evicted.push(pool.remove(0));
         }
-    };
-    if let Some(b) = evicted {
-        free(b);
     }
+    evicted.into_iter().for_each(free);
 }
 
 fn free(b: Block) {
@@ -245,9 +258,18 @@ pub fn array_filled<T: Clone>(shape: &[usize], value: T) -> ArrayD<T> {
     ArrayD::from_shape_vec(IxDyn(shape), vec_filled(n, value)).expect("the length is the shape's")
 }
 
-/// A C-ordered copy of `a`, allocated as [`vec_with_capacity`].
+/// A C-ordered copy of `a`, allocated as [`vec_with_capacity`]: one `memcpy` when `a` is in
+/// standard (C-contiguous) order, as every block of a distributed array is; element by element
+/// otherwise (an `IxDyn` iterator, some ten times slower per element).
 pub fn array_copy<T: Clone>(a: &ArrayD<T>) -> ArrayD<T> {
-    let data = vec_from_iter(a.len(), a.iter().cloned());
+    let data = match a.as_slice() {
+        Some(s) => {
+            let mut v = vec_with_capacity(s.len());
+            v.extend_from_slice(s);
+            v
+        }
+        None => vec_from_iter(a.len(), a.iter().cloned()),
+    };
     ArrayD::from_shape_vec(a.raw_dim(), data).expect("the length is the shape's")
 }
 
@@ -270,11 +292,31 @@ mod tests {
         recycle(z);
         let c = vec_zeroed::<num_complex::Complex64>(n / 2);
         assert!(c.iter().all(|c| c.re == 0.0 && c.im == 0.0));
-        for _ in 0..2 * POOL_BLOCKS {
+        for _ in 0..2 * POOL_MAX_BLOCKS {
             recycle(vec_filled(n, 1.0f64));
         }
-        assert!(POOL.lock().unwrap().len() <= POOL_BLOCKS);
+        assert!(!over(&POOL.lock().unwrap()));
         release_pool();
+    }
+
+    #[test]
+    fn the_pool_keeps_more_small_blocks_than_large_ones() {
+        // Blocks that are never freed (`over` only reads their layouts).
+        let blocks = |count: usize, bytes: usize| -> Vec<Block> {
+            (0..count)
+                .map(|_| Block {
+                    ptr: NonNull::dangling(),
+                    layout: Layout::from_size_align(bytes, 8).unwrap(),
+                })
+                .collect()
+        };
+        assert!(!over(&blocks(
+            POOL_MAX_BLOCKS,
+            POOL_BYTES / POOL_MAX_BLOCKS
+        )));
+        assert!(over(&blocks(POOL_MAX_BLOCKS + 1, HUGE_PAGE_THRESHOLD)));
+        assert!(!over(&blocks(POOL_BLOCKS, POOL_BYTES)));
+        assert!(over(&blocks(POOL_BLOCKS + 1, POOL_BYTES / POOL_BLOCKS)));
     }
 
     #[test]

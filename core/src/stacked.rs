@@ -428,6 +428,19 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
         }
     }
 
+    /// `self = alpha x + beta self` (the same structure), as [`Vector::axpby`] from a borrowed
+    /// vector: one pass, no copy of `x`. No communication.
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`] if the structures or layouts differ.
+    pub fn axpby_ref(&mut self, alpha: T, x: VectorRef<'_, T, E>, beta: T) -> Result<()> {
+        match (self, x) {
+            (DistVector::Array(a), VectorRef::Array(b)) => Vector::axpby(a, alpha, b, beta),
+            (DistVector::Stacked(a), VectorRef::Stacked(b)) => Vector::axpby(a, alpha, b, beta),
+            _ => Err(Self::mismatch()),
+        }
+    }
+
     /// This vector borrowed as a [`VectorRef`] (no copy), for arguments typed `VectorRef` such as
     /// a solver's initial guess: `Some(x0.view())`.
     pub fn view(&self) -> VectorRef<'_, T, E> {

@@ -149,16 +149,20 @@ impl<T: Scalar, E: Engine> Proximal<T, E> for L2Data<'_, T, E> {
         if c == 0.0 {
             return Ok(());
         }
-        let mut rhs = x.clone();
-        rhs.axpy(real::<T>(c), &self.ahb)?;
         let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
-        let start = match (self.warm, last.as_ref(), self.x0.as_ref()) {
-            (true, Some(prev), _) => prev.view(),
-            (_, _, Some(x0)) => x0.view(),
-            _ => x.view(),
+        // The previous solution, else x0, else x itself (a copy: x becomes the right-hand side).
+        let own;
+        let start = match last.as_ref().filter(|_| self.warm).or(self.x0.as_ref()) {
+            Some(v) => v.view(),
+            None => {
+                own = x.clone();
+                own.view()
+            }
         };
+        // x <- x + tau sigma A^H b, the right-hand side, in place.
+        x.axpy(real::<T>(c), &self.ahb)?;
         let normal = Normal::new(self.op, Some(real::<T>(c)));
-        let sol = cg(&normal, &rhs, start, self.inner.clone(), None)?;
+        let sol = cg(&normal, &*x, start, self.inner.clone(), None)?;
         x.copy_from(&sol.x)?;
         if self.warm {
             *last = Some(sol.x);

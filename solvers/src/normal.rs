@@ -70,13 +70,8 @@ impl<T: Scalar, E: Engine> LinearOperator<T, E> for Normal<'_, T, E> {
         })?;
         match self.term {
             Term::None => Ok(()),
-            Term::Shift(c) => {
-                y.scale(c);
-                self.in_domain.with(comm, x, |t| {
-                    t.copy_from_ref(x)?;
-                    y.axpy(T::one(), t)
-                })
-            }
+            // y = x + c y, in one pass.
+            Term::Shift(c) => y.axpby_ref(T::one(), x, c),
             Term::Second(c, b) => {
                 let scratch = self.in_second_range.as_ref().expect("made with the pair");
                 scratch.with(comm, x, |bx| {

@@ -290,8 +290,6 @@ pub struct PrimalDual<'a, T: Scalar, E: Engine = Host> {
     y: DistVector<T, E>,
     /// `K xhat` (and `K x` for the cost).
     kx: DistVector<T, E>,
-    /// `K^H y`.
-    kty: DistVector<T, E>,
     iiter: usize,
     cost: Vec<T::Real>,
     /// `f(x)` and `g(K x)` of the last step, for the table.
@@ -354,7 +352,6 @@ impl<'a, T: Scalar, E: Engine> PrimalDual<'a, T, E> {
             mu,
             xold: x.clone(),
             xhat: x.clone(),
-            kty: x.zeros_like(),
             kx: y.zeros_like(),
             x,
             y,
@@ -404,7 +401,8 @@ impl<'a, T: Scalar, E: Engine> PrimalDual<'a, T, E> {
     pub fn step(&mut self) -> Result<f64> {
         let k = self.iiter;
         let (tau, mu) = (self.tau.at(k), self.mu.at(k));
-        self.xold.copy_from(&self.x)?;
+        // x_old takes x's storage (and x x_old's): the primal step writes all of x.
+        std::mem::swap(&mut self.x, &mut self.xold);
         if self.params.gfirst {
             self.dual_step(mu)?;
             self.primal_step(tau)?;
@@ -442,11 +440,11 @@ impl<'a, T: Scalar, E: Engine> PrimalDual<'a, T, E> {
         self.proxg.proxdual_in_place(&mut self.y, mu)
     }
 
-    /// `x = prox_{tau f}(x - tau K^H y)`, then `x_old = x - x_old` and `xhat = x + theta
-    /// x_old`.
+    /// `x = prox_{tau f}(x_old - tau K^H y)` (`K^H y` made in `x`'s storage), then `x_old = x -
+    /// x_old` and `xhat = x + theta x_old`.
     fn primal_step(&mut self, tau: f64) -> Result<()> {
-        self.op.rmatvec_unchecked(self.y.view(), &mut self.kty)?;
-        self.x.axpy(real::<T>(-tau), &self.kty)?;
+        self.op.rmatvec_unchecked(self.y.view(), &mut self.x)?;
+        self.x.axpby(T::one(), &self.xold, real::<T>(-tau))?;
         self.proxf.prox_in_place(&mut self.x, tau)?;
         self.xold.axpby(T::one(), &self.x, -T::one())?;
         self.xhat.copy_from(&self.x)?;
