@@ -75,7 +75,7 @@ from pylops_mpi.waveeqprocessing import MPIMDC  # noqa: E402
 comm = MPI.COMM_WORLD
 RANK, SIZE = comm.Get_rank(), comm.Get_size()
 
-DEFAULT_REPS = {"W1": 10, "W2": 3, "W3": 10, "W4": 10, "W5": 3, "W6": 10, "W7": 20, "W8": 20,
+DEFAULT_REPS = {"W1": 10, "W2": 3, "W12": 3, "W3": 10, "W4": 10, "W5": 3, "W6": 10, "W7": 20, "W8": 20,
                 "W9": 10, "W10": 10}
 COMPLEX_OK = {"W3", "W7", "W9", "W10"}
 COMPLEX_ONLY = {"W9", "W10"}
@@ -331,6 +331,39 @@ def w2(reps, warmup, dtype):
     return [timed_cgls("poststack_cgls", BDiag, d, m, 30, reps, warmup)]
 
 
+# W12's TV weight, iterations and inner CG steps; the steps tau = mu = 0.95 / sqrt(12) bound
+# tau mu |grad|^2 <= 0.95^2 for the 3-D forward gradient (|grad|^2 <= 12).
+W12_EPS, W12_NITER, W12_INNER = 0.01, 10, 3
+W12_STEP = 0.95 / math.sqrt(12.0)
+
+
+def w12(reps, warmup, dtype):
+    """W12 poststack_tv: PrimalDual(MPIL2(BDiag, d, x0=0, niter=3, warm=True, solver="cg",
+    tol=0), MPIL21(ndim=3, sigma=0.01), MPIGradient(dims, kind="forward", edge=False), x0=0,
+    y0=0, tau=mu=0.95/sqrt(12) (as float64 arrays: a float is rounded to float32), niter=10,
+    gfirst=True), d = BDiag m of W1 (no noise). Timed: MPIL2's construction (BDiag^H d) and the
+    solve. Checks: the final x."""
+    from pylops_mpi.proximal.optimization import PrimalDual
+    from pylops_mpi.proximal.proximal import MPIL2, MPIL21
+
+    BDiag, m, _ = poststack_setup()
+    d = BDiag.matvec(m)
+    grad = pylops_mpi.basicoperators.MPIGradient(dims=(NY, NX, NZ), kind="forward", edge=False)
+    x0 = m.zeros_like()
+    y0 = grad.matvec(x0)
+    steps = W12_STEP * np.ones(W12_NITER)
+
+    def solve():
+        f = MPIL2(Op=BDiag, b=d, x0=x0, niter=W12_INNER, warm=True, solver="cg",
+                  kwargs_solver=dict(tol=0.0))
+        g = MPIL21(ndim=3, sigma=W12_EPS)
+        return PrimalDual(f, g, grad, x0, y0, steps, steps, niter=W12_NITER, gfirst=True)
+
+    times, x = timed(solve, reps, warmup)
+    return [record("poststack_tv", "primaldual", BDiag.shape, m.global_shape[0], times, y=x,
+                   niter=W12_NITER)]
+
+
 def w3(reps, warmup, dtype):
     """W3 laplacian3d: L = MPILaplacian(dims=(160,160,160), axes=(0,1,2), weights=(1,1,1),
     sampling=(1,1,1)) = D2_0 + D2_1 + D2_2, (D2 x)[i] = x[i+1] - 2x[i] + x[i-1] inside, 0 at the
@@ -494,7 +527,7 @@ def w10(reps, warmup, dtype):
 
 
 WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7, "W8": w8,
-             "W9": w9, "W10": w10}
+             "W9": w9, "W10": w10, "W12": w12}
 
 
 # N = K = M of W11 (environment W11_SIZE for quick checks; the benchmark uses 2000).

@@ -1,5 +1,5 @@
-//! W1 `poststack_matvec`, W2 `poststack_cgls` and W5 `stacked_reg_cgls`: PyLops-MPI's post-stack
-//! tutorial operator on a `(20, 267, 550)` model split along `y`.
+//! W1 `poststack_matvec`, W2 `poststack_cgls`, W5 `stacked_reg_cgls` and W12 `poststack_tv`:
+//! PyLops-MPI's post-stack tutorial operator on a `(20, 267, 550)` model split along `y`.
 
 use crate::device::{time_on, upload, BenchEngine};
 use crate::measure::{time_op, vector_checks, Record};
@@ -12,8 +12,12 @@ use distlops::core::{
 use distlops::ndarray::ArrayD;
 use distlops::operators::local::{LocalOperator, PoststackLinearModelling};
 use distlops::operators::wavelets::ricker;
-use distlops::operators::{BlockDiag, Laplacian, StackedVStack};
-use distlops::solvers::{cgls, CglsParams};
+use distlops::operators::{
+    BlockDiag, DerivativeKind, Gradient, GradientParams, Laplacian, StackedVStack,
+};
+use distlops::solvers::{
+    cgls, primal_dual, CgParams, CglsParams, L2Data, PrimalDualParams, Steps, L21,
+};
 
 /// The model's `(ny, nx, nz)`.
 const DIMS: [usize; 3] = [20, 267, 550];
@@ -228,4 +232,57 @@ pub fn w5_on<E: BenchEngine>(comm: &Communicator, reps: usize) -> Res<Vec<Record
     Ok(vec![cgls_record(
         comm, &engine, &stack, &data, 20, reps, record,
     )?])
+}
+
+/// W12's TV weight, iterations and inner CG steps.
+const W12: (f64, usize, usize) = (0.01, 10, 3);
+
+/// W12: `PrimalDual` TV inversion of `d = G m`: `f = 1/2 |G x - d|^2` (`L2Data`, its prox 3
+/// warm-started CG steps from `x0 = 0`), `g = 0.01 |grad x|_{2,1}` on the 3-D forward gradient,
+/// `tau = mu = 0.95 / sqrt(12)`, 10 steps, the dual variable first. Timed: `L2Data`'s
+/// construction (`G^H d`) and the solve.
+pub fn w12(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
+    let s = setup(comm)?;
+    let d = s.g.apply(&s.m)?;
+    let forward = GradientParams {
+        kind: DerivativeKind::Forward,
+        ..GradientParams::default()
+    };
+    let grad = Gradient::<f64>::with_layout(comm, &s.layout, forward)?;
+    let x0 = s.g.new_domain_vector()?;
+    let (eps, niter, inner) = W12;
+    let step = Steps::Fixed(0.95 / 12f64.sqrt());
+    let params = PrimalDualParams {
+        niter,
+        tau: Some(step.clone()),
+        mu: Some(step),
+        gfirst: true,
+        ..PrimalDualParams::default()
+    };
+    let (times, sol) = time_op(comm, reps, || -> Res<_> {
+        let mut f = L2Data::new(&s.g, &d, 1.0)?.with_x0(&x0)?;
+        f.inner = CgParams {
+            niter: inner,
+            tol: 0.0,
+            ..CgParams::default()
+        };
+        Ok(primal_dual(
+            &f,
+            &L21 { sigma: eps },
+            &grad,
+            &x0,
+            params.clone(),
+            None,
+        )?)
+    })?;
+    let (check, check_w) = vector_checks(&sol.x);
+    Ok(vec![Record {
+        workload: "W12",
+        name: "poststack_tv",
+        times,
+        check,
+        check_w: Some(check_w),
+        iterations: Some(niter),
+        ..base("primaldual")
+    }])
 }
