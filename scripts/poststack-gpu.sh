@@ -20,8 +20,8 @@ cd "$root"
 # shellcheck source=scripts/gpu-device.sh
 . scripts/gpu-device.sh
 
-# --reg tv: the total-variation inversion (PrimalDual) too.
-size=(--ny 6 --nx 10 --nt 48 --reg tv --quiet --no-figures --no-check)
+# --reg tv,l1: the total-variation inversions (PrimalDual, isotropic and anisotropic) too.
+size=(--ny 6 --nx 10 --nt 48 --reg tv,l1 --quiet --no-figures --no-check)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 

@@ -16,8 +16,9 @@ cd "$root"
 # shellcheck source=scripts/lib.sh
 . scripts/lib.sh
 
-# --reg tv adds the total-variation inversion (PrimalDual, its inner CG and the gradient).
-args=(--ny 10 --nx 24 --nt 64 --niter 100 --reg tv --quiet --no-figures --no-check)
+# --reg tv,l1 adds the total-variation inversions (PrimalDual, its inner CG and the gradient;
+# isotropic and anisotropic).
+args=(--ny 10 --nx 24 --nt 64 --niter 100 --reg tv,l1 --quiet --no-figures --no-check)
 tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 
