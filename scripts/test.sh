@@ -44,7 +44,7 @@ DISTLOPS_DEVICE=emulated DL_EMU_ORDER=shuffle:2718 check "cargo test ${BUILD[*]}
   cargo test "${BUILD[@]}" --no-fail-fast "$@"
 
 # The examples assert their own results: run each on 3 thread ranks and under mpirun -n 3.
-examples=(distributed_array cgls stacking halo derivatives)
+examples=(distributed_array cgls stacking halo derivatives sparse_reflectivity)
 if check "cargo build ${BUILD[*]} --examples" 1200 cargo build -q "${BUILD[@]}" --examples; then
   for ex in "${examples[@]}"; do
     check "example $ex (3 thread ranks)" 300 bash -c '"$1" 3 >/dev/null' _ "$(example_bin "$ex")"
