@@ -114,7 +114,11 @@ fn run_case<T: Parity>(
                 inner: inner(case.parse_or("inner", 10)?),
                 ..AdmmL2Params::new(case.parse_or("tau", 1.0)?)
             };
-            let sol = admm_l2(&L1 { sigma }, &op, &y, &grad()?, &zeros, params, None)?;
+            let x0 = match case.flag_or("x0", false)? {
+                true => image::<T>(comm, dir, "x0", &op)?,
+                false => zeros.clone(),
+            };
+            let sol = admm_l2(&L1 { sigma }, &op, &y, &grad()?, &x0, params, None)?;
             outputs.push(("x", flat(&sol.x)));
             outputs.push(("z", flat(&sol.z)));
         }

@@ -37,6 +37,8 @@ CASES = [
     ("pg_l1_c128", "kind=pg dtype=c128 model=sparse sigma=0.05 niter=100 accel=fista"),
     # ADMML2: anisotropic TV (L1 on the stacked forward gradient), inner CGLS / CG of 10 steps.
     ("admm_tv", "kind=admm dtype=f64 model=blocky sigma=0.05 tau=0.5 niter=30 inner=10"),
+    # From a non-zero x0 (z starts at A x0).
+    ("admm_tv_x0", "kind=admm dtype=f64 model=blocky sigma=0.05 tau=0.5 niter=30 inner=10 x0=1"),
     # gfirst: PyLops-MPI (and pyproximal) solve the x-update with the dual variable u of the
     # step before and update u with the A x of before the x-update; distlops keeps the textbook
     # order, so only the objective is judged here (distlops' must not be higher).
@@ -161,7 +163,8 @@ def reference(folder):
         elif p["kind"] == "admm":
             grad = pylops_mpi.MPIGradient(dims=DIMS, kind="forward", edge=False, dtype=dtype)
             g = MPIProxOperator(L1(sigma=float(p["sigma"])))
-            x, z = ADMML2(g, Op, y, grad, zeros, tau=float(p["tau"]), niter=int(p["niter"]),
+            x0 = dist(load("x0"), ncol) if p.get("x0") == "1" else zeros
+            x, z = ADMML2(g, Op, y, grad, x0, tau=float(p["tau"]), niter=int(p["niter"]),
                           gfirst=p.get("gfirst") == "1",
                           kwargs_solver=dict(niter=int(p["inner"]), tol=0.0))
             save(name, "x", x.asarray())

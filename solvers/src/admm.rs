@@ -29,7 +29,10 @@ pub struct AdmmL2Params {
     /// The x-update's CG on the normal equations (PyLops-MPI's `kwargs_solver`; default
     /// `CgParams::default()`: 10 steps, `tol = 1e-4`, warm-started from the current `x`).
     pub inner: CgParams,
-    /// Stop when the update `|x_k - x_{k-1}|_2 <= tol` (default 0: off; non-negative).
+    /// Stop when the update `|x_k - x_{k-1}|_2` and the primal residual `|A x - z|_2` (the
+    /// update of `u`) are both at most `tol` (default 0: off; non-negative). The update of `x`
+    /// alone can be zero while `z` and `u` still move (from `z = A x0` the first x-update of a
+    /// denoising problem returns `x0`).
     pub tol: f64,
 }
 
@@ -87,7 +90,7 @@ pub struct AdmmL2Solution<T: Scalar, E: Engine = Host> {
 /// `ADMML2`, pyproximal's), step for step:
 ///
 /// ```text
-/// setup:  x = x0, z = 0, u = 0                               (in A's range)
+/// setup:  x = x0, z = A x0, u = 0                            (z and u in A's range)
 /// step:   x = argmin |Op x - b|^2 + |A x - (z - u)|^2 / tau  (CG on the normal equations
 ///             (Op^H Op + A^H A / tau) x = Op^H b + A^H (z - u) / tau, from the current x)
 ///         z = prox_{tau g}(A x + u)
@@ -125,6 +128,8 @@ pub struct AdmmL2<'a, T: Scalar, E: Engine = Host> {
     u: DistVector<T, E>,
     /// `A x`, then `A x + u`.
     ax: DistVector<T, E>,
+    /// `A x - z` of the last z/u update (with `tol > 0` only).
+    residual: Option<DistVector<T, E>>,
     /// The x-update's right-hand side.
     rhs: DistVector<T, E>,
     iiter: usize,
@@ -177,7 +182,9 @@ impl<'a, T: Scalar, E: Engine> AdmmL2<'a, T, E> {
         let mut ohb = op.new_domain_vector_on(&engine)?;
         op.rmatvec_unchecked(b, &mut ohb)?;
         let x = x0.to_owned();
-        let z = a.new_range_vector_on(&engine)?;
+        // z = A x0 (pyproximal's `_x0z0_init`).
+        let mut z = a.new_range_vector_on(&engine)?;
+        a.matvec_unchecked(x.view(), &mut z)?;
         Ok(AdmmL2 {
             proxg,
             a,
@@ -188,6 +195,7 @@ impl<'a, T: Scalar, E: Engine> AdmmL2<'a, T, E> {
             x,
             u: z.zeros_like(),
             ax: z.zeros_like(),
+            residual: (params.tol > 0.0).then(|| z.zeros_like()),
             z,
             iiter: 0,
             xupdate: f64::INFINITY,
@@ -222,7 +230,12 @@ impl<'a, T: Scalar, E: Engine> AdmmL2<'a, T, E> {
         self.z.axpy(T::one(), &self.u)?;
         self.proxg.prox_in_place(&mut self.z, self.params.tau)?;
         self.u.axpy(T::one(), &self.ax)?;
-        self.u.axpy(-T::one(), &self.z)
+        self.u.axpy(-T::one(), &self.z)?;
+        if let Some(residual) = &mut self.residual {
+            residual.copy_from(&self.ax)?;
+            residual.axpy(-T::one(), &self.z)?;
+        }
+        Ok(())
     }
 
     /// One step (see the [type docs](Self)); returns the update `|x_k - x_{k-1}|_2`.
@@ -240,11 +253,27 @@ impl<'a, T: Scalar, E: Engine> AdmmL2<'a, T, E> {
             self.update_z_u()?;
         }
         self.xold.axpby(T::one(), &self.x, -T::one())?;
-        let [uu] = fused_agreed([Reduction::Vdot(&self.xold, &self.xold)])?;
         let it = self.iiter + 1;
-        self.xupdate = finite(uu.re(), NAME, "|x - x_old|^2", it)?.to_f64().sqrt();
+        let primal = match &self.residual {
+            Some(r) => {
+                let [uu, rr] = fused_agreed([
+                    Reduction::Vdot(&self.xold, &self.xold),
+                    Reduction::Vdot(r, r),
+                ])?;
+                self.xupdate = finite(uu.re(), NAME, "|x - x_old|^2", it)?.to_f64().sqrt();
+                finite(rr.re(), NAME, "|A x - z|^2", it)?.to_f64().sqrt()
+            }
+            None => {
+                let [uu] = fused_agreed([Reduction::Vdot(&self.xold, &self.xold)])?;
+                self.xupdate = finite(uu.re(), NAME, "|x - x_old|^2", it)?.to_f64().sqrt();
+                f64::INFINITY
+            }
+        };
         self.iiter = it;
-        self.stop = if self.params.tol > 0.0 && self.xupdate <= self.params.tol {
+        self.stop = if self.params.tol > 0.0
+            && self.xupdate <= self.params.tol
+            && primal <= self.params.tol
+        {
             Some(StopReason::ToleranceReached)
         } else if it >= self.params.niter {
             Some(StopReason::MaxIterations)
