@@ -2,9 +2,9 @@
 //! `min_x 1/2 |Op x - b|^2 + g(A x)` (pyproximal's and PyLops-MPI's `ADMML2`).
 
 use crate::cg::{cg, CgParams};
+use crate::common::stepper_basics;
 use crate::common::{
-    check_tol, drive, finite, fused_agreed, record, Callback, Reduction, Result, SolveInfo,
-    Stepper, StopReason,
+    check_tol, finite, fused_agreed, record, Callback, Reduction, Result, SolveInfo, StopReason,
 };
 use crate::normal::Normal;
 use crate::prox::Proximal;
@@ -283,20 +283,6 @@ impl<'a, T: Scalar, E: Engine> AdmmL2<'a, T, E> {
         Ok(self.xupdate)
     }
 
-    /// `Some` once a stopping criterion holds.
-    pub fn stop_reason(&self) -> Option<StopReason> {
-        self.stop
-    }
-
-    /// Steps until a stopping criterion holds, calling `callback(x, iteration)` after every
-    /// step.
-    ///
-    /// # Errors
-    /// As [`step`](Self::step).
-    pub fn run(&mut self, callback: Option<Callback<'_, T, E>>) -> Result<StopReason> {
-        drive(self, callback)
-    }
-
     /// Ends the solve and returns `x`, `z` and the record.
     pub fn finalize(self) -> AdmmL2Solution<T, E> {
         AdmmL2Solution {
@@ -306,29 +292,9 @@ impl<'a, T: Scalar, E: Engine> AdmmL2<'a, T, E> {
             z: self.z,
         }
     }
-
-    /// The current estimate.
-    pub fn x(&self) -> &DistVector<T, E> {
-        &self.x
-    }
-
-    /// The number of steps taken.
-    pub fn iteration(&self) -> usize {
-        self.iiter
-    }
 }
 
-impl<T: Scalar, E: Engine> Stepper<T, E> for AdmmL2<'_, T, E> {
-    fn stopped(&self) -> Option<StopReason> {
-        self.stop
-    }
-    fn take_step(&mut self) -> Result<()> {
-        self.step().map(drop)
-    }
-    fn current(&self) -> (&DistVector<T, E>, usize) {
-        (&self.x, self.iiter)
-    }
-}
+stepper_basics!(AdmmL2);
 
 /// Solves `min_x 1/2 |Op x - b|^2 + g(A x)` with [`AdmmL2`] from `x0`: setup, run, finalize
 /// (PyLops-MPI's `ADMML2(proxg, Op, b, A, x0, tau, niter, gfirst, kwargs_solver)`).

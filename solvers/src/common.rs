@@ -769,3 +769,54 @@ pub(crate) fn record<R>(stop: Option<StopReason>, iterations: usize, cost: Vec<R
         cost,
     }
 }
+
+/// The methods a solver struct `$solver<'a, T, E>` with fields `x`, `iiter` and `stop` and a
+/// method `step(&mut self) -> Result<f64>` shares with the others: `stop_reason`, `run`, `x`,
+/// `iteration`, and its [`Stepper`] implementation (no table rows).
+macro_rules! stepper_basics {
+    ($solver:ident) => {
+        impl<T: distlops_core::Scalar, E: distlops_core::Engine> $solver<'_, T, E> {
+            /// `Some` once a stopping criterion holds.
+            pub fn stop_reason(&self) -> Option<$crate::common::StopReason> {
+                self.stop
+            }
+
+            /// Steps until a stopping criterion holds, calling `callback(x, iteration)` after
+            /// every step.
+            ///
+            /// # Errors
+            /// As [`step`](Self::step).
+            pub fn run(
+                &mut self,
+                callback: Option<$crate::common::Callback<'_, T, E>>,
+            ) -> $crate::common::Result<$crate::common::StopReason> {
+                $crate::common::drive(self, callback)
+            }
+
+            /// The current estimate.
+            pub fn x(&self) -> &distlops_core::DistVector<T, E> {
+                &self.x
+            }
+
+            /// The number of steps taken.
+            pub fn iteration(&self) -> usize {
+                self.iiter
+            }
+        }
+
+        impl<T: distlops_core::Scalar, E: distlops_core::Engine> $crate::common::Stepper<T, E>
+            for $solver<'_, T, E>
+        {
+            fn stopped(&self) -> Option<$crate::common::StopReason> {
+                self.stop
+            }
+            fn take_step(&mut self) -> $crate::common::Result<()> {
+                self.step().map(drop)
+            }
+            fn current(&self) -> (&distlops_core::DistVector<T, E>, usize) {
+                (&self.x, self.iiter)
+            }
+        }
+    };
+}
+pub(crate) use stepper_basics;

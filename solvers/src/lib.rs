@@ -12,6 +12,7 @@
 //! | [`Fista`] / [`fista`] | the same, with momentum | `FISTA` / `fista` |
 //! | [`PrimalDual`] / [`primal_dual`] | `min f(x) + g(K x)`, `f`, `g` proximable (TV: `g` = [`L21`], `K` a gradient) | `PrimalDual` (0.8.0) |
 //! | [`AdmmL2`] / [`admm_l2`] | `min 1/2 |Op x - b|^2 + g(A x)` by ADMM, the x-update an inner CG | `ADMML2` |
+//! | [`LinearizedAdmm`] / [`linearized_admm`] | `min f(x) + g(A x)`, `f`, `g` proximable, no inner solve | (pyproximal's `LinearizedADMM`) |
 //! | [`ProximalGradient`] / [`proximal_gradient`] | `min f(x) + epsg g(x)`, `f` smooth, with FISTA / Vandenberghe momentum and backtracking | `ProximalGradient` (without backtracking) |
 //! | [`power_iteration`] | the eigenvalue of largest modulus of a square `A` | `power_iteration` |
 //!
@@ -134,6 +135,7 @@ mod huber;
 mod ista;
 mod l21;
 mod l2_data;
+mod linearized_admm;
 mod lsqr;
 mod lsqr_stop;
 mod normal;
@@ -159,6 +161,9 @@ pub use huber::Huber;
 pub use ista::{fista, ista, Fista, Ista, IstaParams, IstaSolution};
 pub use l21::L21;
 pub use l2_data::L2Data;
+pub use linearized_admm::{
+    linearized_admm, LinearizedAdmm, LinearizedAdmmParams, LinearizedAdmmSolution,
+};
 pub use lsqr::{lsqr, Lsqr, LsqrParams, LsqrSolution, LsqrStop};
 pub use postcomposition::Postcomposition;
 pub use power_iteration::{

@@ -2,9 +2,9 @@
 //! with FISTA's or Vandenberghe's acceleration and backtracking (pyproximal's
 //! `ProximalGradient`, PyLops-MPI 0.8.0's distributed one, which lacks backtracking).
 
+use crate::common::stepper_basics;
 use crate::common::{
-    check_tol, drive, finite, fused_agreed, record, Callback, Reduction, Result, SolveInfo,
-    Stepper, StopReason,
+    check_tol, finite, fused_agreed, record, Callback, Reduction, Result, SolveInfo, StopReason,
 };
 use crate::prox::Proximal;
 use distlops_core::{
@@ -303,20 +303,6 @@ impl<'a, T: Scalar, E: Engine> ProximalGradient<'a, T, E> {
         Ok(self.xupdate)
     }
 
-    /// `Some` once a stopping criterion holds.
-    pub fn stop_reason(&self) -> Option<StopReason> {
-        self.stop
-    }
-
-    /// Steps until a stopping criterion holds, calling `callback(x, iteration)` after every
-    /// step.
-    ///
-    /// # Errors
-    /// As [`step`](Self::step).
-    pub fn run(&mut self, callback: Option<Callback<'_, T, E>>) -> Result<StopReason> {
-        drive(self, callback)
-    }
-
     /// Ends the solve and returns `x`, the step and the record.
     pub fn finalize(self) -> ProximalGradientSolution<T, E> {
         ProximalGradientSolution {
@@ -327,33 +313,13 @@ impl<'a, T: Scalar, E: Engine> ProximalGradient<'a, T, E> {
         }
     }
 
-    /// The current estimate.
-    pub fn x(&self) -> &DistVector<T, E> {
-        &self.x
-    }
-
     /// The current step.
     pub fn tau(&self) -> f64 {
         self.tau
     }
-
-    /// The number of steps taken.
-    pub fn iteration(&self) -> usize {
-        self.iiter
-    }
 }
 
-impl<T: Scalar, E: Engine> Stepper<T, E> for ProximalGradient<'_, T, E> {
-    fn stopped(&self) -> Option<StopReason> {
-        self.stop
-    }
-    fn take_step(&mut self) -> Result<()> {
-        self.step().map(drop)
-    }
-    fn current(&self) -> (&DistVector<T, E>, usize) {
-        (&self.x, self.iiter)
-    }
-}
+stepper_basics!(ProximalGradient);
 
 /// Solves `min_x f(x) + epsg g(x)` with [`ProximalGradient`] from `x0`: setup, run, finalize
 /// (pyproximal's `ProximalGradient(proxf, proxg, x0, epsg, tau, ...)`).

@@ -370,6 +370,14 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         proximal::composition_complex,
     ),
     (
+        "proximal::linearized_admm_f64",
+        proximal::linearized_admm_f64,
+    ),
+    (
+        "proximal::linearized_admm_complex",
+        proximal::linearized_admm_complex,
+    ),
+    (
         "cg_variants::stats_every_kind",
         cg_variants::stats_every_kind,
     ),

@@ -16,10 +16,10 @@ use distlops::core::{
 use distlops::operators::local::{Diagonal, Identity, LocalOperator};
 use distlops::operators::{BlockDiag, DerivativeKind, Gradient, GradientParams};
 use distlops::solvers::{
-    admm_l2, fista, primal_dual, proximal_gradient, Acceleration, AdmmL2Params, AffineAddition,
-    Bounds, CgParams, EuclideanBall, Huber, IstaParams, L2Data, Postcomposition, Precomposition,
-    PrimalDual, PrimalDualParams, Proximal, ProximalGradientParams, Shift, Steps, StopReason,
-    Threshold, WeightedL1, L1, L2, L21,
+    admm_l2, fista, linearized_admm, primal_dual, proximal_gradient, Acceleration, AdmmL2Params,
+    AffineAddition, Bounds, CgParams, EuclideanBall, Huber, IstaParams, L2Data,
+    LinearizedAdmmParams, Postcomposition, Precomposition, PrimalDual, PrimalDualParams, Proximal,
+    ProximalGradientParams, Shift, Steps, StopReason, Threshold, WeightedL1, L1, L2, L21,
 };
 use ndarray::{ArrayD, IxDyn};
 
@@ -1092,4 +1092,54 @@ pub fn composition_f64(comm: &Communicator) {
 
 pub fn composition_complex(comm: &Communicator) {
     composition_generic::<Complex64>(comm);
+}
+
+/// `LinearizedAdmm` on TV denoising converges to `PrimalDual`'s solution (to 1e-4, the accuracy
+/// both stop at), f64 and Complex64; bad steps and a `mu` above `tau / |A|^2` (with the check)
+/// are errors on every rank.
+fn linearized_admm_generic<T: TestScalar>(comm: &Communicator) {
+    let d = global::<T>(&SHAPE, 151);
+    let layout = Layout::scatter(&SHAPE, 0, comm.size()).unwrap();
+    let id = identity::<T>(comm, &layout);
+    let dd = DistVector::Array(dist(comm, &d, &layout));
+    let grad = forward_gradient::<T>(comm, &layout);
+    let f = exact_data_term(&id, &dd);
+    let g = L21 { sigma: 0.3 };
+    let long = PrimalDualParams {
+        niter: 4000,
+        tol: 1e-9,
+        ..Default::default()
+    };
+    let want = all_values(&primal_dual(&f, &g, &grad, &dd, long, None).unwrap().x);
+    // |grad|^2 <= 8 for the 2-D forward gradient.
+    let mut params = LinearizedAdmmParams::new(1.0, 0.95 / 8.0);
+    params.niter = 20000;
+    params.tol = 1e-9;
+    params.check_steps = true;
+    let sol = linearized_admm(&f, &g, &grad, &dd, params.clone(), None).unwrap();
+    let what = format!(
+        "LinearizedADMM TV, {:?} after {}",
+        sol.info.stop_reason, sol.info.iterations
+    );
+    assert_eq!(sol.info.stop_reason, StopReason::ToleranceReached, "{what}");
+    assert_close(&all_values(&sol.x), &want, 1e-4, &what);
+    // Mistakes, the same on every rank.
+    for bad in [-1.0, f64::NAN] {
+        let mut p = params.clone();
+        p.mu = bad;
+        let e = linearized_admm(&f, &g, &grad, &dd, p, None).unwrap_err();
+        assert!(invalid(&e), "{e}");
+    }
+    let mut p = params.clone();
+    p.mu = 2.0 / 8.0 * 1.5;
+    let e = linearized_admm(&f, &g, &grad, &dd, p, None).unwrap_err();
+    assert!(invalid(&e), "{e}");
+}
+
+pub fn linearized_admm_f64(comm: &Communicator) {
+    linearized_admm_generic::<f64>(comm);
+}
+
+pub fn linearized_admm_complex(comm: &Communicator) {
+    linearized_admm_generic::<Complex64>(comm);
 }
