@@ -184,7 +184,7 @@ fn scale_elements<T: Scalar>(blocks: &mut [&mut [T]], factor: impl Fn(T::Real) -
         factors.fill(T::Real::zero());
         for b in blocks.iter() {
             for (f, v) in factors.iter_mut().zip(&b[start..end]) {
-                *f = *f + v.abs2();
+                *f += v.abs2();
             }
         }
         for f in factors.iter_mut() {
