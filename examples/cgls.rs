@@ -5,6 +5,9 @@
 //! MPI:                       cargo build --release --features mpi --example cgls
 //!                            mpirun -n 3 target/release/examples/cgls
 
+#[path = "common/ranks.rs"]
+mod ranks;
+
 use distlops::core::operator::{dottest, LinearOperatorExt};
 use distlops::core::{Communicator, Vector};
 use distlops::ndarray::Array2;
@@ -69,9 +72,5 @@ fn run(comm: &Communicator) -> Result<(), Box<dyn std::error::Error>> {
 
 /// `[RANKS]` thread ranks (default 3), or the ranks of `mpirun`.
 fn main() {
-    let nranks = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3);
-    distlops::run_with(nranks, run);
+    distlops::run_with(ranks::from_args(3), run);
 }

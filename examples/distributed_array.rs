@@ -5,6 +5,9 @@
 //! MPI:                       cargo build --release --features mpi --example distributed_array
 //!                            mpirun -n 3 target/release/examples/distributed_array
 
+#[path = "common/ranks.rs"]
+mod ranks;
+
 use distlops::core::{Communicator, DistributedArray, Error, Layout, NormOrd, Partition};
 use distlops::ndarray::{Array2, Axis};
 
@@ -65,9 +68,5 @@ fn tour(comm: &Communicator) -> Result<(), Error> {
 
 /// `[RANKS]` thread ranks (default 3), or the ranks of `mpirun`.
 fn main() {
-    let nranks = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3);
-    distlops::run_with(nranks, tour);
+    distlops::run_with(ranks::from_args(3), tour);
 }

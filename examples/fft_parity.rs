@@ -21,7 +21,7 @@ use distlops::core::operator::{LinearOperator, LinearOperatorExt};
 use distlops::core::{balanced_counts, Communicator, Complex64};
 use distlops::ndarray::{s, ArrayD, Ix3};
 use distlops::operators::{Fft2d, Fft2dParams, FftNd, FftNdParams, FftNorm, Mdc, MdcParams};
-use parity::{dist, read_cases, save, BoxError, Case, Parity};
+use parity::{dist, save, BoxError, Case, Parity};
 use std::path::Path;
 
 /// `A x` and `A^H y` of the global arrays `x` and `y`, gathered.
@@ -138,19 +138,7 @@ fn write_case<T: Parity>(
 }
 
 fn run(comm: &Communicator, dir: &Path) -> Result<(), BoxError> {
-    let out = dir.join(format!("rs-np{}", comm.size()));
-    std::fs::create_dir_all(&out)?;
-    for case in read_cases(dir)? {
-        match case.get("dtype") {
-            Some(f64::NAME) => write_case::<f64>(comm, dir, &out, &case)?,
-            Some(Complex64::NAME) => write_case::<Complex64>(comm, dir, &out, &case)?,
-            other => return Err(format!("{}: unknown dtype {other:?}", case.name).into()),
-        }
-    }
-    if comm.rank() == 0 {
-        println!("distlops: wrote {}", out.display());
-    }
-    Ok(())
+    parity::run_cases(comm, dir, write_case::<f64>, write_case::<Complex64>)
 }
 
 fn main() -> std::process::ExitCode {

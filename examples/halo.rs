@@ -14,6 +14,9 @@
 //! PyLops-MPI's `Halo.H` only crops; that is `Halo::crop()` here, and `crop * D_ext * Halo` works
 //! with halos on every axis.
 
+#[path = "common/ranks.rs"]
+mod ranks;
+
 use distlops::ndarray::{ArrayD, IxDyn};
 use distlops::operators::HaloWidths;
 use distlops::prelude::*;
@@ -215,9 +218,5 @@ fn plain(v: &DistVector<f64>) -> &DistributedArray<f64> {
 
 /// `[RANKS]` thread ranks (default 4), or the ranks of `mpirun`.
 fn main() {
-    let nranks = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(4);
-    distlops::run_with(nranks, run);
+    distlops::run_with(ranks::from_args(4), run);
 }

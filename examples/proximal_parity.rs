@@ -26,7 +26,7 @@ use distlops::solvers::{
     Postcomposition, Precomposition, PrimalDualParams, Proximal, ProximalGradientParams, Shift,
     Steps, L1, L21,
 };
-use parity::{dist, read_cases, save, BoxError, Case, Parity};
+use parity::{dist, save, BoxError, Case, Parity};
 use std::path::Path;
 
 const NBLOCKS: usize = 4;
@@ -187,19 +187,7 @@ fn run(comm: &Communicator, dir: &Path) -> Result<(), BoxError> {
     if NBLOCKS % comm.size() != 0 {
         return Err(format!("{} ranks do not divide {NBLOCKS} blocks", comm.size()).into());
     }
-    let out = dir.join(format!("rs-np{}", comm.size()));
-    std::fs::create_dir_all(&out)?;
-    for case in read_cases(dir)? {
-        match case.get("dtype") {
-            Some("f64") => run_case::<f64>(comm, dir, &out, &case)?,
-            Some("c128") => run_case::<Complex64>(comm, dir, &out, &case)?,
-            other => return Err(format!("{}: unknown dtype {other:?}", case.name).into()),
-        }
-    }
-    if comm.rank() == 0 {
-        println!("distlops: wrote {}", out.display());
-    }
-    Ok(())
+    parity::run_cases(comm, dir, run_case::<f64>, run_case::<Complex64>)
 }
 
 fn main() -> std::process::ExitCode {

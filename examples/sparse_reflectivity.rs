@@ -19,6 +19,9 @@
 //! [`L2Data`]: distlops::solvers::L2Data
 //! [`L1`]: distlops::solvers::L1
 
+#[path = "common/ranks.rs"]
+mod ranks;
+
 use distlops::core::operator::{dottest, LinearOperatorExt, Op};
 use distlops::core::{Communicator, DistVector, DistributedArray, Layout, NormOrd, Vector};
 use distlops::ndarray::ArrayD;
@@ -165,9 +168,5 @@ fn run(comm: &Communicator) -> Result<(), Box<dyn std::error::Error>> {
 
 /// `[RANKS]` thread ranks (default 3), or the ranks of `mpirun`.
 fn main() {
-    let nranks = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3);
-    distlops::run_with(nranks, run);
+    distlops::run_with(ranks::from_args(3), run);
 }

@@ -7,6 +7,9 @@
 //! MPI:                       cargo build --release --features mpi --example stacking
 //!                            mpirun -n 3 target/release/examples/stacking
 
+#[path = "common/ranks.rs"]
+mod ranks;
+
 use distlops::ndarray::{Array1, ArrayD};
 use distlops::prelude::*;
 
@@ -175,9 +178,5 @@ fn run(comm: &Communicator) -> Result<(), Box<dyn std::error::Error>> {
 
 /// `[RANKS]` thread ranks (default 3), or the ranks of `mpirun`.
 fn main() {
-    let nranks = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(3);
-    distlops::run_with(nranks, run);
+    distlops::run_with(ranks::from_args(3), run);
 }

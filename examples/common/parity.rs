@@ -169,3 +169,29 @@ pub fn main(
     distlops::run_with(nranks, |comm| run(comm, &dir));
     std::process::ExitCode::SUCCESS
 }
+
+/// One case of one dtype: `(comm, DIR, DIR/rs-npN, case)`.
+pub type CaseFn = fn(&Communicator, &Path, &Path, &Case) -> Result<(), BoxError>;
+
+/// Runs every case of `dir/cases.txt` with `real` (dtype `f64`) or `complex` (`c128`), writing
+/// into `dir/rs-npN` (created), and says so on rank 0.
+pub fn run_cases(
+    comm: &Communicator,
+    dir: &Path,
+    real: CaseFn,
+    complex: CaseFn,
+) -> Result<(), BoxError> {
+    let out = dir.join(format!("rs-np{}", comm.size()));
+    std::fs::create_dir_all(&out)?;
+    for case in read_cases(dir)? {
+        match case.get("dtype") {
+            Some(f64::NAME) => real(comm, dir, &out, &case)?,
+            Some(Complex64::NAME) => complex(comm, dir, &out, &case)?,
+            other => return Err(format!("{}: unknown dtype {other:?}", case.name).into()),
+        }
+    }
+    if comm.rank() == 0 {
+        println!("distlops: wrote {}", out.display());
+    }
+    Ok(())
+}

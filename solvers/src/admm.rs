@@ -3,9 +3,7 @@
 
 use crate::cg::{cg, CgParams};
 use crate::common::stepper_basics;
-use crate::common::{
-    check_tol, finite, fused_agreed, record, Callback, Reduction, Result, SolveInfo, StopReason,
-};
+use crate::common::{check_tol, record, splitting_stop, Callback, Result, SolveInfo, StopReason};
 use crate::normal::Normal;
 use crate::prox::Proximal;
 use distlops_core::{
@@ -254,32 +252,14 @@ impl<'a, T: Scalar, E: Engine> AdmmL2<'a, T, E> {
         }
         self.xold.axpby(T::one(), &self.x, -T::one())?;
         let it = self.iiter + 1;
-        let primal = match &self.residual {
-            Some(r) => {
-                let [uu, rr] = fused_agreed([
-                    Reduction::Vdot(&self.xold, &self.xold),
-                    Reduction::Vdot(r, r),
-                ])?;
-                self.xupdate = finite(uu.re(), NAME, "|x - x_old|^2", it)?.to_f64().sqrt();
-                finite(rr.re(), NAME, "|A x - z|^2", it)?.to_f64().sqrt()
-            }
-            None => {
-                let [uu] = fused_agreed([Reduction::Vdot(&self.xold, &self.xold)])?;
-                self.xupdate = finite(uu.re(), NAME, "|x - x_old|^2", it)?.to_f64().sqrt();
-                f64::INFINITY
-            }
-        };
+        let p = &self.params;
+        (self.xupdate, self.stop) = splitting_stop(
+            NAME,
+            &self.xold,
+            self.residual.as_ref(),
+            (p.tol, it, p.niter),
+        )?;
         self.iiter = it;
-        self.stop = if self.params.tol > 0.0
-            && self.xupdate <= self.params.tol
-            && primal <= self.params.tol
-        {
-            Some(StopReason::ToleranceReached)
-        } else if it >= self.params.niter {
-            Some(StopReason::MaxIterations)
-        } else {
-            None
-        };
         Ok(self.xupdate)
     }
 

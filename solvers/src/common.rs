@@ -820,3 +820,35 @@ macro_rules! stepper_basics {
     };
 }
 pub(crate) use stepper_basics;
+
+/// The stopping test of the splitting methods (ADMM, linearized ADMM) after step `it`: the
+/// update `|dx|` and, when given, the primal residual `|r|` (`|A x - z|`) in one all-reduce,
+/// and the stop reason: [`StopReason::ToleranceReached`] when `tol > 0` and both are at most
+/// `tol` (`r` must then be given), [`StopReason::MaxIterations`] at `niter`. Returns `|dx|`.
+pub(crate) fn splitting_stop<T: Scalar, E: Engine>(
+    name: &'static str,
+    dx: &DistVector<T, E>,
+    r: Option<&DistVector<T, E>>,
+    (tol, it, niter): (f64, usize, usize),
+) -> Result<(f64, Option<StopReason>)> {
+    let (dxx, rr) = match r {
+        Some(r) => {
+            let [dxx, rr] = fused_agreed([Reduction::Vdot(dx, dx), Reduction::Vdot(r, r)])?;
+            (dxx, Some(rr))
+        }
+        None => (fused_agreed([Reduction::Vdot(dx, dx)])?[0], None),
+    };
+    let update = finite(dxx.re(), name, "|x - x_old|^2", it)?.to_f64().sqrt();
+    let primal = match rr {
+        Some(rr) => finite(rr.re(), name, "|A x - z|^2", it)?.to_f64().sqrt(),
+        None => f64::INFINITY,
+    };
+    let stop = if tol > 0.0 && update <= tol && primal <= tol {
+        Some(StopReason::ToleranceReached)
+    } else if it >= niter {
+        Some(StopReason::MaxIterations)
+    } else {
+        None
+    };
+    Ok((update, stop))
+}

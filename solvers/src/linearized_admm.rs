@@ -1,10 +1,9 @@
 //! [`LinearizedAdmm`]: the linearized alternating direction method of multipliers for
 //! `min_x f(x) + g(A x)` with two proximable functions (pyproximal's `LinearizedADMM`).
 
+use crate::admm::AdmmL2Solution;
 use crate::common::stepper_basics;
-use crate::common::{
-    check_tol, finite, fused_agreed, record, Callback, Reduction, Result, SolveInfo, StopReason,
-};
+use crate::common::{check_tol, record, splitting_stop, Callback, Result, StopReason};
 use crate::normal::Normal;
 use crate::power_iteration::{power_iteration_on, PowerIterationParams};
 use crate::prox::Proximal;
@@ -87,19 +86,9 @@ fn invalid(message: String) -> Error {
     }
 }
 
-/// The result of [`linearized_admm`] / `finalize`: pyproximal's `(x, z)`.
-#[derive(Debug, Clone)]
-#[non_exhaustive]
-pub struct LinearizedAdmmSolution<T: Scalar, E: Engine = Host> {
-    /// The estimate of `x`.
-    pub x: DistVector<T, E>,
-    /// The split variable `z`, which converges to `A x`.
-    pub z: DistVector<T, E>,
-    /// The stop reason and the number of steps (no cost is recorded).
-    pub info: SolveInfo<T::Real>,
-    /// The last update `|x_k - x_{k-1}|_2` (`+inf` before the first step).
-    pub xupdate: f64,
-}
+/// The result of [`linearized_admm`] / `finalize`: pyproximal's `(x, z)`, the stop reason and
+/// the number of steps (no cost is recorded), the last update (as [`AdmmL2`](crate::AdmmL2)'s).
+pub type LinearizedAdmmSolution<T, E = Host> = AdmmL2Solution<T, E>;
 
 /// Linearized ADMM for `min_x f(x) + g(A x)` with the split `z = A x` (pyproximal's
 /// `LinearizedADMM`; PyLops-MPI 0.8.0 has none), step for step:
@@ -230,28 +219,17 @@ impl<'a, T: Scalar, E: Engine> LinearizedAdmm<'a, T, E> {
         self.u.axpy(-T::one(), &self.z)?;
         self.xold.axpby(T::one(), &self.x, -T::one())?;
         let it = self.iiter + 1;
-        let primal = if self.params.tol > 0.0 {
+        let p = &self.params;
+        let residual = if p.tol > 0.0 {
             self.work.copy_from(&self.ax)?;
             self.work.axpy(-T::one(), &self.z)?;
-            let [uu, rr] = fused_agreed([
-                Reduction::Vdot(&self.xold, &self.xold),
-                Reduction::Vdot(&self.work, &self.work),
-            ])?;
-            self.xupdate = finite(uu.re(), NAME, "|x - x_old|^2", it)?.to_f64().sqrt();
-            finite(rr.re(), NAME, "|A x - z|^2", it)?.to_f64().sqrt()
-        } else {
-            let [uu] = fused_agreed([Reduction::Vdot(&self.xold, &self.xold)])?;
-            self.xupdate = finite(uu.re(), NAME, "|x - x_old|^2", it)?.to_f64().sqrt();
-            f64::INFINITY
-        };
-        self.iiter = it;
-        self.stop = if self.xupdate <= self.params.tol && primal <= self.params.tol {
-            Some(StopReason::ToleranceReached)
-        } else if it >= self.params.niter {
-            Some(StopReason::MaxIterations)
+            Some(&self.work)
         } else {
             None
         };
+        (self.xupdate, self.stop) =
+            splitting_stop(NAME, &self.xold, residual, (p.tol, it, p.niter))?;
+        self.iiter = it;
         Ok(self.xupdate)
     }
 
