@@ -5,6 +5,9 @@ Complex arrays are stored as real arrays with a last axis of 2 (re, im), the mem
 complex numbers, so that distlops' examples read and write them with one code path.
 """
 
+import os
+import sys
+
 import numpy as np
 
 
@@ -43,3 +46,19 @@ def rel_max(a, b):
         return np.inf
     mb = np.max(np.abs(b)) if b.size else 0.0
     return np.max(np.abs(a - b)) / (mb if mb > 0 else 1.0) if b.size else 0.0
+
+
+def main(make, reference, compare, default_tol=1e-10):
+    """The command line of a case-based parity script: `make DIR`, `reference DIR` or
+    `compare DIR NP...`; `compare` returns the worst difference, and the exit status says whether
+    it is within PARITY_TOL (default `default_tol`)."""
+    mode, folder = sys.argv[1], sys.argv[2]
+    if mode == "make":
+        make(folder)
+    elif mode == "reference":
+        reference(folder)
+    elif mode == "compare":
+        worst = compare(folder, [int(v) for v in sys.argv[3:]])
+        sys.exit(0 if worst <= float(os.environ.get("PARITY_TOL", str(default_tol))) else 1)
+    else:
+        sys.exit(f"unknown mode {mode}")

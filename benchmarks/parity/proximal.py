@@ -18,11 +18,10 @@ as per-iteration float64 arrays: a fixed float is rounded to float32 there.
 """
 
 import os
-import sys
 
 import numpy as np
 
-from common import from_real, parse, read_cases, rel, to_real
+from common import from_real, main, parse, read_cases, rel, to_real
 
 NBLOCKS = 4
 DIMS = (8, 15)
@@ -246,13 +245,4 @@ def compare(folder, nps):
 
 
 if __name__ == "__main__":
-    mode, folder = sys.argv[1], sys.argv[2]
-    if mode == "make":
-        make(folder)
-    elif mode == "reference":
-        reference(folder)
-    elif mode == "compare":
-        worst = compare(folder, [int(v) for v in sys.argv[3:]])
-        sys.exit(0 if worst <= float(os.environ.get("PARITY_TOL", "1e-10")) else 1)
-    else:
-        sys.exit(f"unknown mode {mode}")
+    main(make, reference, compare)

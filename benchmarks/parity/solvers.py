@@ -16,11 +16,10 @@ Cases are lines `name key=value ...` in cases.txt; keys: solver (lsqr, ista, fis
 """
 
 import os
-import sys
 
 import numpy as np
 
-from common import from_real, parse, read_cases, rel, to_real
+from common import from_real, main, parse, read_cases, rel, to_real
 
 NBLOCKS = 4
 SEED = 20240615
@@ -281,13 +280,4 @@ def compare(folder, nps):
 
 
 if __name__ == "__main__":
-    mode, folder = sys.argv[1], sys.argv[2]
-    if mode == "make":
-        make(folder)
-    elif mode == "reference":
-        reference(folder)
-    elif mode == "compare":
-        worst = compare(folder, [int(v) for v in sys.argv[3:]])
-        sys.exit(0 if worst <= float(os.environ.get("PARITY_TOL", "1e-10")) else 1)
-    else:
-        sys.exit(f"unknown mode {mode}")
+    main(make, reference, compare)

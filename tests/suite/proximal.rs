@@ -752,11 +752,18 @@ pub fn proximal_gradient_errors(comm: &Communicator) {
     }
 }
 
-/// ADMML2 on TV denoising, `1/2 |x - d|^2 + 0.3 |D x|_{2,1}` (`Op` the identity, `A` the
-/// forward gradient), both update orders: the minimizer a long PrimalDual run reaches, to 1e-4
-/// (a wrong update misses it by 1e-2).
-fn admm_generic<T: TestScalar>(comm: &Communicator) {
-    let d = global::<T>(&SHAPE, 97);
+/// The TV denoising problem of the splitting solvers' tests (`1/2 |x - d|^2 + 0.3 |grad x|_{2,1}`,
+/// rows split): the identity, the data, the forward gradient, and `PrimalDual`'s solution to
+/// `tol = 1e-9` (the reference).
+struct TvProblem<T: TestScalar> {
+    id: BlockDiag<T>,
+    dd: DistVector<T>,
+    grad: Gradient<T>,
+    want: Vec<f64>,
+}
+
+fn tv_problem<T: TestScalar>(comm: &Communicator, seed: u64) -> TvProblem<T> {
+    let d = global::<T>(&SHAPE, seed);
     let layout = Layout::scatter(&SHAPE, 0, comm.size()).unwrap();
     let id = identity::<T>(comm, &layout);
     let dd = DistVector::Array(dist(comm, &d, &layout));
@@ -764,15 +771,23 @@ fn admm_generic<T: TestScalar>(comm: &Communicator) {
     // An exact prox for the reference (the default inner tol, 1e-4 on the squared residual,
     // makes a warm-started CG skip its steps near convergence).
     let f = exact_data_term(&id, &dd);
-    let g = L21 { sigma: 0.3 };
     let long = PrimalDualParams {
         niter: 4000,
         tol: 1e-9,
         ..Default::default()
     };
-    let pd = primal_dual(&f, &g, &grad, &dd, long, None).unwrap();
+    let pd = primal_dual(&f, &L21 { sigma: 0.3 }, &grad, &dd, long, None).unwrap();
     assert_eq!(pd.info.stop_reason, StopReason::ToleranceReached);
     let want = all_values(&pd.x);
+    TvProblem { id, dd, grad, want }
+}
+
+/// ADMML2 on TV denoising, `1/2 |x - d|^2 + 0.3 |D x|_{2,1}` (`Op` the identity, `A` the
+/// forward gradient), both update orders: the minimizer a long PrimalDual run reaches, to 1e-4
+/// (a wrong update misses it by 1e-2).
+fn admm_generic<T: TestScalar>(comm: &Communicator) {
+    let TvProblem { id, dd, grad, want } = tv_problem::<T>(comm, 97);
+    let g = L21 { sigma: 0.3 };
     for gfirst in [false, true] {
         let mut params = AdmmL2Params::new(0.5);
         params.niter = 3000;
@@ -1098,19 +1113,9 @@ pub fn composition_complex(comm: &Communicator) {
 /// both stop at), f64 and Complex64; bad steps and a `mu` above `tau / |A|^2` (with the check)
 /// are errors on every rank.
 fn linearized_admm_generic<T: TestScalar>(comm: &Communicator) {
-    let d = global::<T>(&SHAPE, 151);
-    let layout = Layout::scatter(&SHAPE, 0, comm.size()).unwrap();
-    let id = identity::<T>(comm, &layout);
-    let dd = DistVector::Array(dist(comm, &d, &layout));
-    let grad = forward_gradient::<T>(comm, &layout);
+    let TvProblem { id, dd, grad, want } = tv_problem::<T>(comm, 151);
     let f = exact_data_term(&id, &dd);
     let g = L21 { sigma: 0.3 };
-    let long = PrimalDualParams {
-        niter: 4000,
-        tol: 1e-9,
-        ..Default::default()
-    };
-    let want = all_values(&primal_dual(&f, &g, &grad, &dd, long, None).unwrap().x);
     // |grad|^2 <= 8 for the 2-D forward gradient.
     let mut params = LinearizedAdmmParams::new(1.0, 0.95 / 8.0);
     params.niter = 20000;
