@@ -137,10 +137,8 @@ fn write_case<T: Parity>(
     Ok(())
 }
 
-fn run(comm: &Communicator, dir: &Path) -> Result<(), BoxError> {
-    parity::run_cases(comm, dir, write_case::<f64>, write_case::<Complex64>)
-}
-
 fn main() -> std::process::ExitCode {
-    parity::main("fft_parity", run)
+    parity::main("fft_parity", |comm, dir| {
+        parity::run_cases(comm, dir, None, write_case::<f64>, write_case::<Complex64>)
+    })
 }

@@ -127,13 +127,14 @@ fn run_case<T: Parity>(
     Ok(())
 }
 
-fn run(comm: &Communicator, dir: &Path) -> Result<(), BoxError> {
-    if NBLOCKS % comm.size() != 0 {
-        return Err(format!("{} ranks do not divide {NBLOCKS} blocks", comm.size()).into());
-    }
-    parity::run_cases(comm, dir, run_case::<f64>, run_case::<Complex64>)
-}
-
 fn main() -> std::process::ExitCode {
-    parity::main("solvers_parity", run)
+    parity::main("solvers_parity", |comm, dir| {
+        parity::run_cases(
+            comm,
+            dir,
+            Some(NBLOCKS),
+            run_case::<f64>,
+            run_case::<Complex64>,
+        )
+    })
 }

@@ -48,6 +48,17 @@ def rel_max(a, b):
     return np.max(np.abs(a - b)) / (mb if mb > 0 else 1.0) if b.size else 0.0
 
 
+def dist(v, counts, rank, dtype):
+    """`v` as a PyLops-MPI DistributedArray split with `counts` (this rank's part filled)."""
+    import pylops_mpi
+
+    d = pylops_mpi.DistributedArray(global_shape=len(v), local_shapes=[(c,) for c in counts],
+                                    dtype=dtype)
+    o = sum(counts[:rank])
+    d[:] = v[o:o + counts[rank]]
+    return d
+
+
 def main(make, reference, compare, default_tol=1e-10):
     """The command line of a case-based parity script: `make DIR`, `reference DIR` or
     `compare DIR NP...`; `compare` returns the worst difference, and the exit status says whether

@@ -24,12 +24,11 @@ conj, prescaled, savegt.
 """
 
 import os
-import sys
 import warnings
 
 import numpy as np
 
-from common import from_real, parse, read_cases, rel_max, to_real
+from common import from_real, main, parse, read_cases, rel_max, to_real
 
 SEED = 20251126
 
@@ -255,13 +254,5 @@ def compare(folder, nps, tol):
 
 
 if __name__ == "__main__":
-    mode, folder = sys.argv[1], sys.argv[2]
-    if mode == "make":
-        make(folder)
-    elif mode == "reference":
-        reference(folder)
-    elif mode == "compare":
-        tol = float(os.environ.get("PARITY_TOL", "1e-12"))
-        sys.exit(0 if compare(folder, [int(v) for v in sys.argv[3:]], tol) else 1)
-    else:
-        sys.exit(f"unknown mode {mode}")
+    tol = float(os.environ.get("PARITY_TOL", "1e-12"))
+    main(make, reference, lambda folder, nps: 0.0 if compare(folder, nps, tol) else np.inf)

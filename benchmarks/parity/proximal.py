@@ -21,7 +21,7 @@ import os
 
 import numpy as np
 
-from common import from_real, main, parse, read_cases, rel, to_real
+from common import dist as dist_array, from_real, main, parse, read_cases, rel, to_real
 
 NBLOCKS = 4
 DIMS = (8, 15)
@@ -141,11 +141,7 @@ def reference(folder):
             return from_real(np.load(f"{folder}/{dt}_{stem}.npy"), dt)
 
         def dist(v, counts):
-            d = pylops_mpi.DistributedArray(global_shape=len(v),
-                                            local_shapes=[(c,) for c in counts], dtype=dtype)
-            o = sum(counts[:rank])
-            d[:] = v[o:o + counts[rank]]
-            return d
+            return dist_array(v, counts, rank, dtype)
 
         mine = [load(f"A{k}") for k in range(rank * per, (rank + 1) * per)]
         Op = pylops_mpi.MPIBlockDiag(ops=[pylops.MatrixMult(b, dtype=dtype) for b in mine])

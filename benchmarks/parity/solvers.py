@@ -19,7 +19,7 @@ import os
 
 import numpy as np
 
-from common import from_real, main, parse, read_cases, rel, to_real
+from common import dist as dist_array, from_real, main, parse, read_cases, rel, to_real
 
 NBLOCKS = 4
 SEED = 20240615
@@ -187,11 +187,7 @@ def reference(folder):
         ncols = [sum(b.shape[1] for b in bl[r * per:(r + 1) * per]) for r in range(size)]
 
         def dist(v, counts):
-            d = pylops_mpi.DistributedArray(global_shape=len(v),
-                                            local_shapes=[(c,) for c in counts], dtype=dtype)
-            o = sum(counts[:rank])
-            d[:] = v[o:o + counts[rank]]
-            return d
+            return dist_array(v, counts, rank, dtype)
 
         yd = dist(y, nrows)
         x0v = x0 if p.get("x0") == "1" else np.zeros(len(x0), dtype=dtype)

@@ -174,13 +174,18 @@ pub fn main(
 pub type CaseFn = fn(&Communicator, &Path, &Path, &Case) -> Result<(), BoxError>;
 
 /// Runs every case of `dir/cases.txt` with `real` (dtype `f64`) or `complex` (`c128`), writing
-/// into `dir/rs-npN` (created), and says so on rank 0.
+/// into `dir/rs-npN` (created), and says so on rank 0; an error first if `nblocks` blocks do
+/// not split evenly over the ranks.
 pub fn run_cases(
     comm: &Communicator,
     dir: &Path,
+    nblocks: Option<usize>,
     real: CaseFn,
     complex: CaseFn,
 ) -> Result<(), BoxError> {
+    if let Some(n) = nblocks.filter(|n| n % comm.size() != 0) {
+        return Err(format!("{} ranks do not divide {n} blocks", comm.size()).into());
+    }
     let out = dir.join(format!("rs-np{}", comm.size()));
     std::fs::create_dir_all(&out)?;
     for case in read_cases(dir)? {
