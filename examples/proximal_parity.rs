@@ -22,9 +22,9 @@ use distlops::ndarray::{Array1, Array2, ArrayD, IxDyn};
 use distlops::operators::local::{LocalOperator, MatrixMult};
 use distlops::operators::{BlockDiag, DerivativeKind, Gradient, GradientParams};
 use distlops::solvers::{
-    admm_l2, primal_dual, proximal_gradient, Acceleration, AdmmL2Params, CgParams, L2Data,
-    Postcomposition, Precomposition, PrimalDualParams, Proximal, ProximalGradientParams, Shift,
-    Steps, L1, L21,
+    admm_l2, primal_dual, proximal_gradient, Acceleration, AdmmL2Params, AffineAddition, CgParams,
+    L2Data, Postcomposition, Precomposition, PrimalDualParams, Proximal, ProximalGradientParams,
+    Shift, Steps, L1, L21,
 };
 use parity::{dist, save, BoxError, Case, Parity};
 use std::path::Path;
@@ -157,6 +157,7 @@ fn run_case<T: Parity>(
             let l1 = L1 { sigma: 0.4 };
             let shift = T::from_real(<T::Real as RealScalar>::real_from_f64(0.2));
             let pre_scalar = Precomposition::new(l1, -1.5, Shift::Scalar(shift));
+            let affine = AffineAddition::new(l1, b.clone());
             let pre_vector = Precomposition::new(l1, 2.0, Shift::Vector(b));
             let post = Postcomposition::new(l1, 2.5);
             let fs: [&dyn Proximal<T>; 3] = [&pre_scalar, &pre_vector, &post];
@@ -172,6 +173,11 @@ fn run_case<T: Parity>(
             }
             outputs.push(("prox", ArrayD::from_shape_vec(IxDyn(&shape), proxes)?));
             outputs.push(("value", Array1::from(values).into_dyn()));
+            outputs.push(("affine", flat(&affine.prox(v.view(), 0.7)?)));
+            if T::NAME == "f64" {
+                let value = affine.value(v.view())?;
+                outputs.push(("affinevalue", Array1::from(vec![value]).into_dyn()));
+            }
         }
         other => return Err(format!("{}: unknown kind {other:?}", case.name).into()),
     }

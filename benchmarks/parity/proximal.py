@@ -48,7 +48,7 @@ CASES = [
     # MPIL2's prox, value and gradient (a second, warm-started call).
     ("l2prox", "kind=l2prox dtype=f64 model=blocky sigma=2.0 inner=20"),
     ("l2prox_c128", "kind=l2prox dtype=c128 model=blocky sigma=2.0 inner=20"),
-    # Separable prox composed: f(a x + b) with a float and a vector b, sigma f.
+    # Separable prox composed: f(a x + b) with a float and a vector b, sigma f, f(x) + v^T x.
     ("composed", "kind=composed dtype=f64"),
     ("composed_c128", "kind=composed dtype=c128"),
 ]
@@ -194,6 +194,12 @@ def reference(folder):
             ops = [f.precomposition(-1.5, 0.2), f.precomposition(2.0, b), f.postcomposition(2.5)]
             save(name, "prox", np.concatenate([op.prox(v, 0.7).asarray() for op in ops]))
             save(name, "value", np.array([float(np.real(op(v))) for op in ops]))
+            # f(x) + v^T x: PyLops-MPI 0.8.0 has no affine_addition; serial pyproximal's on the
+            # gathered vectors (its value uses np.dot, v^T x: compared for real values only).
+            affine = L1(sigma=0.4).affine_addition(load("b"))
+            save(name, "affine", affine.prox(load("v"), 0.7))
+            if dt == "f64":
+                save(name, "affinevalue", np.array([affine(load("v"))]))
 
 
 def objective(folder, p, x):
