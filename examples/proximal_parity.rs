@@ -17,14 +17,14 @@
 mod parity;
 
 use distlops::core::operator::LinearOperator;
-use distlops::core::{Communicator, Complex64, DistVector, Layout, RealScalar};
+use distlops::core::{Communicator, Complex64, DistVector, Layout, RealScalar, Vector};
 use distlops::ndarray::{Array1, Array2, ArrayD, IxDyn};
 use distlops::operators::local::{LocalOperator, MatrixMult};
 use distlops::operators::{BlockDiag, DerivativeKind, Gradient, GradientParams};
 use distlops::solvers::{
-    admm_l2, primal_dual, proximal_gradient, Acceleration, AdmmL2Params, AffineAddition, CgParams,
-    L2Data, Postcomposition, Precomposition, PrimalDualParams, Proximal, ProximalGradientParams,
-    Shift, Steps, L1, L21,
+    admm_l2, linearized_admm, primal_dual, proximal_gradient, Acceleration, AdmmL2Params,
+    AffineAddition, CgParams, L2Data, LinearizedAdmmParams, Postcomposition, Precomposition,
+    PrimalDualParams, Proximal, ProximalGradientParams, Shift, Steps, L1, L2, L21,
 };
 use parity::{dist, save, BoxError, Case, Parity};
 use std::path::Path;
@@ -137,6 +137,20 @@ fn run_case<T: Parity>(
             let sol = primal_dual(&f, &L21 { sigma }, &grad()?, &zeros, params, None)?;
             outputs.push(("x", flat(&sol.x)));
             outputs.push(("y", flat(&sol.y)));
+        }
+        Some("ladmm") => {
+            // 1/2 |x - w|^2 as L2 plus the linear term -w^T x (the same prox, pyproximal's
+            // L2(b=w)), sigma |grad x|_1.
+            let mut minus_w = image::<T>(comm, dir, "w", &op)?;
+            minus_w.scale(-T::one());
+            let f = AffineAddition::new(L2 { sigma: 1.0 }, minus_w);
+            let params = LinearizedAdmmParams {
+                niter,
+                ..LinearizedAdmmParams::new(case.parse_or("tau", 1.0)?, case.parse_or("mu", 0.1)?)
+            };
+            let sol = linearized_admm(&f, &L1 { sigma }, &grad()?, &zeros, params, None)?;
+            outputs.push(("x", flat(&sol.x)));
+            outputs.push(("z", flat(&sol.z)));
         }
         Some("l2prox") => {
             let y = data("blocky")?;

@@ -48,6 +48,9 @@ CASES = [
     # MPIL2's prox, value and gradient (a second, warm-started call).
     ("l2prox", "kind=l2prox dtype=f64 model=blocky sigma=2.0 inner=20"),
     ("l2prox_c128", "kind=l2prox dtype=c128 model=blocky sigma=2.0 inner=20"),
+    # LinearizedADMM (serial pyproximal's; PyLops-MPI 0.8.0 has none) on TV denoising of the
+    # image w: f = 1/2 |x - w|^2, g = sigma |grad x|_1 (forward differences).
+    ("ladmm_tv", "kind=ladmm dtype=f64 sigma=0.1 tau=1.0 mu=0.11875 niter=50"),
     # Separable prox composed: f(a x + b) with a float and a vector b, sigma f, f(x) + v^T x.
     ("composed", "kind=composed dtype=f64"),
     ("composed_c128", "kind=composed dtype=c128"),
@@ -177,6 +180,18 @@ def reference(folder):
                                niter=niter, gfirst=p["gfirst"] == "1", returny=True)
             save(name, "x", x.asarray())
             save(name, "y", np.concatenate([yd[i].asarray() for i in range(yd.narrays)]))
+        elif p["kind"] == "ladmm":
+            from pyproximal import L2
+            from pyproximal.optimization.primal import LinearizedADMM
+
+            if rank == 0:
+                grad = pylops.Gradient(dims=DIMS, kind="forward", edge=False, dtype=dtype)
+                x, z = LinearizedADMM(L2(b=load("w")), L1(sigma=float(p["sigma"])), grad,
+                                      np.zeros(DIMS[0] * DIMS[1], dtype=dtype),
+                                      tau=float(p["tau"]), mu=float(p["mu"]),
+                                      niter=int(p["niter"]))
+                save(name, "x", x)
+                save(name, "z", z)
         elif p["kind"] == "l2prox":
             sigma = float(p["sigma"])
             y = dist(load("blocky_y"), nrow)

@@ -3,7 +3,8 @@
 # 0.8.0's proximal module (pyproximal 0.13.0) on the same inputs, at several rank counts:
 # ProximalGradient with L1 (no acceleration, FISTA, Vandenberghe; f64 and c128), ADMML2 with
 # anisotropic TV, PrimalDual with MPIL2 and MPIL21 on the forward gradient (both update orders),
-# MPIL2's prox / value / gradient, and pre- and post-composed L1.
+# MPIL2's prox / value / gradient, and pre- and post-composed L1; and against serial pyproximal
+# where PyLops-MPI has no counterpart: affine_addition of L1, LinearizedADMM on TV denoising.
 #
 # Uses the pinned Python environment of the benchmarks (benchmarks/venv.sh), writes the inputs
 # with benchmarks/parity/proximal.py (fixed seed: four dense blocks of a block-diagonal operator
