@@ -12,7 +12,8 @@ use distlops_core::{DistVector, Engine, Error, Host, RealScalar, Scalar, Vector,
 /// * `grad g(x) = grad f(x) + v` where `f` has a gradient.
 /// * `g(x)`: `f(x)` and one reduction (`v^H x`, reproducible).
 /// * Partitions: those of `f`; `v` must have `x`'s layout and structure, checked on every call
-///   against global layouts (an [`Error::LayoutMismatch`] on every rank).
+///   with one agreement (an [`Error::LayoutMismatch`] on every rank, also when only one rank's
+///   `v` differs).
 ///
 /// ```
 /// use distlops_core::{DistVector, DistributedArray, Layout, Threads};
@@ -44,8 +45,9 @@ impl<F: Proximal<T, E>, T: Scalar, E: Engine> AffineAddition<F, T, E> {
         AffineAddition { f, v }
     }
 
+    /// Agreed: a `v` of another layout on one rank only is an error on every rank.
     fn check(&self, x: VectorRef<'_, T, E>) -> Result<()> {
-        if x.fingerprint() == self.v.fingerprint() {
+        let check = if x.fingerprint() == self.v.fingerprint() {
             Ok(())
         } else {
             Err(Error::LayoutMismatch(format!(
@@ -53,7 +55,8 @@ impl<F: Proximal<T, E>, T: Scalar, E: Engine> AffineAddition<F, T, E> {
                 self.v.describe(),
                 x.describe()
             )))
-        }
+        };
+        x.reduce_comm().agree(check)
     }
 }
 

@@ -24,8 +24,8 @@ pub enum Shift<T: Scalar, E: Engine = Host> {
 ///   operators).
 /// * `grad g(x) = a grad f(a x + b)` where `f` has a gradient.
 /// * Partitions: those of `f`; a vector `b` must have `x`'s layout and structure, checked on
-///   every call against global layouts (an [`Error::LayoutMismatch`] on every rank). No
-///   communication beyond `f`'s.
+///   every call with one agreement (an [`Error::LayoutMismatch`] on every rank, also when only
+///   one rank's `b` differs): the only communication beyond `f`'s.
 ///
 /// ```
 /// use distlops_core::{DistVector, DistributedArray, Layout, Threads};
@@ -81,13 +81,17 @@ impl<F: Proximal<T, E>, T: Scalar, E: Engine> Precomposition<F, T, E> {
                 Ok(())
             }
             Shift::Vector(b) => {
-                if x.fingerprint() != b.fingerprint() {
-                    return Err(Error::LayoutMismatch(format!(
+                // Agreed: a shift of another layout on one rank only is an error on every rank.
+                let check = if x.fingerprint() == b.fingerprint() {
+                    Ok(())
+                } else {
+                    Err(Error::LayoutMismatch(format!(
                         "{NAME}: the shift b ({}) must have the layout of x ({})",
                         b.describe(),
                         x.describe()
-                    )));
-                }
+                    )))
+                };
+                x.reduce_comm().agree(check)?;
                 x.axpy(s, b)
             }
         }

@@ -1093,6 +1093,36 @@ fn composition_generic<T: TestScalar>(comm: &Communicator) {
         .prox(x.view(), tau)
         .unwrap_err();
     assert!(matches!(e, Error::LayoutMismatch(_)), "{e}");
+    // A shift and a v of another split on the last rank only: an error on every rank.
+    let p = comm.size();
+    if p > 1 {
+        let mut counts: Vec<usize> = (0..p).map(|r| rows.count(r)).collect();
+        if comm.rank() == p - 1 {
+            counts.rotate_left(1);
+        }
+        let skew = Layout::with_counts(&SHAPE, 0, &counts).unwrap();
+        // Zeros: the values do not matter, and distributing data would agree on the layout.
+        let part = || DistVector::Array(DistributedArray::<T>::zeros(comm, &skew).unwrap());
+        let w = DistVector::Stacked(StackedDistributedArray::new(vec![part(), part()]).unwrap());
+        let pre = Precomposition::new(L1 { sigma }, a, Shift::Vector(w.clone()));
+        let affine = AffineAddition::new(L1 { sigma }, w);
+        for e in [
+            pre.prox(x.view(), tau).unwrap_err(),
+            affine.prox(x.view(), tau).unwrap_err(),
+        ] {
+            if rows.count(0) == rows.count(p - 1) || comm.rank() != p - 1 {
+                assert!(
+                    matches!(
+                        e,
+                        Error::LayoutMismatch(_) | Error::FailedOnOtherRank { .. }
+                    ),
+                    "{e}"
+                );
+            } else {
+                assert!(matches!(e, Error::LayoutMismatch(_)), "{e}");
+            }
+        }
+    }
     let e = Precomposition::new(L1 { sigma }, 0.0, Shift::Scalar(b0))
         .prox(x.view(), tau)
         .unwrap_err();
