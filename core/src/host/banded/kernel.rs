@@ -32,6 +32,12 @@ pub(super) struct Prepared<'a, R> {
     pub n_out: usize,
     pub n_src: usize,
     taps: Vec<(isize, R)>,
+    /// The coefficients alone, in table order.
+    coefs: Vec<R>,
+    /// `Some((d_0, step))` when the displacements are `d_0 + t step` (a convolution's filter, a
+    /// stencil with consecutive offsets): a block then steps a pointer from tap to tap instead
+    /// of loading each displacement (one load less per tap, in a loop bound by its loads).
+    progression: Option<(isize, isize)>,
     /// The smallest and largest displacement (`(0, 0)` without taps).
     reach: (isize, isize),
 }
@@ -52,11 +58,23 @@ impl<'a, R: RealScalar> Prepared<'a, R> {
             taps.iter().map(|t| t.0).min().unwrap_or(0),
             taps.iter().map(|t| t.0).max().unwrap_or(0),
         );
+        let progression = match &taps[..] {
+            [] => None,
+            [(d, _)] => Some((*d, 0)),
+            [(d0, _), (d1, _), ..] => {
+                let step = d1 - d0;
+                taps.windows(2)
+                    .all(|t| t[1].0 - t[0].0 == step)
+                    .then_some((*d0, step))
+            }
+        };
         Prepared {
             table,
             n_out,
             n_src,
+            coefs: taps.iter().map(|t| t.1).collect(),
             taps,
+            progression,
             reach,
         }
     }
@@ -110,16 +128,74 @@ fn block<R: RealScalar, const B: usize, const FUSED: bool>(
         origin + reach.0 >= 0 && origin + reach.1 + B as isize <= src.len() as isize,
         "a block lies inside its source"
     );
+    // SAFETY: asserted just above.
+    unsafe { block_unchecked::<R, B, FUSED>(band, src, origin) }
+}
+
+/// [`block`] without its check.
+///
+/// # Safety
+/// `origin + reach.0 >= 0` and `origin + reach.1 + B <= src.len()`.
+#[inline(always)]
+unsafe fn block_unchecked<R: RealScalar, const B: usize, const FUSED: bool>(
+    band: &Prepared<'_, R>,
+    src: &[R],
+    origin: isize,
+) -> [R; B] {
     let mut acc = [R::zero(); B];
+    if let Some((d0, step)) = band.progression {
+        let mut d = d0;
+        for &c in &band.coefs {
+            // SAFETY: d is this tap's displacement (d_0 + t step), so reach.0 <= d <= reach.1,
+            // origin + d >= 0 and origin + d + B <= src.len() (the caller's contract): the B
+            // reads are inside `src`.
+            let s = unsafe { &*src.as_ptr().offset(origin + d).cast::<[R; B]>() };
+            for j in 0..B {
+                acc[j] = term::<R, FUSED>(acc[j], s[j], c);
+            }
+            d += step;
+        }
+        return acc;
+    }
     for &(d, c) in &band.taps {
         // SAFETY: reach.0 <= d <= reach.1, so origin + d >= 0 and origin + d + B <= src.len()
-        // (asserted above): the B reads are inside `src`.
+        // (the caller's contract): the B reads are inside `src`.
         let s = unsafe { &*src.as_ptr().offset(origin + d).cast::<[R; B]>() };
         for j in 0..B {
             acc[j] = term::<R, FUSED>(acc[j], s[j], c);
         }
     }
     acc
+}
+
+/// A run of whole interior blocks: `y` holds `k B` outputs from output `origin`, every tap of
+/// every block reading inside `x` (checked once for the run, so that a block costs its taps and
+/// its stores only).
+#[inline(always)]
+fn interior<R: RealScalar, const B: usize, const FUSED: bool>(
+    band: &Prepared<'_, R>,
+    x: &[R],
+    y: &mut [R],
+    origin: isize,
+    accumulate: bool,
+) {
+    let reach = band.reach;
+    assert!(
+        y.len() % B == 0
+            && origin + reach.0 >= 0
+            && origin + y.len() as isize + reach.1 <= x.len() as isize,
+        "a run of blocks lies inside its source"
+    );
+    for (k, out) in y.chunks_exact_mut(B).enumerate() {
+        let at = origin + (k * B) as isize;
+        // SAFETY: at + reach.0 >= origin + reach.0 >= 0 and at + reach.1 + B <= origin +
+        // y.len() + reach.1 <= x.len() (asserted above).
+        let acc = unsafe { block_unchecked::<R, B, FUSED>(band, x, at) };
+        let out: &mut [R; B] = out.try_into().expect("a whole block");
+        for j in 0..B {
+            out[j] = if accumulate { out[j] + acc[j] } else { acc[j] };
+        }
+    }
 }
 
 /// Output `p` of a line (`w < B`) as the formula says, the taps outside `lo..hi` dropped.
@@ -180,10 +256,19 @@ fn lines<R: RealScalar, const B: usize, const FUSED: bool>(
         let pi = p as isize;
         let (first, past) = (pi + dmin, pi + dmax + B as isize);
         if !taps.is_empty() && first >= valid.0 && past <= valid.1 {
-            // An interior block, stored straight from its registers.
-            let acc = block::<R, B, FUSED>(band, x, pi);
-            store(&mut y[p..p + width], &acc, accumulate);
-            p += width;
+            if width < B {
+                // A last part block, through a copy.
+                let acc = block::<R, B, FUSED>(band, x, pi);
+                store(&mut y[p..p + width], &acc, accumulate);
+                p += width;
+                continue;
+            }
+            // The whole interior blocks from here on: the block at p + k B stays inside
+            // `valid` while p + k B + dmax + B <= valid.1.
+            let blocks = ((end - p) / B).min(((valid.1 - past) / B as isize) as usize + 1);
+            let stop = p + blocks * B;
+            interior::<R, B, FUSED>(band, x, &mut y[p..stop], pi, accumulate);
+            p = stop;
             continue;
         }
         let acc = if taps.is_empty() {
@@ -201,7 +286,8 @@ fn lines<R: RealScalar, const B: usize, const FUSED: bool>(
                 }
                 block::<R, B, FUSED>(band, window, -dmin)
             };
-            if FUSED {
+            // One branch-free test for the block first (zeros are rare).
+            if FUSED && acc.iter().fold(false, |any, a| any | (*a == R::zero())) {
                 for (j, a) in acc.iter_mut().enumerate().take(width) {
                     if *a == R::zero() {
                         *a = exact::<R, FUSED>(taps, x, pi + j as isize, valid);

@@ -1,6 +1,6 @@
 //! The host's band kernel against a plain loop of [`AxisBand`]'s formula
 //! ([`reference_band`]), bit for bit: every block width and tail of both kernel shapes (lines
-//! and rows), fused and not, accumulating and not, explicit rows, truncation by `valid`, every
+//! and rows), evenly and unevenly spaced taps, fused and not, accumulating and not, explicit rows, truncation by `valid`, every
 //! scalar type; and chains against their bands one by one.
 
 use super::Host;
@@ -55,6 +55,15 @@ fn bands(outer: usize, n: usize, inner: usize, ntaps: usize) -> Vec<AxisBand> {
         AxisBand::new((outer, n, n, inner), &taps, 0, 0..n, &[]).unwrap(),
         AxisBand::new((outer, n, n + 3, inner), &taps, 2, 1..n + 2, &[]).unwrap(),
     ];
+    // Offsets that are not evenly spaced (the kernel's general tap loop; the ones above step
+    // evenly).
+    let uneven: Vec<(isize, f64)> = taps
+        .iter()
+        .map(|&(off, c)| (off * off - off / 2, c))
+        .collect();
+    if ntaps >= 3 {
+        out.push(AxisBand::new((outer, n, n, inner), &uneven, -1, 0..n, &[]).unwrap());
+    }
     if n >= 3 {
         let rows = [
             (0, vec![(0, -1.0), (1, 1.0)]),
