@@ -44,6 +44,72 @@ __device__ void diag_mul(dl_index n, dl_index nd, dl_index inner, const T* __res
         y[i] = d[(i / inner) % nd] * x[i];
 }
 
+/// The real part (the value itself for the real types).
+__device__ __forceinline__ float dl_re(float a) { return a; }
+__device__ __forceinline__ double dl_re(double a) { return a; }
+__device__ __forceinline__ float dl_re(c32 a) { return a.re; }
+__device__ __forceinline__ double dl_re(c64 a) { return a.re; }
+
+/// v inside [lo, hi] by comparisons (a NaN stays NaN).
+template <typename R> __device__ __forceinline__ R dl_clip(R v, R lo, R hi) {
+    return v < lo ? lo : v > hi ? hi : v;
+}
+
+/// max(|x| - t, 0) by a comparison (NaN gives 0, as the host's).
+template <typename R> __device__ __forceinline__ R dl_shrunk(R a, R t) {
+    R d = a - t;
+    return d > R(0) ? d : R(0);
+}
+
+/// The soft threshold (distlops_core::Shrink::Soft): real values times numpy's sign, complex
+/// ones scaled by d / |x|.
+__device__ __forceinline__ float dl_soft(float x, float t) {
+    float sign = x > 0.0f ? 1.0f : x < 0.0f ? -1.0f : x;
+    return dl_shrunk(dl_abs(x), t) * sign;
+}
+__device__ __forceinline__ double dl_soft(double x, double t) {
+    double sign = x > 0.0 ? 1.0 : x < 0.0 ? -1.0 : x;
+    return dl_shrunk(dl_abs(x), t) * sign;
+}
+template <typename C, typename R> __device__ __forceinline__ C dl_soft_complex(C x, R t) {
+    R a = dl_abs(x);
+    R d = dl_shrunk(a, t);
+    return a == R(0) ? dl_zero<C>() : dl_scale_real(x, d / a);
+}
+__device__ __forceinline__ c32 dl_soft(c32 x, float t) { return dl_soft_complex(x, t); }
+__device__ __forceinline__ c64 dl_soft(c64 x, double t) { return dl_soft_complex(x, t); }
+
+/// The box on the real and the imaginary part separately.
+__device__ __forceinline__ float dl_clip_value(float x, float lo, float hi) { return dl_clip(x, lo, hi); }
+__device__ __forceinline__ double dl_clip_value(double x, double lo, double hi) { return dl_clip(x, lo, hi); }
+__device__ __forceinline__ c32 dl_clip_value(c32 x, float lo, float hi) {
+    return c32{dl_clip(x.re, lo, hi), dl_clip(x.im, lo, hi)};
+}
+__device__ __forceinline__ c64 dl_clip_value(c64 x, double lo, double hi) {
+    return c64{dl_clip(x.re, lo, hi), dl_clip(x.im, lo, hi)};
+}
+
+/// y[i] = op(y[i]), the separable proximal maps of distlops_core::Shrink with its expressions in
+/// its order: op 0 soft threshold at a (times re(w[i]) when nw = n; nw = 0: no weights, w not
+/// read), 1 hard threshold at a, 2 the box [a, b], 3 Huber with t = a, at = b.
+template <typename T, typename R>
+__device__ void shrink(dl_index n, int op, R a, R b, const T* __restrict__ w, dl_index nw,
+                       T* __restrict__ y) {
+    for (dl_index i = dl_global_thread(); i < n; i += dl_grid_threads()) {
+        T x = y[i];
+        if (op == 0) {
+            y[i] = dl_soft(x, nw ? a * dl_re(w[i]) : a);
+        } else if (op == 1) {
+            if (dl_abs(x) <= a) y[i] = dl_zero<T>();
+        } else if (op == 2) {
+            y[i] = dl_clip_value(x, a, b);
+        } else {
+            R m = dl_abs(x);
+            y[i] = dl_scale_real(x, R(1) - a / (m > b ? m : b));
+        }
+    }
+}
+
 /// The box of a strided copy, as distlops_core::engine::StridedCopy merges it (at most 8 axes).
 struct dl_strides {
     dl_index ndim;
@@ -107,6 +173,11 @@ __device__ void strided_add(dl_index n, dl_strides s, const T* __restrict__ x, T
     }                                                                                             \
     extern "C" __global__ void strided_add_##S(dl_index n, dl_strides s, const T* x, T* y) {      \
         strided_add<T>(n, s, x, y);                                                               \
+    }                                                                                             \
+    extern "C" __global__ void shrink_##S(dl_index n, int op, typename dl_real_of<T>::type a,     \
+                                          typename dl_real_of<T>::type b, const T* w,             \
+                                          dl_index nw, T* y) {                                    \
+        shrink<T, typename dl_real_of<T>::type>(n, op, a, b, w, nw, y);                           \
     }
 DL_FOR_EACH_SCALAR(DL_ELEMENTWISE)
 

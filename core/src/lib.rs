@@ -78,7 +78,7 @@ pub use comm::{CommStats, OpStats, ReduceRequest};
 pub use cuda::Cuda;
 pub use engine::{
     Banded, BinaryOp, Collectives, Compute, Dense, Engine, Fourier, FullEngine, Host, LineSpec,
-    LineValues, MatOp, Memory, SliceLen, StencilBand, StencilPart, StencilPlan, StencilRow,
+    LineValues, MatOp, Memory, Shrink, SliceLen, StencilBand, StencilPart, StencilPlan, StencilRow,
     StencilTerm, Stencils, StridedCopy, ToEngine,
 };
 pub use error::{Error, NonFiniteKind, Result};

@@ -1,8 +1,10 @@
 //! Element-wise passes over this rank's blocks of distributed vectors, for the proximal
-//! operators: in place on the host, through a host copy on other engines.
+//! operators: [`shrink`] and [`shrink_weighted`] run the engine's kernel
+//! ([`Compute::shrink`](distlops_core::Compute::shrink)) on every engine; the rest runs on host
+//! slices, in place on the host and through a host copy on other engines.
 
 use crate::common::Result;
-use distlops_core::{DistVector, DistributedArray, Engine, Error, Host, Scalar};
+use distlops_core::{DistVector, DistributedArray, Engine, Error, Host, Scalar, Shrink};
 use std::any::{Any, TypeId};
 use std::borrow::Cow;
 
@@ -61,6 +63,48 @@ fn arrays<T: Scalar, E: Engine>(v: &DistVector<T, E>) -> Vec<&DistributedArray<T
     }
 }
 
+/// `op` on every element of this rank's blocks of `x`, on its engine (no communication).
+pub(crate) fn shrink<T: Scalar, E: Engine>(x: &mut DistVector<T, E>, op: Shrink<T::Real>) {
+    for a in arrays_mut(x) {
+        E::shrink(op, None, a.local_block_mut());
+    }
+}
+
+/// Checks that `w` has `x`'s layout and structure (global layouts only, so every rank returns
+/// the same verdict).
+fn check_like<T: Scalar, E: Engine>(
+    x: &DistVector<T, E>,
+    w: &DistVector<T, E>,
+    what: &str,
+) -> Result<()> {
+    if x.fingerprint() != w.fingerprint() {
+        return Err(Error::LayoutMismatch(format!(
+            "{what}: the weights ({}) must have the layout of x ({})",
+            w.describe(),
+            x.describe()
+        )));
+    }
+    Ok(())
+}
+
+/// `op` with the weights `w` (see [`Shrink`]) on every element of this rank's blocks of `x`, on
+/// its engine.
+///
+/// # Errors
+/// [`Error::LayoutMismatch`] naming `what` if `w`'s layout or structure differs from `x`'s.
+pub(crate) fn shrink_weighted<T: Scalar, E: Engine>(
+    x: &mut DistVector<T, E>,
+    w: &DistVector<T, E>,
+    what: &str,
+    op: Shrink<T::Real>,
+) -> Result<()> {
+    check_like(x, w, what)?;
+    for (xa, wa) in arrays_mut(x).into_iter().zip(arrays(w)) {
+        E::shrink(op, Some(wa.local_block()), xa.local_block_mut());
+    }
+    Ok(())
+}
+
 /// Runs `f(x_block, w_block)` on this rank's blocks of every plain array of `x` and the same
 /// array of `w`, which must have `x`'s layout and structure (the check reads only global
 /// layouts, so every rank returns the same verdict).
@@ -73,13 +117,7 @@ pub(crate) fn zip_blocks<T: Scalar, E: Engine>(
     what: &str,
     f: impl Fn(&mut [T], &[T]),
 ) -> Result<()> {
-    if x.fingerprint() != w.fingerprint() {
-        return Err(Error::LayoutMismatch(format!(
-            "{what}: the weights ({}) must have the layout of x ({})",
-            w.describe(),
-            x.describe()
-        )));
-    }
+    check_like(x, w, what)?;
     for (xa, wa) in arrays_mut(x).into_iter().zip(arrays(w)) {
         let wb = host_block(wa);
         with_blocks(&mut [xa], |b| f(b[0], &wb));

@@ -1,9 +1,9 @@
 //! [`Huber`]: the Huber function, quadratic near zero and linear beyond `alpha`.
 
 use crate::common::Result;
+use crate::elementwise::shrink;
 use crate::prox::{check_positive, check_tau, map_in_place, norm, Proximal};
-use distlops_core::{DistVector, Engine, NormOrd, RealScalar, Scalar, VectorRef};
-use num_traits::Float;
+use distlops_core::{DistVector, Engine, NormOrd, RealScalar, Scalar, Shrink, VectorRef};
 
 /// `f(x) = sum_i h(|x_i|)`, `h(a) = a^2 / (2 alpha)` for `a <= alpha`, `a - alpha / 2` beyond:
 /// a robust misfit, pyproximal's `Huber(alpha)`. Its prox scales every element by
@@ -40,9 +40,7 @@ impl<T: Scalar, E: Engine> Proximal<T, E> for Huber {
         check_tau("Huber", tau)?;
         let t = <T::Real as RealScalar>::real_from_f64(tau);
         let at = <T::Real as RealScalar>::real_from_f64(self.alpha + tau);
-        map_in_place(x, &|v: T| {
-            v.scale_real(<T::Real as num_traits::One>::one() - t / v.abs().max(at))
-        });
+        shrink(x, Shrink::Huber(t, at));
         Ok(())
     }
 

@@ -15,13 +15,11 @@
 //! operator or data.
 
 use crate::common::Result;
-use crate::elementwise::{arrays_mut, with_blocks};
+use crate::elementwise::{arrays_mut, shrink, with_blocks};
 use distlops_core::{
-    Complex32, Complex64, DistVector, Engine, Error, Host, NormOrd, RealScalar, Scalar, Vector,
-    VectorRef,
+    DistVector, Engine, Error, Host, NormOrd, RealScalar, Scalar, Shrink, Vector, VectorRef,
 };
 use num_traits::{Float, One, Zero};
-use std::any::Any;
 
 /// A function `f` with a cheap proximal operator, for proximal solvers (ISTA and FISTA use
 /// [`Threshold`], which are the proximal operators of [`L1`], [`L0`] and the `L1/2`
@@ -229,8 +227,8 @@ impl Threshold {
     /// Thresholds every element of `x` at `t`, in place (no communication).
     pub fn apply<T: Scalar, E: Engine>(self, x: &mut DistVector<T, E>, t: T::Real) {
         match self {
-            Threshold::Soft => map_in_place(x, &|v| soft(v, t)),
-            Threshold::Hard => map_in_place(x, &|v| hard(v, t)),
+            Threshold::Soft => shrink(x, Shrink::Soft(t)),
+            Threshold::Hard => shrink(x, Shrink::Hard(hard_level(t))),
             Threshold::Half => map_in_place(x, &|v| half(v, t)),
         }
     }
@@ -253,37 +251,19 @@ impl std::str::FromStr for Threshold {
     }
 }
 
-/// `max(|x| - t, 0) sign(x)`.
-pub(crate) fn soft<T: Scalar>(x: T, t: T::Real) -> T {
-    let a = x.abs();
-    let shrunk = (a - t).max(T::Real::zero());
-    if T::IS_COMPLEX {
-        if a.is_zero() {
-            T::zero()
-        } else {
-            x * T::from_real(shrunk / a)
-        }
-    } else {
-        // numpy's sign: -1, 0 or 1 (NaN stays NaN).
-        let sign = if x.re() > T::Real::zero() {
-            T::Real::one()
-        } else if x.re() < T::Real::zero() {
-            -T::Real::one()
-        } else {
-            x.re()
-        };
-        T::from_real(shrunk * sign)
-    }
+/// `max(|x| - t, 0) sign(x)` ([`Shrink::Soft`], the engines' expression).
+fn soft<T: Scalar>(x: T, t: T::Real) -> T {
+    Shrink::Soft(t).apply(x, None)
 }
 
-/// `0` where `|x| <= sqrt(2 t)`.
+/// `0` where `|x| <= sqrt(2 t)` ([`Shrink::Hard`]).
 fn hard<T: Scalar>(x: T, t: T::Real) -> T {
-    let two = T::Real::one() + T::Real::one();
-    if x.abs() <= (two * t).sqrt() {
-        T::zero()
-    } else {
-        x
-    }
+    Shrink::Hard(hard_level(t)).apply(x, None)
+}
+
+/// L0's hard threshold level `sqrt(2 t)`.
+fn hard_level<R: RealScalar>(t: R) -> R {
+    ((R::one() + R::one()) * t).sqrt()
 }
 
 /// PyLops' `_halfthreshold`.
@@ -312,17 +292,6 @@ pub(crate) fn map_in_place<T: Scalar, E: Engine>(
     for a in arrays_mut(v) {
         with_blocks(&mut [a], |b| b[0].iter_mut().for_each(|x| *x = f(*x)));
     }
-}
-
-/// `re + i im` as a `T` (the imaginary part is dropped for real types).
-fn from_parts<T: Scalar>(re: T::Real, im: T::Real) -> T {
-    let (re64, im64) = (re.to_f64(), im.to_f64());
-    let c64 = Complex64::new(re64, im64);
-    let c32 = Complex32::new(re64 as f32, im64 as f32);
-    let any: [&dyn Any; 2] = [&c64, &c32];
-    any.iter()
-        .find_map(|c| c.downcast_ref::<T>().copied())
-        .unwrap_or_else(|| T::from_real(re))
 }
 
 /// Checks a weight: finite and non-negative.
@@ -432,9 +401,9 @@ impl Bounds {
         Ok(())
     }
 
-    fn clip<R: RealScalar>(&self, v: R) -> R {
-        let (lo, hi) = (R::real_from_f64(self.lower), R::real_from_f64(self.upper));
-        v.max(lo).min(hi)
+    /// The box as [`Shrink::Clip`] in `R`.
+    fn clip<R: RealScalar>(&self) -> Shrink<R> {
+        Shrink::Clip(R::real_from_f64(self.lower), R::real_from_f64(self.upper))
     }
 }
 
@@ -443,8 +412,9 @@ impl<T: Scalar, E: Engine> Proximal<T, E> for Bounds {
     fn value(&self, x: VectorRef<'_, T, E>) -> Result<T::Real> {
         self.check()?;
         let mut outside = x.to_owned();
+        let clip = self.clip::<T::Real>();
         map_in_place(&mut outside, &|v: T| {
-            let inside = self.clip(v.re()) == v.re() && self.clip(v.im()) == v.im();
+            let inside = clip.apply(v, None) == v;
             if inside {
                 T::zero()
             } else {
@@ -463,13 +433,7 @@ impl<T: Scalar, E: Engine> Proximal<T, E> for Bounds {
     fn prox_in_place(&self, x: &mut DistVector<T, E>, tau: f64) -> Result<()> {
         self.check()?;
         check_tau("Bounds", tau)?;
-        map_in_place(x, &|v: T| {
-            if T::IS_COMPLEX {
-                from_parts::<T>(self.clip(v.re()), self.clip(v.im()))
-            } else {
-                T::from_real(self.clip(v.re()))
-            }
-        });
+        shrink(x, self.clip());
         Ok(())
     }
 

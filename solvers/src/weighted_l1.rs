@@ -1,9 +1,11 @@
 //! [`WeightedL1`]: `sigma sum_i w_i |x_i|`, the L1 norm with a weight per element.
 
 use crate::common::Result;
-use crate::elementwise::{for_blocks, zip_blocks};
-use crate::prox::{check_tau, check_weight, norm, soft, Proximal};
-use distlops_core::{DistVector, Engine, Error, Host, NormOrd, RealScalar, Scalar, VectorRef};
+use crate::elementwise::{for_blocks, shrink_weighted, zip_blocks};
+use crate::prox::{check_tau, check_weight, norm, Proximal};
+use distlops_core::{
+    DistVector, Engine, Error, Host, NormOrd, RealScalar, Scalar, Shrink, VectorRef,
+};
 
 /// `f(x) = sigma sum_i w_i |x_i|`, weights `w_i >= 0` in a vector of `x`'s layout (their real
 /// parts); its prox is the soft threshold at `sigma tau w_i`, element by element. pyproximal's
@@ -71,11 +73,7 @@ impl<T: Scalar, E: Engine> Proximal<T, E> for WeightedL1<T, E> {
     fn prox_in_place(&self, x: &mut DistVector<T, E>, tau: f64) -> Result<()> {
         check_tau("WeightedL1", tau)?;
         let st = <T::Real as RealScalar>::real_from_f64(self.sigma * tau);
-        zip_blocks(x, &self.weights, "WeightedL1", |xs, ws| {
-            for (x, w) in xs.iter_mut().zip(ws) {
-                *x = soft(*x, st * w.re());
-            }
-        })
+        shrink_weighted(x, &self.weights, "WeightedL1", Shrink::Soft(st))
     }
 
     fn name(&self) -> String {

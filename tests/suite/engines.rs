@@ -1004,6 +1004,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::gpu_conv::conv_all_dtypes::<distlops::core::Cuda>,
     ),
     (
+        "gpu_prox::separable_all_dtypes[cuda]",
+        super::gpu_prox::separable_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
         "gpu_mdc::fredholm1_engine[cuda]",
         super::gpu_mdc::fredholm1_engine::<distlops::core::Cuda>,
     ),

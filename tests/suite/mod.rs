@@ -27,6 +27,7 @@ pub mod gpu_conv;
 pub mod gpu_fft;
 pub mod gpu_halo;
 pub mod gpu_mdc;
+pub mod gpu_prox;
 pub mod gpu_stencil;
 pub mod halo;
 pub mod lsqr_ista;
@@ -423,6 +424,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "gpu_conv::conv_all_dtypes[host]",
         gpu_conv::conv_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "gpu_prox::separable_all_dtypes[host]",
+        gpu_prox::separable_all_dtypes::<distlops::core::Host>,
     ),
     (
         "gpu_stencil::first_derivative_all_dtypes[host]",

@@ -232,6 +232,55 @@ template <typename T> void test_type(const char* s) {
                 check(same(out, expect), "diag_mul nd=" + std::to_string(nd) + at);
             }
 
+            // Shrink, the separable proximal maps: soft (without and with weights, w of exactly
+            // n elements, not passed at all without them), hard, the box and Huber, on values
+            // with an exact zero, against the formulas of distlops_core::Shrink.
+            {
+                constexpr bool real = std::is_same_v<T, R>;
+                auto xs = values<T>(n, 5);
+                xs[0] = ref<T>::zero();
+                const auto ws = values<T>(n, 6);
+                auto re = [](T v) -> R {
+                    if constexpr (real) return v; else return v.re;
+                };
+                auto soft = [&](T v, R t) -> T {
+                    R a = ref<T>::abs(v), d = a - t;
+                    d = d > R(0) ? d : R(0);
+                    if constexpr (real) {
+                        R sign = v > R(0) ? R(1) : v < R(0) ? R(-1) : v;
+                        return d * sign;
+                    } else {
+                        return a == R(0) ? ref<T>::zero() : ref<T>::scale(v, d / a);
+                    }
+                };
+                auto clip = [](R v, R lo, R hi) { return v < lo ? lo : v > hi ? hi : v; };
+                const R t = R(0.4), lo = R(-0.3), hi = R(0.6), level = R(0.9);
+                for (int op = 0; op < 5; ++op) {
+                    const bool weighted = op == 4;
+                    std::vector<T> got = xs, want(n);
+                    const dev<T> w = weighted ? buf(ws) : dev<T>{nullptr, 0};
+                    const int code = weighted ? 0 : op;
+                    const R a = code == 2 ? lo : t, b = code == 2 ? hi : code == 3 ? level : R(0);
+                    launch("shrink_" + S, grid, block, N, code, a, b, w, dl_index(weighted ? n : 0),
+                           buf(got));
+                    for (size_t i = 0; i < n; ++i) {
+                        const T v = xs[i];
+                        if (code == 0) {
+                            want[i] = soft(v, weighted ? t * re(ws[i]) : t);
+                        } else if (code == 1) {
+                            want[i] = ref<T>::abs(v) <= t ? ref<T>::zero() : v;
+                        } else if (code == 2) {
+                            if constexpr (real) want[i] = clip(v, lo, hi);
+                            else want[i] = T{clip(v.re, lo, hi), clip(v.im, lo, hi)};
+                        } else {
+                            R m = ref<T>::abs(v);
+                            want[i] = ref<T>::scale(v, R(1) - t / (m > level ? m : level));
+                        }
+                    }
+                    check(same(got, want), "shrink op " + std::to_string(op) + at);
+                }
+            }
+
             // Strided copy: the transpose of y seen as (rows x cols) with cols = 3 (rows = n / 3),
             // into a buffer of exactly rows * cols elements.
             {

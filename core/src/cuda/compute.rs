@@ -68,6 +68,29 @@ impl Compute for Cuda {
         // SAFETY: as `binary`, with `out` aliasing the first input, which the kernel allows.
         unsafe { y.cuda().launch::<T>("binary", y.len(), false, &args) };
     }
+    fn shrink<T: Scalar>(op: Shrink<T::Real>, w: Option<&DeviceBlock<T>>, y: &mut DeviceBlock<T>) {
+        let (code, a, b) = op.code();
+        let (w_arg, nw) = match w {
+            Some(w) => {
+                same(w, y);
+                (elems::<T>(w.buf.ptr, w.len()), w.len())
+            }
+            // No weights: a null pointer of no extent, never read (nw = 0).
+            None => (elems::<T>(0, 0), 0),
+        };
+        let args = [
+            count(y.len()),
+            KernelArg::I32(code),
+            real_arg::<T>(a),
+            real_arg::<T>(b),
+            w_arg,
+            count(nw),
+            elems::<T>(y.buf.ptr, y.len()),
+        ];
+        // SAFETY: `shrink` reads and writes y[0..n) and, when nw = n (checked: w has y's length),
+        // reads w[0..n); w is a distinct block (y is borrowed mutably) or not passed (nw = 0).
+        unsafe { y.cuda().launch::<T>("shrink", y.len(), false, &args) };
+    }
     fn dot_nodes<T: Scalar>(
         conj: bool,
         x: &DeviceBlock<T>,

@@ -94,7 +94,7 @@ pub fn kernel_names() -> Vec<String> {
 
 use crate::engine::{
     check_batched_lens, check_matmul_lens, Banded, BinaryOp, Collectives, Compute, Dense, Fourier,
-    MatOp, Memory, NormTerm, OrderFree, Sealed, SliceLen, StridedCopy,
+    MatOp, Memory, NormTerm, OrderFree, Sealed, Shrink, SliceLen, StridedCopy,
 };
 use crate::error::{Error, Result};
 use crate::repro::BlockNode;
@@ -497,6 +497,14 @@ fn arg<T: Scalar>(v: T) -> KernelArg {
         "f64" => KernelArg::F64(re),
         "c32" => KernelArg::C32([re as f32, im as f32]),
         _ => KernelArg::C64([re, im]),
+    }
+}
+
+/// A real parameter of a kernel on `T` values (the real type of `T`: `float` or `double`).
+fn real_arg<T: Scalar>(v: T::Real) -> KernelArg {
+    match T::SUFFIX {
+        "f32" | "c32" => KernelArg::F32(v.to_f64() as f32),
+        _ => KernelArg::F64(v.to_f64()),
     }
 }
 

@@ -37,6 +37,95 @@ impl BinaryOp {
     }
 }
 
+/// The element-wise maps of the separable proximal operators ([`Compute::shrink`]), on one value
+/// `x` with modulus `|x|` (`hypot(re, im)` for complex values) and threshold `t_i` (`t`, or `t
+/// re(w_i)` with weights `w`). Each is written with comparisons, not `min`/`max`, so the sign of
+/// a zero and a NaN are the same on every engine; a NaN `x` stays NaN (a NaN threshold or bound
+/// gives what the comparisons say).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Shrink<R> {
+    /// Soft threshold at `t`: `d = |x| - t_i` if that is positive, else `0`; then `d s` for a
+    /// real `x` (`s` numpy's sign: -1, 0 or 1, NaN for NaN), and for a complex `x` zero if
+    /// `|x| = 0`, else `x` times `d / |x|` component by component.
+    Soft(R),
+    /// Hard threshold: `0` where `|x| <= r`, `x` elsewhere (L0's `r = sqrt(2 t)`, computed once
+    /// by the caller).
+    Hard(R),
+    /// The box `[lo, hi]` on the real and the imaginary part separately: `lo` below it, `hi`
+    /// above it, the part itself inside (and when NaN).
+    Clip(R, R),
+    /// Huber's prox `x (1 - t / m)`, `m = |x|` if `|x| > at`, else `at` (`at = alpha + t`).
+    Huber(R, R),
+}
+
+impl<R: RealScalar> Shrink<R> {
+    /// The map of one value, `w` its weight (`Soft` only; `None` is a weight of one).
+    #[inline(always)]
+    pub fn apply<T: Scalar<Real = R>>(self, x: T, w: Option<T>) -> T {
+        let zero = R::zero();
+        match self {
+            Shrink::Soft(t) => {
+                let t = w.map_or(t, |w| t * w.re());
+                let a = x.abs();
+                let d = a - t;
+                let d = if d > zero { d } else { zero };
+                if T::IS_COMPLEX {
+                    if a == zero {
+                        T::zero()
+                    } else {
+                        x.scale_real(d / a)
+                    }
+                } else {
+                    let v = x.re();
+                    let sign = if v > zero {
+                        R::one()
+                    } else if v < zero {
+                        -R::one()
+                    } else {
+                        v
+                    };
+                    T::from_real(d * sign)
+                }
+            }
+            Shrink::Hard(r) => {
+                if x.abs() <= r {
+                    T::zero()
+                } else {
+                    x
+                }
+            }
+            Shrink::Clip(lo, hi) => {
+                let clip = |v: R| {
+                    if v < lo {
+                        lo
+                    } else if v > hi {
+                        hi
+                    } else {
+                        v
+                    }
+                };
+                T::from_parts(clip(x.re()), clip(x.im()))
+            }
+            Shrink::Huber(t, at) => {
+                let a = x.abs();
+                let m = if a > at { a } else { at };
+                x.scale_real(R::one() - t / m)
+            }
+        }
+    }
+
+    /// The code the device kernel uses (0 soft, 1 hard, 2 clip, 3 Huber) and its two
+    /// parameters (the second unused by soft and hard).
+    pub fn code(self) -> (i32, R, R) {
+        match self {
+            Shrink::Soft(t) => (0, t, R::zero()),
+            Shrink::Hard(r) => (1, r, R::zero()),
+            Shrink::Clip(lo, hi) => (2, lo, hi),
+            Shrink::Huber(t, at) => (3, t, at),
+        }
+    }
+}
+
 /// The terms of a sum-based norm: `|x|^2` (order 2), `|x|` (order 1) or `|x|^p`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum NormTerm {
@@ -111,6 +200,13 @@ pub trait Compute: Memory {
     );
     /// `y = y op x`.
     fn binary_assign<T: Scalar>(op: BinaryOp, y: &mut Self::Storage<T>, x: &Self::Storage<T>);
+    /// `y_i = op(y_i)` with weight `w_i` (see [`Shrink`]; `w` has `y`'s length, for
+    /// [`Shrink::Soft`] only): the separable proximal operators on this rank's block.
+    fn shrink<T: Scalar>(
+        op: Shrink<T::Real>,
+        w: Option<&Self::Storage<T>>,
+        y: &mut Self::Storage<T>,
+    );
 
     /// The values of the given nodes of the canonical sum tree (see
     /// [`SumTree::block_nodes`](crate::repro::SumTree::block_nodes)) of `sum conj?(x_i) y_i`.

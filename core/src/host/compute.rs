@@ -1,7 +1,7 @@
 //! [`Compute`] for [`Host`]: the kernels of [`kernels`](crate::kernels) on contiguous slices.
 
 use super::{flat, flat_mut, Host};
-use crate::engine::{BinaryOp, Compute, NormTerm, OrderFree, StridedCopy};
+use crate::engine::{BinaryOp, Compute, NormTerm, OrderFree, Shrink, StridedCopy};
 use crate::kernels;
 use crate::repro::{node_value, BlockNode};
 use crate::scalar::Scalar;
@@ -79,6 +79,19 @@ impl Compute for Host {
     }
     fn diag_mul<T: Scalar>(d: &[T], inner: usize, x: &[T], y: &mut [T]) {
         host_diag_mul(d, inner, x, y);
+    }
+    fn shrink<T: Scalar>(op: Shrink<T::Real>, w: Option<&ArrayD<T>>, y: &mut ArrayD<T>) {
+        let y = flat_mut(y);
+        match w {
+            None => y.iter_mut().for_each(|v| *v = op.apply(*v, None)),
+            Some(w) => {
+                let w = flat(w);
+                assert_eq!(w.len(), y.len(), "shrink: weights of another length");
+                for (v, &wi) in y.iter_mut().zip(w) {
+                    *v = op.apply(*v, Some(wi));
+                }
+            }
+        }
     }
     fn strided_copy<T: Scalar>(copy: &StridedCopy, x: &[T], y: &mut [T]) {
         super::strided::copy(copy, x, y);
