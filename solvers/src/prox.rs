@@ -429,7 +429,8 @@ impl<T: Scalar, E: Engine> Proximal<T, E> for Bounds {
         })
     }
 
-    /// `min(max(x, lower), upper)` (real and imaginary parts separately); `tau` is not used.
+    /// `min(max(x, lower), upper)` (real and imaginary parts separately; a NaN stays NaN, as
+    /// numpy's `clip`); `tau` is not used.
     fn prox_in_place(&self, x: &mut DistVector<T, E>, tau: f64) -> Result<()> {
         self.check()?;
         check_tau("Bounds", tau)?;
