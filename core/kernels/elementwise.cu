@@ -110,6 +110,28 @@ __device__ void shrink(dl_index n, int op, R a, R b, const T* __restrict__ w, dl
     }
 }
 
+/// acc[i] = acc[i] + |x[i]|^2: one part's squares added to the sums of the lengths of
+/// distlops_core::GroupScale (the parts one launch each, in order, acc from +0).
+template <typename T, typename R>
+__device__ void abs2_add(dl_index n, const T* __restrict__ x, R* __restrict__ acc) {
+    for (dl_index i = dl_global_thread(); i < n; i += dl_grid_threads()) acc[i] = acc[i] + dl_abs2(x[i]);
+}
+
+/// y[i] = y[i] * factor(sqrt(acc[i])), distlops_core::GroupScale's factor: op 0 (shrink)
+/// 1 - level / m, 1 when level = 0; op 1 (project) level / m, 0 when level = 0; m = n if
+/// n > level, else level.
+template <typename T, typename R>
+__device__ void group_scale(dl_index n, int op, R level, const R* __restrict__ acc,
+                            T* __restrict__ y) {
+    for (dl_index i = dl_global_thread(); i < n; i += dl_grid_threads()) {
+        R len = sqrt(acc[i]);
+        R m = len > level ? len : level;
+        R f = op == 0 ? (level == R(0) ? R(1) : R(1) - level / m)
+                      : (level == R(0) ? R(0) : level / m);
+        y[i] = dl_scale_real(y[i], f);
+    }
+}
+
 /// The box of a strided copy, as distlops_core::engine::StridedCopy merges it (at most 8 axes).
 struct dl_strides {
     dl_index ndim;
@@ -178,6 +200,15 @@ __device__ void strided_add(dl_index n, dl_strides s, const T* __restrict__ x, T
                                           typename dl_real_of<T>::type b, const T* w,             \
                                           dl_index nw, T* y) {                                    \
         shrink<T, typename dl_real_of<T>::type>(n, op, a, b, w, nw, y);                           \
+    }                                                                                             \
+    extern "C" __global__ void abs2_add_##S(dl_index n, const T* x,                               \
+                                            typename dl_real_of<T>::type* acc) {                  \
+        abs2_add<T, typename dl_real_of<T>::type>(n, x, acc);                                     \
+    }                                                                                             \
+    extern "C" __global__ void group_scale_##S(dl_index n, int op,                                \
+                                               typename dl_real_of<T>::type level,                \
+                                               const typename dl_real_of<T>::type* acc, T* y) {   \
+        group_scale<T, typename dl_real_of<T>::type>(n, op, level, acc, y);                       \
     }
 DL_FOR_EACH_SCALAR(DL_ELEMENTWISE)
 

@@ -5,9 +5,9 @@ use crate::common::Result;
 use crate::elementwise::with_blocks;
 use crate::prox::{check_tau, check_weight, norm, Proximal};
 use distlops_core::{
-    DistVector, DistributedArray, Engine, Error, NormOrd, RealScalar, Scalar, VectorRef,
+    DistVector, DistributedArray, Engine, Error, GroupScale, NormOrd, RealScalar, Scalar, VectorRef,
 };
-use num_traits::{Float, One, Zero};
+use num_traits::{Float, Zero};
 
 /// `f(x) = sigma sum_i sqrt(sum_k |x_k[i]|^2)`: the mixed `L2,1` norm of a stack
 /// `x = [x_0; x_1; ...; x_{K-1}]` of `K` parts with one layout, the sum over the elements `i`
@@ -28,8 +28,9 @@ use num_traits::{Float, One, Zero};
 ///   elements of every part: no communication for the proxes, one reduction for `f(x)`. A
 ///   stack whose parts' layouts differ is an [`Error::LayoutMismatch`] on every rank (the
 ///   layouts are global, so every rank sees the same).
-/// * Engines: on the host the parts' blocks are changed in place; device blocks make a round
-///   trip through host memory (as the other proximal operators here).
+/// * Engines: the proxes run on the vector's engine (`Compute::group_scale`: on a device one
+///   kernel pass per part for the lengths and one for the scaling, bitwise the host's); the
+///   value's lengths make a round trip through host memory.
 /// * Complex values: `|x_k[i]|^2` is the squared modulus; the scale is real.
 /// * PyLops-MPI: `MPIL21(ndim, sigma)` (0.8.0), pyproximal's `L21(ndim, sigma)` on a flat vector
 ///   of `ndim` stacked parts; here the stack is the vector's own structure.
@@ -83,17 +84,7 @@ impl<T: Scalar, E: Engine> Proximal<T, E> for L21 {
         check_weight("sigma", "L21", self.sigma)?;
         check_tau("L21", tau)?;
         let ts = <T::Real as RealScalar>::real_from_f64(tau * self.sigma);
-        let mut parts = parts_of(x)?;
-        with_blocks(&mut parts, |blocks| {
-            scale_elements(blocks, |n| {
-                if ts.is_zero() {
-                    T::Real::one()
-                } else {
-                    T::Real::one() - ts / n.max(ts)
-                }
-            });
-        });
-        Ok(())
+        group_scale(&mut parts_of(x)?, GroupScale::Shrink(ts))
     }
 
     /// The projection: every element's vector scaled by `sigma / max(n_i, sigma)` (`tau` is
@@ -102,17 +93,7 @@ impl<T: Scalar, E: Engine> Proximal<T, E> for L21 {
         check_weight("sigma", "L21", self.sigma)?;
         crate::prox::check_positive("L21", "tau", tau)?;
         let s = <T::Real as RealScalar>::real_from_f64(self.sigma);
-        let mut parts = parts_of(x)?;
-        with_blocks(&mut parts, |blocks| {
-            scale_elements(blocks, |n| {
-                if s.is_zero() {
-                    T::Real::zero()
-                } else {
-                    s / n.max(s)
-                }
-            });
-        });
-        Ok(())
+        group_scale(&mut parts_of(x)?, GroupScale::Project(s))
     }
 
     fn name(&self) -> String {
@@ -171,29 +152,21 @@ fn lengths_into_first<T: Scalar>(blocks: &mut [&mut [T]]) {
     }
 }
 
-/// Every `b_k[i]` scaled by `factor(n_i)`, a chunk of elements at a time: the factors of a chunk
-/// first (reading every part), then each part's chunk scaled (loops the compiler vectorises; the
-/// same operations in the same order as element by element).
-fn scale_elements<T: Scalar>(blocks: &mut [&mut [T]], factor: impl Fn(T::Real) -> T::Real) {
-    const CHUNK: usize = 512;
-    let n = blocks.first().map_or(0, |b| b.len());
-    let mut factors = [T::Real::zero(); CHUNK];
-    for start in (0..n).step_by(CHUNK) {
-        let end = (start + CHUNK).min(n);
-        let factors = &mut factors[..end - start];
-        factors.fill(T::Real::zero());
-        for b in blocks.iter() {
-            for (f, v) in factors.iter_mut().zip(&b[start..end]) {
-                *f += v.abs2();
-            }
-        }
-        for f in factors.iter_mut() {
-            *f = factor(f.sqrt());
-        }
-        for b in blocks.iter_mut() {
-            for (v, &c) in b[start..end].iter_mut().zip(factors.iter()) {
-                *v = v.scale_real(c);
-            }
-        }
-    }
+/// `op` on the parts' blocks on this rank, on their engine (`Compute::group_scale`, one kernel
+/// pass per part on a device).
+///
+/// # Errors
+/// [`Error::Allocation`] if the engine has no room for its work space.
+fn group_scale<T: Scalar, E: Engine>(
+    parts: &mut [&mut DistributedArray<T, E>],
+    op: GroupScale<T::Real>,
+) -> Result<()> {
+    let n = parts[0].local_shape().iter().product();
+    let mut work = parts[0]
+        .engine()
+        .zeros::<T::Real>(&[E::group_scale_work(n)])?;
+    let mut blocks: Vec<&mut E::Storage<T>> =
+        parts.iter_mut().map(|a| a.local_block_mut()).collect();
+    E::group_scale(op, &mut blocks, &mut work);
+    Ok(())
 }

@@ -1,10 +1,12 @@
-//! The separable proximal operators on engine `E` against the same operators on the host, whose
-//! values the proximal suite checks against formulas: bit for bit (their maps are the engines'
-//! `shrink` kernel, `Shrink`'s expressions on every engine), on a plain vector split so that
+//! The element-wise and group-wise proximal operators on engine `E` against the same operators on
+//! the host, whose values the proximal suite checks against formulas: bit for bit (their maps are
+//! the engines' `shrink` and `group_scale` kernels, `Shrink`'s and `GroupScale`'s expressions on
+//! every engine), on a plain vector split so that
 //! the ranks' blocks differ in length and on a stack of a Scatter and a Broadcast part, all four
 //! dtypes: `L1` (soft threshold), `WeightedL1` (per-element thresholds), `L0` (hard threshold),
-//! `Bounds` and `Huber`, their `prox` and `proxdual` (Moreau, over the engine's own vector
-//! updates); values with exact zeros, values exactly at a threshold, and a NaN that must stay a
+//! `Bounds`, `Huber` and `L21` (the group scaling of isotropic TV, on a stack and on a plain
+//! vector, `sigma` zero and not), their `prox` and `proxdual` (a closed form, or Moreau's identity
+//! over the engine's own vector updates); values with exact zeros, values exactly at a threshold, and a NaN that must stay a
 //! NaN. Then a `WeightedL1` whose weights have another structure: an error on every rank.
 
 use super::check::{dist, expect_err, is_layout_mismatch};
@@ -14,7 +16,7 @@ use distlops::core::{
     Communicator, Complex32, Complex64, DistVector, Engine, Host, Layout, RealScalar,
     StackedDistributedArray, ToEngine,
 };
-use distlops::solvers::{Bounds, Huber, Proximal, WeightedL1, L0, L1};
+use distlops::solvers::{Bounds, Huber, Proximal, WeightedL1, L0, L1, L21};
 use ndarray::ArrayD;
 
 /// Elements of the plain vector: not divisible by 2, 3 or 4.
@@ -112,6 +114,21 @@ fn separable<T: TestScalar, E: TestEngine>(comm: &Communicator) {
         let host_w = WeightedL1::new(0.4, w.clone()).unwrap();
         let dev_w = WeightedL1::new(0.4, w.to_engine(&engine).unwrap()).unwrap();
         compare::<T, E>(&engine, &what("WeightedL1"), &host_w, &dev_w, x);
+    }
+    // L21 on a stack of three parts of one layout (isotropic TV's gradient), and on a plain
+    // vector (one part).
+    let p = comm.size();
+    let scatter = Layout::scatter(&[N], 0, p).unwrap();
+    let parts: Vec<DistVector<T>> = (0..3)
+        .map(|k| dist(comm, &values::<T>(40 + k), &scatter).into())
+        .collect();
+    let stack = DistVector::Stacked(StackedDistributedArray::new(parts).unwrap());
+    let plain: DistVector<T> = dist(comm, &values::<T>(43), &scatter).into();
+    for (name, x) in [("L21, stack", &stack), ("L21, plain", &plain)] {
+        for sigma in [0.0, 0.3] {
+            let l21 = L21 { sigma };
+            compare::<T, E>(&engine, &format!("{name}, sigma {sigma}"), &l21, &l21, x);
+        }
     }
     // Weights of another structure than x (a stack for a plain vector): an error on every rank,
     // on the engine too.

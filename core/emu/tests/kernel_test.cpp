@@ -281,6 +281,31 @@ template <typename T> void test_type(const char* s) {
                 }
             }
 
+            // The group maps of L21: the squares of three parts summed into acc (exactly n reals)
+            // part by part, then each part scaled by the factor of its element's length, for
+            // shrink and project, at a level and at zero.
+            {
+                const std::vector<std::vector<T>> parts = {values<T>(n, 7), values<T>(n, 8), values<T>(n, 9)};
+                std::vector<R> acc(n, R(0)), want_acc(n, R(0));
+                for (const auto& part : parts) {
+                    launch("abs2_add_" + S, grid, block, N, buf(part), buf(acc));
+                    for (size_t i = 0; i < n; ++i) want_acc[i] = want_acc[i] + ref<T>::abs2(part[i]);
+                }
+                check(same(acc, want_acc), "abs2_add" + at);
+                for (int op = 0; op < 2; ++op)
+                    for (R level : {R(0), R(0.9)}) {
+                        std::vector<T> got = parts[1], want(n);
+                        launch("group_scale_" + S, grid, block, N, op, level, buf(acc), buf(got));
+                        for (size_t i = 0; i < n; ++i) {
+                            R len = std::sqrt(want_acc[i]), m = len > level ? len : level;
+                            R f = op == 0 ? (level == R(0) ? R(1) : R(1) - level / m)
+                                          : (level == R(0) ? R(0) : level / m);
+                            want[i] = ref<T>::scale(parts[1][i], f);
+                        }
+                        check(same(got, want), "group_scale op " + std::to_string(op) + at);
+                    }
+            }
+
             // Strided copy: the transpose of y seen as (rows x cols) with cols = 3 (rows = n / 3),
             // into a buffer of exactly rows * cols elements.
             {

@@ -91,6 +91,51 @@ impl Compute for Cuda {
         // reads w[0..n); w is a distinct block (y is borrowed mutably) or not passed (nw = 0).
         unsafe { y.cuda().launch::<T>("shrink", y.len(), false, &args) };
     }
+    fn group_scale_work(n: usize) -> usize {
+        n
+    }
+    fn group_scale<T: Scalar>(
+        op: GroupScale<T::Real>,
+        parts: &mut [&mut DeviceBlock<T>],
+        work: &mut DeviceBlock<T::Real>,
+    ) {
+        let Some(n) = parts.first().map(|p| p.len()) else {
+            return;
+        };
+        assert!(
+            work.len() >= n,
+            "group_scale: a work space of {} reals for parts of {n}",
+            work.len()
+        );
+        for p in parts.iter() {
+            assert_eq!(p.len(), n, "group_scale on parts of different lengths");
+            assert!(p.cuda() == work.cuda(), "group_scale on different devices");
+        }
+        let cuda = work.cuda();
+        let acc = elems::<T::Real>(work.buf.ptr, n);
+        let zero = [count(n), arg(<T::Real as num_traits::Zero>::zero()), acc];
+        // SAFETY: `fill` writes acc[0..n), inside `work` (checked: at least n reals).
+        unsafe { cuda.launch::<T::Real>("fill", n, false, &zero) };
+        for p in parts.iter() {
+            let args = [count(n), elems::<T>(p.buf.ptr, n), acc];
+            // SAFETY: `abs2_add` reads x[0..n) of a part of n elements and reads and writes
+            // acc[0..n); `work` is borrowed mutably, so it is not a part.
+            unsafe { cuda.launch::<T>("abs2_add", n, false, &args) };
+        }
+        let (code, level) = op.code();
+        for p in parts.iter_mut() {
+            let args = [
+                count(n),
+                KernelArg::I32(code),
+                real_arg::<T>(level),
+                acc,
+                elems::<T>(p.buf.ptr, n),
+            ];
+            // SAFETY: `group_scale` reads acc[0..n) and reads and writes y[0..n) of a part of n
+            // elements, a block distinct from `work`.
+            unsafe { cuda.launch::<T>("group_scale", n, false, &args) };
+        }
+    }
     fn dot_nodes<T: Scalar>(
         conj: bool,
         x: &DeviceBlock<T>,

@@ -94,7 +94,7 @@ pub fn kernel_names() -> Vec<String> {
 
 use crate::engine::{
     check_batched_lens, check_matmul_lens, Banded, BinaryOp, Collectives, Compute, Dense, Fourier,
-    MatOp, Memory, NormTerm, OrderFree, Sealed, Shrink, SliceLen, StridedCopy,
+    GroupScale, MatOp, Memory, NormTerm, OrderFree, Sealed, Shrink, SliceLen, StridedCopy,
 };
 use crate::error::{Error, Result};
 use crate::repro::BlockNode;

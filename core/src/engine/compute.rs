@@ -126,6 +126,40 @@ impl<R: RealScalar> Shrink<R> {
     }
 }
 
+/// The group maps of the mixed `L2,1` norm ([`Compute::group_scale`]): with
+/// `n_i = sqrt(sum_k |x_k[i]|^2)` over the parts (`k` ascending, from `+0`), every `x_k[i]` is
+/// scaled by `factor(n_i)`, a real number (`m = n_i` if `n_i > level`, else `level`: a
+/// comparison, so a NaN `n_i` gives `level` on every engine):
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum GroupScale<R> {
+    /// The prox: `1 - t / m` with `level = t` (`1` when `t = 0`).
+    Shrink(R),
+    /// The projection onto `n_i <= s`: `s / m` with `level = s` (`0` when `s = 0`).
+    Project(R),
+}
+
+impl<R: RealScalar> GroupScale<R> {
+    /// The factor of an element whose length is `n`.
+    #[inline(always)]
+    pub fn factor(self, n: R) -> R {
+        let over = |level: R| if n > level { n } else { level };
+        match self {
+            GroupScale::Shrink(t) if t == R::zero() => R::one(),
+            GroupScale::Shrink(t) => R::one() - t / over(t),
+            GroupScale::Project(s) if s == R::zero() => R::zero(),
+            GroupScale::Project(s) => s / over(s),
+        }
+    }
+
+    /// The code the device kernel uses (0 shrink, 1 project) and its level.
+    pub fn code(self) -> (i32, R) {
+        match self {
+            GroupScale::Shrink(t) => (0, t),
+            GroupScale::Project(s) => (1, s),
+        }
+    }
+}
+
 /// The terms of a sum-based norm: `|x|^2` (order 2), `|x|` (order 1) or `|x|^p`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum NormTerm {
@@ -206,6 +240,17 @@ pub trait Compute: Memory {
         op: Shrink<T::Real>,
         w: Option<&Self::Storage<T>>,
         y: &mut Self::Storage<T>,
+    );
+
+    /// The reals of work space [`group_scale`](Self::group_scale) needs for parts of `n`
+    /// elements (none on the host, which keeps its sums in registers and on the stack).
+    fn group_scale_work(n: usize) -> usize;
+    /// The group map `op` on parts of one length (see [`GroupScale`]); `work` holds at least
+    /// [`group_scale_work`](Self::group_scale_work) reals.
+    fn group_scale<T: Scalar>(
+        op: GroupScale<T::Real>,
+        parts: &mut [&mut Self::Storage<T>],
+        work: &mut Self::Storage<T::Real>,
     );
 
     /// The values of the given nodes of the canonical sum tree (see

@@ -55,7 +55,7 @@ mod to_engine;
 
 pub use banded::Banded;
 pub use collectives::Collectives;
-pub use compute::{BinaryOp, Compute, NormTerm, OrderFree, Shrink};
+pub use compute::{BinaryOp, Compute, GroupScale, NormTerm, OrderFree, Shrink};
 pub(crate) use dense::{check_batched_lens, check_matmul_lens};
 pub use dense::{Dense, MatOp};
 pub(crate) use fourier::check_gather;

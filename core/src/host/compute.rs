@@ -1,11 +1,12 @@
 //! [`Compute`] for [`Host`]: the kernels of [`kernels`](crate::kernels) on contiguous slices.
 
 use super::{flat, flat_mut, Host};
-use crate::engine::{BinaryOp, Compute, NormTerm, OrderFree, Shrink, StridedCopy};
+use crate::engine::{BinaryOp, Compute, GroupScale, NormTerm, OrderFree, Shrink, StridedCopy};
 use crate::kernels;
 use crate::repro::{node_value, BlockNode};
 use crate::scalar::Scalar;
 use ndarray::ArrayD;
+use num_traits::{Float, Zero};
 
 impl Compute for Host {
     fn fill<T: Scalar>(y: &mut ArrayD<T>, value: T) {
@@ -93,11 +94,53 @@ impl Compute for Host {
             }
         }
     }
+    fn group_scale_work(_n: usize) -> usize {
+        0
+    }
+    fn group_scale<T: Scalar>(
+        op: GroupScale<T::Real>,
+        parts: &mut [&mut ArrayD<T>],
+        _work: &mut ArrayD<T::Real>,
+    ) {
+        let mut blocks: Vec<&mut [T]> = parts.iter_mut().map(|p| flat_mut(p)).collect();
+        host_group_scale(&mut blocks, |n| op.factor(n));
+    }
     fn strided_copy<T: Scalar>(copy: &StridedCopy, x: &[T], y: &mut [T]) {
         super::strided::copy(copy, x, y);
     }
     fn strided_add<T: Scalar>(copy: &StridedCopy, x: &[T], y: &mut [T]) {
         super::strided::add(copy, x, y);
+    }
+}
+
+/// Every `b_k[i]` scaled by `factor(n_i)`, `n_i = sqrt(sum_k |b_k[i]|^2)`, a chunk of elements
+/// at a time: the factors of a chunk first (reading every part), then each part's chunk scaled
+/// (loops the compiler vectorises; the same operations in the same order as element by element).
+fn host_group_scale<T: Scalar>(blocks: &mut [&mut [T]], factor: impl Fn(T::Real) -> T::Real) {
+    const CHUNK: usize = 512;
+    let n = blocks.first().map_or(0, |b| b.len());
+    assert!(
+        blocks.iter().all(|b| b.len() == n),
+        "group_scale on parts of different lengths"
+    );
+    let mut factors = [T::Real::zero(); CHUNK];
+    for start in (0..n).step_by(CHUNK) {
+        let end = (start + CHUNK).min(n);
+        let factors = &mut factors[..end - start];
+        factors.fill(T::Real::zero());
+        for b in blocks.iter() {
+            for (f, v) in factors.iter_mut().zip(&b[start..end]) {
+                *f += v.abs2();
+            }
+        }
+        for f in factors.iter_mut() {
+            *f = factor(f.sqrt());
+        }
+        for b in blocks.iter_mut() {
+            for (v, &c) in b[start..end].iter_mut().zip(factors.iter()) {
+                *v = v.scale_real(c);
+            }
+        }
     }
 }
 
