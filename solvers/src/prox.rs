@@ -13,6 +13,11 @@
 //! vectors alike, Scatter or Broadcast; evaluating `f(x)` is one reduction. These are
 //! PyLops-MPI's `MPIProxOperator` of pyproximal's `L1`, `L0` and `Box`, and `MPIL2` without
 //! operator or data.
+//!
+//! Engines: the soft and hard thresholds and the box run on the vector's engine
+//! ([`Compute::shrink`](distlops_core::Compute::shrink), one kernel on a device, the host's bits);
+//! the half threshold, `L2`'s division and the function values run on host slices (a round trip
+//! of the blocks through host memory on a device).
 
 use crate::common::Result;
 use crate::elementwise::{arrays_mut, shrink, with_blocks};
