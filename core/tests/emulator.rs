@@ -4,9 +4,9 @@
 
 use distlops_core::ToEngine;
 use distlops_core::{
-    AxisBand, Banded, Complex32, Complex64, Compute, Cuda, DistributedArray, Host, Layout, Memory,
-    NormOrd, RealScalar, Scalar, StencilBand, StencilPart, StencilPlan, StencilTerm, Stencils,
-    StridedCopy, Threads,
+    AxisBand, Banded, Complex32, Complex64, Compute, Cuda, DistributedArray, GroupScale, Host,
+    Layout, Memory, NormOrd, RealScalar, Scalar, Shrink, StencilBand, StencilPart, StencilPlan,
+    StencilTerm, Stencils, StridedCopy, Threads,
 };
 use ndarray::{ArrayD, IxDyn};
 
@@ -102,6 +102,44 @@ fn check<T: Gen>(n: usize, nranks: usize) {
                 Cuda::slice_mut(&mut dout),
             );
             assert_eq!(Cuda::download(&dout), hout, "diag_mul {d_len} x {inner}");
+        }
+        // The proximal maps: every shrink (the soft threshold with weights too) and both group
+        // scalings of two parts (a level and zero).
+        let r = <T::Real as RealScalar>::real_from_f64;
+        let shrinks = [
+            Shrink::Soft(r(0.5)),
+            Shrink::Hard(r(0.5)),
+            Shrink::Clip(r(-0.5), r(0.5)),
+            Shrink::Huber(r(0.5), r(1.0)),
+        ];
+        for (k, op) in shrinks.into_iter().enumerate() {
+            for weighted in [false, k == 0] {
+                let (mut h, mut d) = (Host::duplicate(hb), Cuda::duplicate(db));
+                Host::shrink(op, weighted.then_some(hy.local_block()), &mut h);
+                Cuda::shrink(op, weighted.then_some(dy.local_block()), &mut d);
+                assert_eq!(Cuda::download(&d), h, "shrink {op:?} (weights: {weighted})");
+            }
+        }
+        for op in [
+            GroupScale::Shrink(r(0.5)),
+            GroupScale::Project(r(0.5)),
+            GroupScale::Shrink(r(0.0)),
+        ] {
+            let (mut h0, mut h1) = (Host::duplicate(hb), Host::duplicate(hy.local_block()));
+            let (mut d0, mut d1) = (Cuda::duplicate(db), Cuda::duplicate(dy.local_block()));
+            let mut hw = Host
+                .zeros::<T::Real>(&[Host::group_scale_work(len)])
+                .unwrap();
+            let mut dw = cuda
+                .zeros::<T::Real>(&[Cuda::group_scale_work(len)])
+                .unwrap();
+            Host::group_scale(op, &mut [&mut h0, &mut h1], &mut hw);
+            Cuda::group_scale(op, &mut [&mut d0, &mut d1], &mut dw);
+            assert_eq!(
+                (Cuda::download(&d0), Cuda::download(&d1)),
+                (h0, h1),
+                "group_scale {op:?}"
+            );
         }
         let copy = StridedCopy::new(&[len / 2], (1, &[2], len), (0, &[1], len)).unwrap();
         let mut hout = Host.zeros::<T>(&[len]).unwrap();
