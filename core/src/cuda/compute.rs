@@ -81,8 +81,8 @@ impl Compute for Cuda {
         let args = [
             count(y.len()),
             KernelArg::I32(code),
-            real_arg::<T>(a),
-            real_arg::<T>(b),
+            arg::<T::Real>(a),
+            arg::<T::Real>(b),
             w_arg,
             count(nw),
             elems::<T>(y.buf.ptr, y.len()),
@@ -127,7 +127,7 @@ impl Compute for Cuda {
             let args = [
                 count(n),
                 KernelArg::I32(code),
-                real_arg::<T>(level),
+                arg::<T::Real>(level),
                 acc,
                 elems::<T>(p.buf.ptr, n),
             ];

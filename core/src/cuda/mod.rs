@@ -500,14 +500,6 @@ fn arg<T: Scalar>(v: T) -> KernelArg {
     }
 }
 
-/// A real parameter of a kernel on `T` values (the real type of `T`: `float` or `double`).
-fn real_arg<T: Scalar>(v: T::Real) -> KernelArg {
-    match T::SUFFIX {
-        "f32" | "c32" => KernelArg::F32(v.to_f64() as f32),
-        _ => KernelArg::F64(v.to_f64()),
-    }
-}
-
 /// Checks that two blocks can be combined: the same length on the same device.
 fn same<T: Scalar>(x: &DeviceBlock<T>, y: &DeviceBlock<T>) {
     assert_eq!(x.len(), y.len(), "device blocks of different lengths");
