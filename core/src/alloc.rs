@@ -22,7 +22,7 @@
 //! replace it or [`release_pool`] is called.
 
 use crate::error::{Error, Result};
-use crate::scalar::Scalar;
+use crate::scalar::{RealScalar, Scalar};
 use ndarray::{ArrayD, IxDyn};
 use std::alloc::Layout;
 use std::ptr::NonNull;
@@ -70,7 +70,9 @@ pub fn recycle<T>(v: Vec<T>) {
     let Ok(layout) = Layout::array::<T>(cap) else {
         return;
     };
-    if layout.size() < HUGE_PAGE_THRESHOLD {
+    // Only whole blocks are kept: every element of a pooled block was written by its last owner,
+    // which is what lets [`try_vec_for_overwrite`] hand one out without writing it.
+    if layout.size() < HUGE_PAGE_THRESHOLD || v.len() != cap {
         return;
     }
     let mut v = std::mem::ManuallyDrop::new(v);
@@ -214,6 +216,53 @@ pub fn try_vec_zeroed<T: Scalar>(n: usize) -> Result<Vec<T>> {
     Ok(v)
 }
 
+/// `n` values for a caller that writes every one of them before reading any: a pooled block as
+/// its last owner left it (no pass over memory, where [`try_vec_zeroed`] writes `n` zeros), or
+/// else zeroed memory as [`try_vec_zeroed`]. The values are initialised but unspecified. In builds
+/// with debug assertions every value is NaN instead, so that a caller which reads one before
+/// writing it fails its tests rather than depending on what the pool held.
+///
+/// # Errors
+/// As [`try_vec_zeroed`].
+pub fn try_vec_for_overwrite<T: Scalar>(n: usize) -> Result<Vec<T>> {
+    let mut v = match pooled_vec::<T>(n) {
+        // SAFETY: `pooled_vec` returns a block of capacity `n` that was recycled whole (its
+        // length was its capacity, see `recycle`): all `n` elements were written by its last
+        // owner and are initialised values of `T` (plain scalars, no drop glue).
+        Some(mut v) => unsafe {
+            v.set_len(n);
+            v
+        },
+        None => try_vec_zeroed(n)?,
+    };
+    if cfg!(debug_assertions) {
+        let nan = T::Real::real_from_f64(f64::NAN);
+        v.fill(T::from_parts(nan, nan));
+    }
+    Ok(v)
+}
+
+/// An array of `shape` allocated as [`try_vec_for_overwrite`]: its values are unspecified (NaN
+/// with debug assertions).
+///
+/// # Errors
+/// As [`try_array_zeros`].
+pub fn try_array_for_overwrite<T: Scalar>(shape: &[usize]) -> Result<ArrayD<T>> {
+    let n = shape_len(shape)?;
+    Ok(
+        ArrayD::from_shape_vec(IxDyn(shape), try_vec_for_overwrite(n)?)
+            .expect("the length is the shape's"),
+    )
+}
+
+/// The number of elements of `shape`, or an error if it overflows.
+fn shape_len(shape: &[usize]) -> Result<usize> {
+    shape
+        .iter()
+        .try_fold(1usize, |a, &b| a.checked_mul(b))
+        .ok_or_else(|| Error::Allocation(format!("the size of shape {shape:?} overflows")))
+}
+
 /// An array of zeros of `shape`, allocated as [`vec_zeroed`].
 ///
 /// # Panics
@@ -227,10 +276,7 @@ pub fn array_zeros<T: Scalar>(shape: &[usize]) -> ArrayD<T> {
 /// # Errors
 /// [`Error::Allocation`].
 pub fn try_array_zeros<T: Scalar>(shape: &[usize]) -> Result<ArrayD<T>> {
-    let n = shape
-        .iter()
-        .try_fold(1usize, |a, &b| a.checked_mul(b))
-        .ok_or_else(|| Error::Allocation(format!("the size of shape {shape:?} overflows")))?;
+    let n = shape_len(shape)?;
     Ok(
         ArrayD::from_shape_vec(IxDyn(shape), try_vec_zeroed(n)?)
             .expect("the length is the shape's"),
@@ -297,6 +343,31 @@ mod tests {
         }
         assert!(!over(&POOL.lock().unwrap()));
         release_pool();
+    }
+
+    #[test]
+    fn blocks_for_overwrite_are_poisoned_and_partial_blocks_are_not_pooled() {
+        let n = HUGE_PAGE_THRESHOLD / 8 + 29;
+        // A vector whose tail was never written is freed, not pooled.
+        let mut partial = Vec::<f64>::with_capacity(n);
+        partial.push(1.0);
+        let p = partial.as_ptr() as usize;
+        recycle(partial);
+        assert!(!POOL
+            .lock()
+            .unwrap()
+            .iter()
+            .any(|b| b.ptr.as_ptr() as usize == p));
+        for len in [0, 5, n] {
+            recycle(vec_filled(len, 4.0f64));
+            let v = try_vec_for_overwrite::<f64>(len).unwrap();
+            assert_eq!(v.len(), len);
+            // Tests build with debug assertions: every value is NaN, pooled block or not.
+            assert!(v.iter().all(|x| x.is_nan()), "length {len}");
+            let c = try_array_for_overwrite::<num_complex::Complex32>(&[len, 2]).unwrap();
+            assert!(c.iter().all(|c| c.re.is_nan() && c.im.is_nan()));
+        }
+        assert!(try_array_for_overwrite::<f64>(&[usize::MAX, 2]).is_err());
     }
 
     #[test]

@@ -117,6 +117,21 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         Ok(Self::from_parts(comm.clone(), layout.clone(), local, None))
     }
 
+    /// An array of `layout` on `engine` whose values are unspecified, for an output that is
+    /// overwritten whole ([`Memory::for_overwrite`](crate::engine::Memory::for_overwrite)). No communication.
+    ///
+    /// # Errors
+    /// As [`zeros_on`](Self::zeros_on).
+    pub(crate) fn for_overwrite_on(
+        engine: &E,
+        comm: &Communicator,
+        layout: &Layout,
+    ) -> Result<Self> {
+        layout.check_comm(comm)?;
+        let local = engine.for_overwrite(&layout.local_shape(comm.rank()))?;
+        Ok(Self::from_parts(comm.clone(), layout.clone(), local, None))
+    }
+
     /// The engine this rank's block lives on. No communication.
     pub fn engine(&self) -> E {
         E::of(&self.local)

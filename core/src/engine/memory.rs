@@ -51,6 +51,16 @@ pub trait Memory: Sealed + Clone + PartialEq + std::fmt::Debug + Send + Sync + '
     /// # Errors
     /// [`Error::Allocation`](crate::Error::Allocation) if the memory cannot be had.
     fn zeros<T: Scalar>(&self, shape: &[usize]) -> Result<Self::Storage<T>>;
+    /// A block of the given shape for a caller that overwrites every element before reading
+    /// any (the output of an operator product): its values are unspecified. The host hands out
+    /// a recycled block without writing it ([`alloc::try_vec_for_overwrite`](crate::alloc::try_vec_for_overwrite),
+    /// NaN with debug assertions); the default is [`zeros`](Self::zeros).
+    ///
+    /// # Errors
+    /// As [`zeros`](Self::zeros).
+    fn for_overwrite<T: Scalar>(&self, shape: &[usize]) -> Result<Self::Storage<T>> {
+        self.zeros(shape)
+    }
     /// A block with the values of a host array (C order).
     ///
     /// # Errors

@@ -17,6 +17,9 @@ impl Memory for Host {
     fn zeros<T: Scalar>(&self, shape: &[usize]) -> Result<ArrayD<T>> {
         crate::alloc::try_array_zeros(shape)
     }
+    fn for_overwrite<T: Scalar>(&self, shape: &[usize]) -> Result<ArrayD<T>> {
+        crate::alloc::try_array_for_overwrite(shape)
+    }
     fn upload<T: Scalar>(&self, values: ArrayViewD<'_, T>) -> Result<ArrayD<T>> {
         let mut out = self.zeros(values.shape())?;
         out.assign(&values);

@@ -122,7 +122,10 @@ pub trait LinearOperator<T: Scalar, E: Engine = Host>: Send + Sync {
     fn range(&self) -> &Space;
     /// The communicator the vectors live on.
     fn comm(&self) -> &Communicator;
-    /// `y = A x`, for `x` in the domain and `y` in the range (not checked). Overwrites `y`.
+    /// `y = A x`, for `x` in the domain and `y` in the range (not checked). Overwrites every
+    /// element of `y`, whatever it held: [`apply`](LinearOperatorExt::apply) passes a block it
+    /// has not written (NaN in builds with debug assertions, so tests catch a product that
+    /// reads its output or leaves part of it).
     /// [Collective](crate#collective-calls) whenever the operator communicates (every
     /// distributed operator whose documentation lists communication per product, and every
     /// composition containing one): every rank of the operator's communicator calls it. No
@@ -131,7 +134,8 @@ pub trait LinearOperator<T: Scalar, E: Engine = Host>: Send + Sync {
     /// # Errors
     /// Only what nested checked calls report.
     fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()>;
-    /// `x = A^H y`, for `y` in the range and `x` in the domain (not checked). Overwrites `x`.
+    /// `x = A^H y`, for `y` in the range and `x` in the domain (not checked). Overwrites every
+    /// element of `x`, as [`matvec_unchecked`](Self::matvec_unchecked) does `y`.
     /// Collective as [`matvec_unchecked`](Self::matvec_unchecked).
     ///
     /// # Errors
@@ -316,6 +320,11 @@ pub trait LinearOperatorExt<T: Scalar, E: Engine = Host>: LinearOperator<T, E> {
     /// `A x`, in a new vector on `x`'s engine. [Collective](crate#collective-calls): every rank of
     /// the operator's communicator calls it, for every operator.
     ///
+    /// The new vector is not written before the product ([`Memory::for_overwrite`](crate::engine::Memory::for_overwrite):
+    /// on the host a recycled block, NaN in builds with debug assertions), since every
+    /// operator's [`matvec_unchecked`](LinearOperator::matvec_unchecked) overwrites its output
+    /// whole: a product costs its own pass over memory, not a pass of zeros before it.
+    ///
     /// Agrees as [`LinearOperator::matvec`]; also checks that the copies of a replicated
     /// input are the same on every rank ([`DistVector::check_replicas`], one pass over the
     /// replicated data; the in-place [`matvec`](LinearOperator::matvec) of solver loops does not
@@ -332,7 +341,7 @@ pub trait LinearOperatorExt<T: Scalar, E: Engine = Host>: LinearOperator<T, E> {
     {
         let x = x.into();
         let y = check_in(self, self.domain(), x, "matvec input")
-            .and_then(|()| self.new_range_vector_on(&x.engine()));
+            .and_then(|()| self.range().for_overwrite_on(&x.engine(), self.comm()));
         let mut y = agreed(self, "matvec", y)?;
         x.check_replicas(&format!("{} matvec input", self.name()))?;
         self.matvec_unchecked(x, &mut y)?;
@@ -350,7 +359,7 @@ pub trait LinearOperatorExt<T: Scalar, E: Engine = Host>: LinearOperator<T, E> {
     {
         let y = y.into();
         let x = check_in(self, self.range(), y, "rmatvec input")
-            .and_then(|()| self.new_domain_vector_on(&y.engine()));
+            .and_then(|()| self.domain().for_overwrite_on(&y.engine(), self.comm()));
         let mut x = agreed(self, "rmatvec", x)?;
         y.check_replicas(&format!("{} rmatvec input", self.name()))?;
         self.rmatvec_unchecked(y, &mut x)?;

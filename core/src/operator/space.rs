@@ -183,9 +183,37 @@ impl Space {
         engine: &E,
         comm: &Communicator,
     ) -> Result<DistVector<T, E>> {
+        self.vector_on(engine, comm, false)
+    }
+
+    /// A vector of this space on `engine` whose values are unspecified (NaN with debug
+    /// assertions on the host), for an output that is overwritten whole, such as a product's
+    /// (see [`Memory::for_overwrite`](crate::engine::Memory::for_overwrite)). No communication.
+    ///
+    /// # Errors
+    /// As [`zeros`](Self::zeros).
+    pub(crate) fn for_overwrite_on<T: Scalar, E: Engine>(
+        &self,
+        engine: &E,
+        comm: &Communicator,
+    ) -> Result<DistVector<T, E>> {
+        self.vector_on(engine, comm, true)
+    }
+
+    /// A vector of this space: zeros, or unspecified values when `overwrite`.
+    fn vector_on<T: Scalar, E: Engine>(
+        &self,
+        engine: &E,
+        comm: &Communicator,
+        overwrite: bool,
+    ) -> Result<DistVector<T, E>> {
         Ok(match self {
             Space::Array { layout, mask } => {
-                let a = DistributedArray::zeros_on(engine, comm, layout)?;
+                let a = if overwrite {
+                    DistributedArray::for_overwrite_on(engine, comm, layout)?
+                } else {
+                    DistributedArray::zeros_on(engine, comm, layout)?
+                };
                 DistVector::Array(match mask {
                     Some(m) => a.with_existing_mask(m.clone()),
                     None => a,
@@ -194,7 +222,7 @@ impl Space {
             Space::Stacked(parts) => DistVector::Stacked(StackedDistributedArray::new(
                 parts
                     .iter()
-                    .map(|p| p.zeros_on(engine, comm))
+                    .map(|p| p.vector_on(engine, comm, overwrite))
                     .collect::<Result<_>>()?,
             )?),
         })
