@@ -15,6 +15,8 @@
 #              complex128, W9 and W10 in complex128)
 #   REPS       override every workload's repetitions (default: the specification's)
 #   OUT        output folder (default benchmarks/results)
+#   FEATURES   cargo features of the distlops side (default "mpi"; "mpi,blas" runs the host's
+#              matrix products on the system's OpenBLAS, see README "Dense products")
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -42,8 +44,9 @@ if [ "$(nproc)" -ge "$max_np" ]; then
   unset OMPI_MCA_rmaps_base_oversubscribe
 fi
 
-echo "==> building distlops-bench (release, mpi)"
-cargo build --release -q -p distlops-bench --features mpi
+features="${FEATURES:-mpi}"
+echo "==> building distlops-bench (release, features $features)"
+cargo build --release -q -p distlops-bench --features "$features"
 bench="${CARGO_TARGET_DIR:-$root/target}/release/distlops-bench"
 
 reps=()

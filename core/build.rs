@@ -15,6 +15,22 @@ fn main() {
     println!("cargo:rerun-if-changed=build.rs");
     #[cfg(feature = "emulator")]
     emulator::build();
+    #[cfg(feature = "blas")]
+    link_blas();
+}
+
+/// Feature `blas`: links the CBLAS library named by `DISTLOPS_BLAS_LIB` (default `openblas`,
+/// Debian's `libopenblas-dev`; e.g. `blis`, `mkl_rt`, `flexiblas`), searched also in
+/// `DISTLOPS_BLAS_DIR` when set.
+#[cfg(feature = "blas")]
+fn link_blas() {
+    println!("cargo:rerun-if-env-changed=DISTLOPS_BLAS_LIB");
+    println!("cargo:rerun-if-env-changed=DISTLOPS_BLAS_DIR");
+    if let Ok(dir) = std::env::var("DISTLOPS_BLAS_DIR") {
+        println!("cargo:rustc-link-search=native={dir}");
+    }
+    let lib = std::env::var("DISTLOPS_BLAS_LIB").unwrap_or_else(|_| "openblas".into());
+    println!("cargo:rustc-link-lib=dylib={lib}");
 }
 
 #[cfg(feature = "emulator")]

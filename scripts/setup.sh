@@ -5,8 +5,9 @@ set -euo pipefail
 
 export DEBIAN_FRONTEND=noninteractive
 # g++ builds the emulated device and the sanitizer kernel tests; unzip unpacks the NVIDIA wheels;
-# iproute2 (ip netns) and util-linux (unshare) make the two nodes of scripts/test-two-nodes.sh.
-PKGS=(libopenmpi-dev openmpi-bin libclang-dev g++ unzip iproute2 util-linux)
+# iproute2 (ip netns) and util-linux (unshare) make the two nodes of scripts/test-two-nodes.sh;
+# libopenblas-dev is the CBLAS of feature `blas`.
+PKGS=(libopenmpi-dev openmpi-bin libclang-dev g++ unzip iproute2 util-linux libopenblas-dev)
 
 # pip fetches the NVIDIA wheels of scripts/gpu-libs.sh.
 if ! python3 -m pip --version >/dev/null 2>&1; then

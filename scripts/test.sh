@@ -43,6 +43,11 @@ check "cargo check --workspace --all-targets (no features)" 1800 cargo check -q 
 DISTLOPS_DEVICE=emulated DL_EMU_ORDER=shuffle:2718 check "cargo test ${BUILD[*]}" 3600 \
   cargo test "${BUILD[@]}" --no-fail-fast "$@"
 
+# Feature `blas`: the host's products of several columns on the system's OpenBLAS, against the
+# triple loop (core alone: the rest of the workspace is not compiled again).
+check "dense products on OpenBLAS (cargo test -p distlops-core --features blas dense)" 900 \
+  cargo test -q -p distlops-core --features blas --lib dense
+
 # The examples assert their own results: run each on 3 thread ranks and under mpirun -n 3.
 examples=(distributed_array cgls stacking halo derivatives sparse_reflectivity)
 if check "cargo build ${BUILD[*]} --examples" 1200 cargo build -q "${BUILD[@]}" --examples; then

@@ -3,6 +3,8 @@
 
 mod banded;
 mod batched;
+#[cfg(feature = "blas")]
+mod blas;
 mod collectives;
 mod compute;
 mod dense;
