@@ -4,9 +4,10 @@
 use crate::cg_pipelined::CgPipelined;
 use crate::cg_single::{CgSingle, CgVectors};
 use crate::common::{
-    check_square, check_tol, data_residual, finite, finite_nonzero, fused_vdots_agreed, nonzero,
-    Callback, CgVariant, Iterative, Progress, Residual, Result, SolveInfo, StopReason,
+    check_square, check_tol, data_residual, finite, finite_nonzero, nonzero, Callback, CgVariant,
+    Iterative, Progress, Residual, Result, SolveInfo, StopReason,
 };
+use crate::fused::fused_vdots_agreed;
 use crate::table;
 use distlops_core::VectorRef;
 use distlops_core::{DistVector, Engine, Host, LinearOperator, Parameters, Scalar, Vector};

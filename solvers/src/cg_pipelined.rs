@@ -25,7 +25,8 @@
 //! numbers are in the docs of [`Cg`](crate::Cg)).
 
 use crate::cg_single::{gamma_delta, update, CgVectors};
-use crate::common::{start_vdots_agreed, CgScalars, Result};
+use crate::common::{CgScalars, Result};
+use crate::fused::start_vdots_agreed;
 use distlops_core::{DistVector, Engine, LinearOperator, Scalar, Vector};
 
 /// The state of the pipelined recurrences beyond the classic's vectors: `w = A r`, `q = A w`,

@@ -15,7 +15,8 @@
 //!         [gamma, delta] = [r^H r, r^H w]                                (one all-reduce)
 //! ```
 
-use crate::common::{finite, fused_vdots_agreed, nonzero, CgScalars, Result};
+use crate::common::{finite, nonzero, CgScalars, Result};
+use crate::fused::fused_vdots_agreed;
 use distlops_core::{DistVector, Engine, LinearOperator, Scalar, Vector};
 
 /// The solver's name in errors.

@@ -3,9 +3,10 @@
 use crate::cgls_pipelined::CglsPipelined;
 use crate::cgls_single::{CglsSingle, CglsVectors, Reduced};
 use crate::common::{
-    check_tol, data_residual, finite, finite_nonzero, fused_vdots_agreed, nonzero, Callback,
-    CgVariant, Iterative, Progress, Residual, Result, SolveInfo, StopReason,
+    check_tol, data_residual, finite, finite_nonzero, nonzero, Callback, CgVariant, Iterative,
+    Progress, Residual, Result, SolveInfo, StopReason,
 };
+use crate::fused::fused_vdots_agreed;
 use crate::table;
 use distlops_core::Error;
 use distlops_core::VectorRef;

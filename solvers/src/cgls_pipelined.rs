@@ -34,7 +34,8 @@
 //! residual `s` is carried by recurrence in every variant, the classic included.
 
 use crate::cgls_single::{pairs, reduced, update, CglsVectors, Reduced};
-use crate::common::{start_vdots_agreed, CgScalars, Result};
+use crate::common::{CgScalars, Result};
+use crate::fused::start_vdots_agreed;
 use distlops_core::{DistVector, Engine, LinearOperator, Scalar, Vector};
 use num_traits::Zero;
 

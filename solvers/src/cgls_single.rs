@@ -23,7 +23,8 @@
 //! not drift further from `A^H (y - A x) - damp^2 x` than the classic's. `|x|^2` (for
 //! `r2norm`, used with `damp > 0`) rides in the same all-reduce.
 
-use crate::common::{finite, fused_vdots_agreed, nonzero, CgScalars, Result, VdotPair};
+use crate::common::{finite, nonzero, CgScalars, Result, VdotPair};
+use crate::fused::fused_vdots_agreed;
 use distlops_core::{DistVector, Engine, LinearOperator, Scalar, Vector};
 use num_traits::Zero;
 

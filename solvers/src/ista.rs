@@ -3,9 +3,10 @@
 //! so both live here and share one step.
 
 use crate::common::{
-    check_tol, closing, data_residual, drive, finite, fused_agreed, Callback, Reduction, Result,
-    SolveInfo, Stepper, StopReason,
+    check_tol, closing, data_residual, drive, finite, Callback, Result, SolveInfo, Stepper,
+    StopReason,
 };
+use crate::fused::{fused_agreed, Reduction};
 use crate::normal::Normal;
 use crate::power_iteration::{power_iteration_on, PowerIterationParams};
 use crate::prox::Threshold;

@@ -131,6 +131,7 @@ mod cgls_single;
 mod common;
 mod elementwise;
 mod euclidean_ball;
+mod fused;
 mod huber;
 mod ista;
 mod l21;
@@ -153,10 +154,9 @@ pub use affine_addition::AffineAddition;
 pub use cg::{cg, Cg, CgParams, CgSolution};
 pub use cgls::{cgls, Cgls, CglsParams, CglsSolution};
 pub use common::CgVariant;
-pub use common::{
-    can_fuse, fused_vdots, Callback, Result, SolveInfo, SolverError, StopReason, VdotPair,
-};
+pub use common::{Callback, Result, SolveInfo, SolverError, StopReason, VdotPair};
 pub use euclidean_ball::EuclideanBall;
+pub use fused::{can_fuse, fused_vdots};
 pub use huber::Huber;
 pub use ista::{fista, ista, Fista, Ista, IstaParams, IstaSolution};
 pub use l21::L21;

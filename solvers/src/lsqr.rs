@@ -2,9 +2,9 @@
 //! `scipy.sparse.linalg.lsqr`, PyLops' `LSQR` / `lsqr`; PyLops-MPI has none).
 
 use crate::common::{
-    data_residual, finite, finite_nonzero, fused_vdots_agreed, Callback, Residual, Result,
-    SolveInfo, StopReason,
+    data_residual, finite, finite_nonzero, Callback, Residual, Result, SolveInfo, StopReason,
 };
+use crate::fused::fused_vdots_agreed;
 pub use crate::lsqr_stop::LsqrStop;
 use crate::table;
 use distlops_core::{

@@ -1,7 +1,8 @@
 //! [`power_iteration`]: the eigenvalue of largest modulus of a square operator (PyLops-MPI's
 //! `optimization.eigs.power_iteration`), from a seeded, rank-count-independent start.
 
-use crate::common::{check_square, check_tol, finite, finite_nonzero, fused_vdots_agreed, Result};
+use crate::common::{check_square, check_tol, finite, finite_nonzero, Result};
+use crate::fused::fused_vdots_agreed;
 use distlops_core::Error;
 use distlops_core::{
     DistVector, Engine, Host, Layout, LinearOperator, LinearOperatorExt, Parameters, Partition,

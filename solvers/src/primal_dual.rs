@@ -3,9 +3,9 @@
 //! distributed one).
 
 use crate::common::{
-    check_tol, closing, drive, finite, fused_agreed, Callback, Reduction, Result, SolveInfo,
-    Stepper, StopReason,
+    check_tol, closing, drive, finite, Callback, Result, SolveInfo, Stepper, StopReason,
 };
+use crate::fused::{fused_agreed, Reduction};
 use crate::normal::Normal;
 use crate::power_iteration::{power_iteration_on, PowerIterationParams};
 use crate::prox::Proximal;

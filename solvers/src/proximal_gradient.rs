@@ -3,9 +3,8 @@
 //! `ProximalGradient`, PyLops-MPI 0.8.0's distributed one, which lacks backtracking).
 
 use crate::common::stepper_basics;
-use crate::common::{
-    check_tol, finite, fused_agreed, record, Callback, Reduction, Result, SolveInfo, StopReason,
-};
+use crate::common::{check_tol, finite, record, Callback, Result, SolveInfo, StopReason};
+use crate::fused::{fused_agreed, Reduction};
 use crate::prox::Proximal;
 use distlops_core::{
     Claim, DistVector, Engine, Error, Host, Parameters, RealScalar, Scalar, Vector, VectorRef,
