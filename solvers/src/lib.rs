@@ -18,7 +18,7 @@
 //!
 //! Proximal operators for proximal solvers: the [`Proximal`] trait (`prox`, `proxdual`, the
 //! value) and [`L1`], [`WeightedL1`], [`L2`], [`L0`], [`Bounds`] (pyproximal's `Box`),
-//! [`Huber`], [`EuclideanBall`], [`L21`] (isotropic
+//! [`Huber`], [`EuclideanBall`], [`Simplex`], [`L21`] (isotropic
 //! TV on a stacked gradient), [`L2Data`] (`sigma/2 |A x - b|^2`, PyLops-MPI's `MPIL2`); ISTA's
 //! and FISTA's element-wise [`Threshold`]s. New functions from old: [`Postcomposition`]
 //! (`sigma f(x)`), [`Precomposition`] (`f(a x + b)`) and [`AffineAddition`] (`f(x) + v^H x`),
@@ -146,6 +146,7 @@ mod precomposition;
 mod primal_dual;
 mod prox;
 mod proximal_gradient;
+mod simplex;
 mod table;
 mod weighted_l1;
 
@@ -176,4 +177,5 @@ pub use proximal_gradient::{
     proximal_gradient, Acceleration, ProximalGradient, ProximalGradientParams,
     ProximalGradientSolution,
 };
+pub use simplex::Simplex;
 pub use weighted_l1::WeightedL1;

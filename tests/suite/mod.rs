@@ -365,6 +365,7 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("proximal::separable_f64", proximal::separable_f64),
     ("proximal::separable_complex", proximal::separable_complex),
     ("proximal::weighted_l1_errors", proximal::weighted_l1_errors),
+    ("proximal::simplex", proximal::simplex),
     ("proximal::composition_f64", proximal::composition_f64),
     (
         "proximal::composition_complex",

@@ -19,7 +19,7 @@ use distlops::solvers::{
     admm_l2, fista, linearized_admm, primal_dual, proximal_gradient, Acceleration, AdmmL2Params,
     AffineAddition, Bounds, CgParams, EuclideanBall, Huber, IstaParams, L2Data,
     LinearizedAdmmParams, Postcomposition, Precomposition, PrimalDual, PrimalDualParams, Proximal,
-    ProximalGradientParams, Shift, Steps, StopReason, Threshold, WeightedL1, L1, L2, L21,
+    ProximalGradientParams, Shift, Simplex, Steps, StopReason, Threshold, WeightedL1, L1, L2, L21,
 };
 use ndarray::{ArrayD, IxDyn};
 
@@ -933,6 +933,71 @@ pub fn separable_f64(comm: &Communicator) {
 
 pub fn separable_complex(comm: &Communicator) {
     separable_generic::<Complex64>(comm);
+}
+
+/// The Euclidean projection of `v` onto `{x >= 0, sum x = r}` by sorting (Duchi et al. 2008).
+fn simplex_serial(v: &[f64], r: f64) -> Vec<f64> {
+    let mut u = v.to_vec();
+    u.sort_by(|a, b| b.total_cmp(a));
+    let (mut sum, mut theta) = (0.0, 0.0);
+    for (j, uj) in u.iter().enumerate() {
+        sum += uj;
+        let t = (sum - r) / (j + 1) as f64;
+        if uj - t > 0.0 {
+            theta = t;
+        }
+    }
+    v.iter().map(|x| (x - theta).max(0.0)).collect()
+}
+
+/// `Simplex` on a stack of two parts, on every layout, for several radii (few and many elements
+/// kept): prox against the sorting projection on the gathered values, the same bits on every
+/// layout and rank count, values inside and outside, the Moreau identity; and its mistakes
+/// (complex vectors, a radius that is not positive, an infinite element) on every rank.
+pub fn simplex(comm: &Communicator) {
+    let globals: Vec<ArrayD<f64>> = (0..2).map(|k| global::<f64>(&SHAPE, 141 + k)).collect();
+    let flat: Vec<f64> = globals.iter().flat_map(|g| g.iter().copied()).collect();
+    for radius in [0.05, 1.0, 7.0, 100.0] {
+        let f = Simplex::new(radius);
+        let want = simplex_serial(&flat, radius);
+        let mut first: Option<Vec<f64>> = None;
+        for layout in layouts(comm) {
+            let what = format!("radius {radius}, {}", layout.describe());
+            let x = stack(comm, &globals, &layout);
+            let p = f.prox(x.view(), 0.7).unwrap();
+            let got = all_values(&p);
+            let real: Vec<f64> = got.iter().step_by(2).copied().collect();
+            assert_close(&real, &want, 1e-14, &format!("Simplex prox, {what}"));
+            let sum: f64 = real.iter().sum();
+            assert!(
+                (sum - radius).abs() <= 1e-13 * radius.max(1.0),
+                "{what}: sum {sum}"
+            );
+            match &first {
+                None => first = Some(got),
+                Some(b) => assert_eq!(&got, b, "{what}: other bits than the first layout's"),
+            }
+            assert_eq!(Proximal::<f64>::value(&f, p.view()).unwrap(), 0.0, "{what}");
+            assert!(
+                Proximal::<f64>::value(&f, x.view()).unwrap().is_infinite(),
+                "{what}"
+            );
+            for t in [0.3, 2.5] {
+                moreau(&f, &x, t, &format!("t = {t}, {what}"));
+            }
+        }
+    }
+    let layout = Layout::scatter(&SHAPE, 0, comm.size()).unwrap();
+    let z = DistVector::Array(dist(comm, &global::<Complex64>(&SHAPE, 3), &layout));
+    assert!(invalid(&Simplex::new(1.0).prox(z.view(), 1.0).unwrap_err()));
+    let x = DistVector::Array(dist(comm, &globals[0], &layout));
+    for bad in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(invalid(&Simplex::new(bad).prox(x.view(), 1.0).unwrap_err()));
+    }
+    let mut inf = globals[0].clone();
+    inf[[6, 4]] = f64::INFINITY;
+    let x = DistVector::Array(dist(comm, &inf, &layout));
+    assert!(invalid(&Simplex::new(1.0).prox(x.view(), 1.0).unwrap_err()));
 }
 
 /// `WeightedL1`'s mistakes on every rank: weights of another layout than `x`'s, a negative
