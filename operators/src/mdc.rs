@@ -11,9 +11,9 @@ use distlops_core::ToEngine;
 use distlops_core::VectorRef;
 use distlops_core::{
     resolve_axis, Communicator, Dense, DistVector, Error, Fingerprint, Fourier, HasComplex, Host,
-    Layout, LineValues, MatOp, Result, Scalar,
+    Layout, LineValues, MatOp, Memory, Result, Scalar,
 };
-use ndarray::ArrayView3;
+use ndarray::{ArrayD, ArrayView3, IxDyn};
 use num_complex::Complex;
 use num_traits::Zero;
 use std::sync::{Arc, Mutex};
@@ -160,16 +160,13 @@ where
 }
 
 /// The steps of a product before their engine is known: the moves and time transforms to and
-/// from the kernel's frequency split, and this rank's kernel.
+/// from the kernel's frequency split. The kernel itself lives only in the products (one copy
+/// per engine: [`ToEngine::to_engine`] copies it from there).
 struct Plan<R: FftReal> {
     /// Model (`(nt, nr, nv)`) to this rank's frequencies `(nf_local, nr, nv)`.
     to_freq: Builder<R>,
     /// This rank's frequencies `(nf_local, ns, nv)` to the data (`(nt, ns, nv)`).
     from_freq: Builder<R>,
-    /// This rank's kernel with `conj` and the scaling applied, `nf_local x ns x nr`, and its
-    /// per-frequency adjoint `nf_local x nr x ns` with `save_gt`.
-    kernel: Vec<Cx<R>>,
-    kernel_h: Option<Vec<Cx<R>>>,
     /// `(nf_local, ns, nr, nv)`.
     dims: (usize, usize, usize, usize),
     /// What the model and the data blocks hold.
@@ -180,6 +177,8 @@ struct Plan<R: FftReal> {
 struct Products<R: FftReal, E: Fourier + Dense> {
     to_freq: Pipeline<R, E>,
     from_freq: Pipeline<R, E>,
+    /// This rank's kernel with `conj` and the scaling applied, `nf_local x ns x nr`, and its
+    /// per-frequency adjoint `nf_local x nr x ns` with `save_gt`.
     kernel: E::Storage<Cx<R>>,
     kernel_h: Option<E::Storage<Cx<R>>>,
     dims: (usize, usize, usize, usize),
@@ -194,11 +193,16 @@ struct Blocks<R: FftReal, E: Fourier + Dense> {
 }
 
 impl<R: FftReal> Plan<R> {
-    /// The products on `engine`: the pipelines made, the kernel uploaded, the frequency blocks
-    /// allocated. No communication.
-    fn on<E: Fourier + Dense>(&self, engine: &E, comm: &Communicator) -> Result<Products<R, E>> {
+    /// The products on `engine`: the pipelines made, the kernel (and `K^H`) moved there (no
+    /// copy when `engine` is the host), the frequency blocks allocated. No communication.
+    fn on<E: Fourier + Dense>(
+        &self,
+        engine: &E,
+        comm: &Communicator,
+        (kernel, kernel_h): (ArrayD<Cx<R>>, Option<ArrayD<Cx<R>>>),
+    ) -> Result<Products<R, E>> {
         let (nf_local, ns, nr, nv) = self.dims;
-        let up = |k: &[Cx<R>]| engine.upload(ndarray::ArrayView1::from(k).into_dyn());
+        let up = |k: ArrayD<Cx<R>>| Host::transfer(k, engine);
         let v = self.values;
         Ok(Products {
             to_freq: self
@@ -207,8 +211,8 @@ impl<R: FftReal> Plan<R> {
             from_freq: self
                 .from_freq
                 .finish(engine, comm, (LineValues::Complex, v))?,
-            kernel: up(&self.kernel)?,
-            kernel_h: self.kernel_h.as_deref().map(up).transpose()?,
+            kernel: up(kernel)?,
+            kernel_h: kernel_h.map(up).transpose()?,
             dims: self.dims,
             blocks: Mutex::new(Blocks {
                 model: engine.zeros(&[(nf_local * nr * nv).max(1)])?,
@@ -356,6 +360,9 @@ where
             .iter()
             .map(|&v| if params.conj { v.conj() * c } else { v * c })
             .collect();
+        let line = |v: Vec<Cx<T::Real>>| {
+            ArrayD::from_shape_vec(IxDyn(&[v.len()]), v).expect("a 1-D block of its length")
+        };
         let kernel_h = params.save_gt.then(|| {
             let mut kt = vec![cx(Complex::zero()); k.len()];
             for f in 0..nf_local {
@@ -365,7 +372,7 @@ where
                     }
                 }
             }
-            kt
+            line(kt)
         });
         let spec = |n_out: usize, shift: bool| {
             let w = 1.0 / (nt as f64).sqrt();
@@ -411,8 +418,6 @@ where
         let plan = Plan {
             to_freq,
             from_freq,
-            kernel: k.into_iter().map(cx).collect(),
-            kernel_h,
             dims: (nf_local, ns, nr, nv),
             values: if T::IS_COMPLEX {
                 LineValues::RealParts
@@ -421,7 +426,11 @@ where
             },
         };
         Ok(Mdc {
-            run: plan.on(&Host, comm)?,
+            run: plan.on(
+                &Host,
+                comm,
+                (line(k.into_iter().map(cx).collect()), kernel_h),
+            )?,
             plan: Arc::new(plan),
             domain: Space::array(model),
             range: Space::array(data),
@@ -484,7 +493,13 @@ where
     /// that rank; [`Error::FailedOnOtherRank`](distlops_core::Error::FailedOnOtherRank) on the
     /// others).
     fn to_engine(&self, engine: &F) -> Result<Mdc<T, F>> {
-        let run = self.comm.agree_value(self.plan.on(engine, &self.comm))?;
+        let kernels = (
+            E::download(&self.run.kernel),
+            self.run.kernel_h.as_ref().map(E::download),
+        );
+        let run = self
+            .comm
+            .agree_value(self.plan.on(engine, &self.comm, kernels))?;
         Ok(Mdc {
             run,
             plan: Arc::clone(&self.plan),
