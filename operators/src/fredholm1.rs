@@ -6,8 +6,7 @@ use distlops_core::operator::{LinearOperator, Space};
 use distlops_core::ToEngine;
 use distlops_core::VectorRef;
 use distlops_core::{
-    Communicator, Dense, DistVector, Error, Fingerprint, Host, Layout, MatOp, Memory, Result,
-    Scalar,
+    Communicator, Dense, DistVector, Error, Fingerprint, Host, Layout, MatOp, Result, Scalar,
 };
 use ndarray::{Array1, ArrayView3};
 
@@ -182,10 +181,11 @@ impl<T: Scalar> Fredholm1<T> {
             }
             gt
         });
-        let flat = |v: Vec<T>| Host.upload(Array1::from(v).into_dyn().view());
+        // The host's blocks are the vectors themselves (moved, not copied: one copy of `G`).
+        let flat = |v: Vec<T>| Array1::from(v).into_dyn();
         Ok(Fredholm1 {
-            g: flat(g)?,
-            gt: gt.map(flat).transpose()?,
+            g: flat(g),
+            gt: gt.map(flat),
             nsl,
             nx,
             ny,
