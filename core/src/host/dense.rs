@@ -1,5 +1,5 @@
-//! [`Dense`] for [`Host`]: the project's matrix-vector kernels for one column, the `gemm` crate's
-//! matrix product for several.
+//! [`Dense`] for [`Host`]: the project's matrix-vector kernels for one column; for several,
+//! `matrixmultiply` (real types) and the `gemm` crate (complex types).
 //!
 //! Which kernel runs was measured on this project's 2-core AMD EPYC (AVX2, no AVX-512), one
 //! thread, candidates interleaved in each round (medians; the machine was heavily loaded, so
@@ -20,10 +20,15 @@
 //! * `k = 1` (`A x`, `A^H x`): the streaming kernels of [`crate::dense`] (one read of `A`, AVX2
 //!   FMA), every type: memory-bound, and no library reads `A` faster (OpenBLAS's GEMV ties; the
 //!   f64 `A x` row is the explicit AVX2 kernel, the generic one it replaced took 30.8 ms there).
-//! * `k > 1`: `gemm` (single-threaded, `Parallelism::None`), every type: 2.0-2.4x faster than
-//!   `matrixmultiply` for complex types, a tie for real ones (where OpenBLAS is 1.3x faster than
-//!   all three Rust libraries on this machine); lighter to build than `faer` (which calls `gemm`
-//!   and adds its own kernels), and it takes strides and accumulation ([`Host::gemm`]).
+//! * `k > 1`, complex types: `gemm` (single-threaded, `Parallelism::None`), 2.0-2.4x faster
+//!   than `matrixmultiply`; lighter to build than `faer` (which calls `gemm` and adds its own
+//!   kernels), and it takes strides and accumulation ([`Host::gemm`]).
+//! * `k > 1`, real types: `matrixmultiply` (through ndarray's `general_mat_mul`), a tie with
+//!   `gemm` on one rank (OpenBLAS is 1.3x faster than all three Rust libraries on this machine)
+//!   but with less memory and no slowdown when ranks share the last-level cache: `gemm` sizes its
+//!   packed panels by the whole L3, so two ranks of W11 (2000³ split in two) ran 10-20 % slower
+//!   and peaked 35 MiB higher per rank than with `matrixmultiply`
+//!   (`benchmarks/ab.sh 8147808`, 5 rounds, 2026-11-29).
 //!
 //! * With feature `blas`, the `k > 1` products of row-major operands (those of the distributed
 //!   products) go to the system's CBLAS instead (`super::blas`; OpenBLAS by default). W11 at 1
@@ -79,9 +84,10 @@ impl Host {
     /// The host's matrix product on strided views: `c = op(a) b`, or `c += op(a) b` when
     /// `accumulate`, with `op(a) = a` for [`MatOp::N`] and `a^H` (conjugate transpose) for
     /// [`MatOp::H`]. Any strides (the column panels of a row-major block, transposed views); `c`
-    /// must not overlap `a` or `b` (the borrows guarantee it). One thread; the `gemm` crate's
-    /// blocked kernels, whose order of the sums over the inner dimension depends on the shapes
-    /// (results agree with other GEMMs to rounding); with feature `blas`, the system's CBLAS for
+    /// must not overlap `a` or `b` (the borrows guarantee it). One thread; `matrixmultiply`'s
+    /// (real types) or the `gemm` crate's (complex types) blocked kernels, whose order of the
+    /// sums over the inner dimension depends on the shapes (results agree with other GEMMs to
+    /// rounding); with feature `blas`, the system's CBLAS for
     /// row-major operands (its own threads unless `OPENBLAS_NUM_THREADS=1`). No communication.
     ///
     /// This is the kernel of [`Dense::matmul_slices`] for `k > 1` columns on the host, and of the
@@ -124,6 +130,24 @@ impl Host {
         }
         #[cfg(feature = "blas")]
         if super::blas::try_gemm(op, &a, &b, accumulate, &mut c) {
+            return Ok(());
+        }
+        if !T::IS_COMPLEX {
+            // Real types: `matrixmultiply` through ndarray (fixed cache blocking; `beta = 0`
+            // does not read `c`). The conjugate transpose of a real matrix is its transpose.
+            let opa = match op {
+                MatOp::N => a,
+                MatOp::H => a.reversed_axes(),
+            };
+            if inner == 0 {
+                // An empty sum: `c` is zero (or kept), whatever it held (even NaN).
+                if !accumulate {
+                    c.fill(T::zero());
+                }
+                return Ok(());
+            }
+            let beta = if accumulate { T::one() } else { T::zero() };
+            ndarray::linalg::general_mat_mul(T::one(), &opa, &b, beta, &mut c);
             return Ok(());
         }
         let [brs, bcs] = [b.strides()[0], b.strides()[1]];

@@ -55,8 +55,10 @@ fn check<T: Scalar>(op: MatOp, dims: (usize, usize, usize)) {
     let a = values::<T>(n * m, 1 + n as u64);
     let x = values::<T>(inner * k, 2 + m as u64);
     let (want, scale) = naive(op, dims, &a, &x);
-    // A non-zero start: the kernels overwrite `y`.
-    let mut y = vec![T::one(); outer * k];
+    // A NaN start: the kernels overwrite `y` without reading it (products allocate their
+    // outputs unwritten, `Memory::for_overwrite`), empty sums included.
+    let nan = T::Real::nan();
+    let mut y = vec![T::from_parts(nan, nan); outer * k];
     Host::matmul_slices(op, dims, &a[..], &x[..], &mut y[..]).expect("lengths are right");
     let eps = T::Real::epsilon().to_f64();
     for (i, ((got, want), s)) in y.iter().zip(&want).zip(&scale).enumerate() {
