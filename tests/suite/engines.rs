@@ -9,9 +9,12 @@ use distlops::core::operator::{dottest, LinearOperator, Space};
 use distlops::core::ToEngine;
 use distlops::core::VectorRef;
 use distlops::core::{
-    BinaryOp, Communicator, Complex32, Complex64, Compute, Dense, DistVector, DistributedArray,
-    Engine, Host, Layout, MatOp, Memory, NormOrd, ReduceOp, Result,
+    BinaryOp, Communicator, Complex32, Complex64, Dense, DistVector, DistributedArray, Engine,
+    Host, Layout, MatOp, NormOrd, ReduceOp, Result,
 };
+// Methods called on the concrete `Cuda` engine (generic code reaches them through the bounds).
+#[cfg(feature = "emulator")]
+use distlops::core::{Compute, Memory};
 
 /// An engine the suite can instantiate: how a rank gets its engine value.
 pub trait TestEngine: distlops::core::FullEngine {
