@@ -22,72 +22,38 @@ const NO_TRANS: c_int = 111;
 const TRANS: c_int = 112;
 const CONJ_TRANS: c_int = 113;
 
-// The CBLAS interface (LP64: `int` dimensions). The library is linked by `build.rs`.
-extern "C" {
-    fn cblas_sgemm(
-        layout: c_int,
-        ta: c_int,
-        tb: c_int,
-        m: c_int,
-        n: c_int,
-        k: c_int,
-        alpha: f32,
-        a: *const f32,
-        lda: c_int,
-        b: *const f32,
-        ldb: c_int,
-        beta: f32,
-        c: *mut f32,
-        ldc: c_int,
-    );
-    fn cblas_dgemm(
-        layout: c_int,
-        ta: c_int,
-        tb: c_int,
-        m: c_int,
-        n: c_int,
-        k: c_int,
-        alpha: f64,
-        a: *const f64,
-        lda: c_int,
-        b: *const f64,
-        ldb: c_int,
-        beta: f64,
-        c: *mut f64,
-        ldc: c_int,
-    );
-    fn cblas_cgemm(
-        layout: c_int,
-        ta: c_int,
-        tb: c_int,
-        m: c_int,
-        n: c_int,
-        k: c_int,
-        alpha: *const c_void,
-        a: *const c_void,
-        lda: c_int,
-        b: *const c_void,
-        ldb: c_int,
-        beta: *const c_void,
-        c: *mut c_void,
-        ldc: c_int,
-    );
-    fn cblas_zgemm(
-        layout: c_int,
-        ta: c_int,
-        tb: c_int,
-        m: c_int,
-        n: c_int,
-        k: c_int,
-        alpha: *const c_void,
-        a: *const c_void,
-        lda: c_int,
-        b: *const c_void,
-        ldb: c_int,
-        beta: *const c_void,
-        c: *mut c_void,
-        ldc: c_int,
-    );
+// The CBLAS interface (LP64: `int` dimensions), one declaration per type: real types take
+// `alpha` and `beta` by value, complex ones by pointer (`void *`). The library is linked by
+// `build.rs`.
+macro_rules! cblas_gemm {
+    ($($name:ident: $scalar:ty, $elem:ty;)*) => {
+        extern "C" {
+            $(
+                fn $name(
+                    layout: c_int,
+                    ta: c_int,
+                    tb: c_int,
+                    m: c_int,
+                    n: c_int,
+                    k: c_int,
+                    alpha: $scalar,
+                    a: *const $elem,
+                    lda: c_int,
+                    b: *const $elem,
+                    ldb: c_int,
+                    beta: $scalar,
+                    c: *mut $elem,
+                    ldc: c_int,
+                );
+            )*
+        }
+    };
+}
+cblas_gemm! {
+    cblas_sgemm: f32, f32;
+    cblas_dgemm: f64, f64;
+    cblas_cgemm: *const c_void, c_void;
+    cblas_zgemm: *const c_void, c_void;
 }
 
 /// The leading dimension of a row-major view: its row stride, when its columns are contiguous
@@ -144,62 +110,33 @@ pub(super) fn try_gemm<T: Scalar>(
     // shapes the caller checked; `c` is borrowed mutably and overlaps neither input. With
     // `beta = 0` CBLAS does not read `c`. `alpha` and `beta` outlive the call.
     unsafe {
-        match T::SUFFIX {
-            "f32" => cblas_sgemm(
-                ROW_MAJOR,
-                ta,
-                NO_TRANS,
-                m,
-                n,
-                k,
-                1.0,
-                pa.cast(),
-                lda,
-                pb.cast(),
-                ldb,
-                real_beta as f32,
-                pc.cast(),
-                ldc,
-            ),
-            "f64" => cblas_dgemm(
-                ROW_MAJOR,
-                ta,
-                NO_TRANS,
-                m,
-                n,
-                k,
-                1.0,
-                pa.cast(),
-                lda,
-                pb.cast(),
-                ldb,
-                real_beta,
-                pc.cast(),
-                ldc,
-            ),
-            suffix => {
-                let gemm = match suffix {
-                    "c32" => cblas_cgemm,
-                    "c64" => cblas_zgemm,
-                    _ => unreachable!("a scalar type outside the sealed four: {suffix}"),
-                };
-                gemm(
+        macro_rules! call {
+            ($gemm:ident, $alpha:expr, $beta:expr) => {
+                $gemm(
                     ROW_MAJOR,
                     ta,
                     NO_TRANS,
                     m,
                     n,
                     k,
-                    (&raw const one).cast(),
+                    $alpha,
                     pa.cast(),
                     lda,
                     pb.cast(),
                     ldb,
-                    (&raw const beta).cast(),
+                    $beta,
                     pc.cast(),
                     ldc,
                 )
-            }
+            };
+        }
+        let (alpha_ptr, beta_ptr) = ((&raw const one).cast(), (&raw const beta).cast());
+        match T::SUFFIX {
+            "f32" => call!(cblas_sgemm, 1.0, real_beta as f32),
+            "f64" => call!(cblas_dgemm, 1.0, real_beta),
+            "c32" => call!(cblas_cgemm, alpha_ptr, beta_ptr),
+            "c64" => call!(cblas_zgemm, alpha_ptr, beta_ptr),
+            other => unreachable!("a scalar type outside the sealed four: {other}"),
         }
     }
     true
