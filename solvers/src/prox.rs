@@ -15,9 +15,10 @@
 //! operator or data.
 //!
 //! Engines: the soft and hard thresholds and the box run on the vector's engine
-//! ([`Compute::shrink`](distlops_core::Compute::shrink), one kernel on a device, the host's bits);
-//! the half threshold, `L2`'s division and the function values run on host slices (a round trip
-//! of the blocks through host memory on a device).
+//! ([`Compute::shrink`](distlops_core::Compute::shrink), one kernel on a device, the host's bits),
+//! and so do the reductions of the values of `L1`, `L2` and `L0`; the half threshold, `L2`'s
+//! division and the box's value run on host slices (a round trip of the blocks through host
+//! memory on a device).
 
 use crate::common::Result;
 use crate::elementwise::{arrays_mut, shrink, with_blocks};
