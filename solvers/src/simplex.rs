@@ -1,7 +1,7 @@
 //! [`Simplex`]: the indicator of the simplex `{x : x_i >= 0, sum_i x_i = radius}`.
 
 use crate::common::Result;
-use crate::prox::{check_tau, map_in_place, norm, Proximal};
+use crate::prox::{check_positive, check_tau, check_weight, map_in_place, norm, Proximal};
 use distlops_core::{DistVector, Engine, Error, NormOrd, RealScalar, Scalar, VectorRef};
 use num_traits::{Float, Zero};
 
@@ -41,31 +41,14 @@ impl Simplex {
 
     /// Checks the parameters and the scalar type (the same on every rank).
     fn check<T: Scalar>(&self) -> Result<()> {
-        let bad = |message: String| {
-            Err(Error::InvalidParameter {
-                solver: "Simplex",
-                message,
-            })
-        };
         if T::IS_COMPLEX {
-            return bad(format!(
-                "the simplex is a set of real vectors, not of {}",
-                T::SUFFIX
-            ));
+            return Err(Error::InvalidParameter {
+                solver: "Simplex",
+                message: format!("the simplex is a set of real vectors, not of {}", T::SUFFIX),
+            });
         }
-        if !(self.radius.is_finite() && self.radius > 0.0) {
-            return bad(format!(
-                "radius must be finite and positive, got {}",
-                self.radius
-            ));
-        }
-        if !(self.tol.is_finite() && self.tol >= 0.0) {
-            return bad(format!(
-                "tol must be finite and non-negative, got {}",
-                self.tol
-            ));
-        }
-        Ok(())
+        check_positive("Simplex", "radius", self.radius)?;
+        check_weight("tol", "Simplex", self.tol)
     }
 
     /// `(sum_{x_i > mu} (x_i - mu), #{x_i > mu})`: `t = max(x - mu, 0)`, two reductions.
