@@ -228,6 +228,12 @@ fn ordinary<R: RealScalar>(
     });
 }
 
+/// The most sources for which [`combine_streamed`] unrolls its loop over the sources (the
+/// 3-D Laplacian has 7): their pointers and coefficients then stay in registers, with no bounds
+/// check per chunk. With more sources it loops over the slices (same operations, same order).
+#[cfg_attr(not(target_arch = "x86_64"), allow(dead_code))]
+const UNROLLED_SOURCES: usize = 12;
+
 /// [`combine_streamed`] with streaming stores and prefetches.
 ///
 /// # Safety
@@ -242,6 +248,73 @@ unsafe fn combine_streamed_avx2_fma<R: RealScalar>(
     fixes: &Fixes,
     fix: &mut impl FnMut(usize, usize, &mut [R]),
 ) {
+    macro_rules! unrolled {
+        ($($k:literal)*) => {
+            match srcs.len() {
+                // SAFETY: as this function's (the caller's) contract.
+                $($k => return unsafe { streamed_unrolled::<R, $k>(y, srcs, leaders, fixes, fix) },)*
+                _ => {}
+            }
+        };
+    }
+    unrolled!(1 2 3 4 5 6 7 8 9 10 11 12);
+    debug_assert!(srcs.len() > UNROLLED_SOURCES);
+    // SAFETY: as this function's contract; `chunk_sum` checks its own bounds.
+    unsafe {
+        streamed(y, srcs, leaders, fixes, fix, |j| {
+            chunk_sum::<R, STREAM_CHUNK>(srcs, j)
+        })
+    }
+}
+
+/// [`combine_streamed_avx2_fma`] for exactly `K` sources, the loop over them unrolled.
+///
+/// # Safety
+/// As [`combine_streamed_avx2_fma`], and `srcs.len() == K`.
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn streamed_unrolled<R: RealScalar, const K: usize>(
+    y: &mut [R],
+    srcs: &[(&[R], R)],
+    leaders: &[usize],
+    fixes: &Fixes,
+    fix: &mut impl FnMut(usize, usize, &mut [R]),
+) {
+    debug_assert_eq!(srcs.len(), K);
+    let ptrs: [(*const R, R); K] = std::array::from_fn(|k| (srcs[k].0.as_ptr(), srcs[k].1));
+    let sum = |j: usize| {
+        let mut acc = [R::zero(); STREAM_CHUNK];
+        for &(p, c) in &ptrs {
+            // SAFETY: `streamed` asks for chunks `j..j + STREAM_CHUNK` inside `y`, and every
+            // source has `y.len()` elements (this function's contract).
+            let s = unsafe { &*p.add(j).cast::<[R; STREAM_CHUNK]>() };
+            for l in 0..STREAM_CHUNK {
+                acc[l] = s[l].mul_add(c, acc[l]);
+            }
+        }
+        acc
+    };
+    // SAFETY: as this function's contract.
+    unsafe { streamed(y, srcs, leaders, fixes, fix, sum) }
+}
+
+/// The loop of [`combine_streamed_avx2_fma`]: ordinary stores up to the first 64-byte boundary,
+/// then whole chunks of `y` from `sum(j)` (the chunk at `j`, as [`chunk_sum`] computes it) with
+/// streaming stores, then the rest.
+///
+/// # Safety
+/// The processor must support AVX2 and FMA (this function is inlined into callers compiled
+/// with them); `srcs` must not be empty, and every source must have `y.len()` elements.
+#[cfg(target_arch = "x86_64")]
+#[inline(always)]
+unsafe fn streamed<R: RealScalar>(
+    y: &mut [R],
+    srcs: &[(&[R], R)],
+    leaders: &[usize],
+    fixes: &Fixes,
+    fix: &mut impl FnMut(usize, usize, &mut [R]),
+    sum: impl Fn(usize) -> [R; STREAM_CHUNK],
+) {
     use std::arch::x86_64::{
         __m256i, _mm256_loadu_si256, _mm256_stream_si256, _mm_prefetch, _mm_sfence, _MM_HINT_T1,
     };
@@ -249,7 +322,6 @@ unsafe fn combine_streamed_avx2_fma<R: RealScalar>(
     let size = std::mem::size_of::<R>();
     let n = y.len();
     let mut k = 0;
-    // Ordinary stores up to the first 64-byte boundary, then whole chunks, then the rest.
     let misaligned = (y.as_ptr() as usize) % 64;
     let head = if misaligned == 0 {
         0
@@ -265,10 +337,11 @@ unsafe fn combine_streamed_avx2_fma<R: RealScalar>(
             for line in (0..C * size).step_by(64) {
                 // A hint: it never faults, whatever the address. To L2, which holds more
                 // outstanding misses than L1 (measured faster on a Zen 4).
-                _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(PREFETCH_AHEAD + line));
+                // SAFETY: the processor supports SSE (every x86-64 does).
+                unsafe { _mm_prefetch::<_MM_HINT_T1>(p.wrapping_add(PREFETCH_AHEAD + line)) };
             }
         }
-        let mut acc = chunk_sum::<R, C>(srcs, j);
+        let mut acc = sum(j);
         if fixes.next_start(k) < j + C {
             // Rare: the chunk holds fixed positions (a copy, so that `acc` stays in registers
             // in the common case).
@@ -281,7 +354,8 @@ unsafe fn combine_streamed_avx2_fma<R: RealScalar>(
         }
         // SAFETY: `j + C <= n`, so the chunk lies inside `y`, and `out + j` is 64-byte aligned
         // (`head` reals from an address that is a multiple of the real's size, then whole
-        // chunks of 64 or 128 bytes), as the 32-byte streaming stores need; `acc` is `C` reals.
+        // chunks of 64 or 128 bytes), as the 32-byte streaming stores need; `acc` is `C` reals;
+        // the processor supports AVX2 (this function's contract).
         unsafe {
             let (dst, src) = (out.add(j).cast::<__m256i>(), acc.as_ptr().cast::<__m256i>());
             for q in 0..C * size / 32 {
@@ -290,7 +364,8 @@ unsafe fn combine_streamed_avx2_fma<R: RealScalar>(
         }
     }
     // Streaming stores are weakly ordered: fence them before anyone reads `y`.
-    _mm_sfence();
+    // SAFETY: the processor supports SSE.
+    unsafe { _mm_sfence() };
     ordinary(y, body_end..n, srcs, fixes, &mut k, fix);
 }
 
@@ -399,5 +474,29 @@ mod tests {
         }
         check::<f64>();
         check::<f32>();
+    }
+
+    /// More sources than [`UNROLLED_SOURCES`]: the loop over the slices, against [`combine`].
+    #[test]
+    fn streamed_with_many_sources() {
+        let data: Vec<Vec<f64>> = (0..UNROLLED_SOURCES + 3)
+            .map(|j| {
+                (0..300)
+                    .map(|i| ((i * 5 + j * 3) % 13) as f64 - 6.0)
+                    .collect()
+            })
+            .collect();
+        let srcs: Vec<(&[f64], f64)> = data
+            .iter()
+            .enumerate()
+            .map(|(j, s)| (&s[1..], 0.25 * j as f64 - 1.0))
+            .collect();
+        let mut expected = vec![f64::NAN; 299];
+        combine(&mut expected, &srcs);
+        let mut y = vec![f64::NAN; 299];
+        combine_streamed(&mut y, &srcs, &[0], &Fixes::NONE, &mut |_, _, _| {
+            unreachable!("no fixes")
+        });
+        assert_eq!(y, expected);
     }
 }

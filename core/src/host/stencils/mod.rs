@@ -278,6 +278,12 @@ impl<R: RealScalar> Exec<'_, R> {
         // A fixed position is a row outside the fast range of a line (the last rows of one line,
         // then the first rows of the next: a junction): its own template.
         if self.plan.row_scalar {
+            if let Some(js) = JunctionSources::new(&tpl.junction, inputs) {
+                let mut fix = |pos: usize, offset: usize, vals: &mut [R]| {
+                    js.values(at + pos, offset, vals);
+                };
+                return combine_streamed(y, srcs.list(), &tpl.leaders, fixes, &mut fix);
+            }
             let mut fix = |pos: usize, offset: usize, vals: &mut [R]| {
                 for (i, v) in vals.iter_mut().enumerate() {
                     *v = Self::scalar_value(&tpl.junction[offset + i], at + pos + i, inputs);
@@ -509,6 +515,83 @@ impl<R: RealScalar> Exec<'_, R> {
             } else {
                 combine(y, srcs.list());
             }
+        }
+    }
+}
+
+/// The most reals of a junction, and the most sources of all of them together, that
+/// [`JunctionSources`] holds (a 3-D Laplacian's adjoint on complex values: 8 reals of 7 or
+/// fewer sources each).
+const JUNCTION_REALS: usize = 16;
+const JUNCTION_SOURCES: usize = 128;
+
+/// A junction's templates ([`Template::junction`]) with their inputs looked up once per run of
+/// lines, for the streamed kernel's fixes: each source as the input's address moved by its
+/// offset, and for each real of the junction the positions where every one of its sources is
+/// inside its input.
+struct JunctionSources<R> {
+    /// `(address of the input's element at offset rel, coefficient)`, junction real after
+    /// junction real.
+    srcs: [(*const R, R); JUNCTION_SOURCES],
+    /// Real `q`'s sources are `srcs[ends[q]..ends[q + 1]]`.
+    ends: [usize; JUNCTION_REALS + 1],
+    /// Real `q` may be computed at positions `lo[q]..hi[q]`.
+    lo: [usize; JUNCTION_REALS],
+    hi: [usize; JUNCTION_REALS],
+}
+
+impl<R: RealScalar> JunctionSources<R> {
+    /// The table of `junction` on `inputs`, or `None` when it has more than [`JUNCTION_REALS`]
+    /// reals or [`JUNCTION_SOURCES`] sources.
+    fn new(junction: &[Vec<Entry<R>>], inputs: &[&[R]]) -> Option<Self> {
+        let total: usize = junction.iter().map(Vec::len).sum();
+        if junction.len() > JUNCTION_REALS || total > JUNCTION_SOURCES {
+            return None;
+        }
+        let mut t = JunctionSources {
+            srcs: [(std::ptr::null(), R::zero()); JUNCTION_SOURCES],
+            ends: [0; JUNCTION_REALS + 1],
+            lo: [usize::MAX; JUNCTION_REALS],
+            hi: [0; JUNCTION_REALS],
+        };
+        let mut n = 0;
+        for (q, entries) in junction.iter().enumerate() {
+            let (mut lo, mut hi) = (0usize, usize::MAX);
+            for &(inp, rel, c) in entries {
+                let input = inputs[inp];
+                // Position p reads input[p + rel]: inside for -rel <= p < len - rel.
+                lo = lo.max(rel.min(0).unsigned_abs());
+                hi = hi.min(input.len().saturating_add_signed(rel.saturating_neg()));
+                t.srcs[n] = (input.as_ptr().wrapping_offset(rel), c);
+                n += 1;
+            }
+            (t.lo[q], t.hi[q], t.ends[q + 1]) = (lo, hi, n);
+        }
+        Some(t)
+    }
+
+    /// The values of junction reals `offset..offset + vals.len()` at positions `p..p +
+    /// vals.len()` into `vals`, each as [`Exec::scalar_value`] computes it ([`direct_sum`] of
+    /// its sources, in order).
+    ///
+    /// # Panics
+    /// If a source of a real lies outside its input at that position (the checked path would
+    /// panic there too).
+    #[inline]
+    fn values(&self, p: usize, offset: usize, vals: &mut [R]) {
+        for (i, v) in vals.iter_mut().enumerate() {
+            let (q, at) = (offset + i, p + i);
+            assert!(
+                (self.lo[q]..self.hi[q]).contains(&at),
+                "junction source out of range"
+            );
+            let srcs = &self.srcs[self.ends[q]..self.ends[q + 1]];
+            *v = direct_sum(srcs.iter().map(|&(s, c)| {
+                // SAFETY: `s` is an input's address moved by the source's offset `rel`, and
+                // `lo[q] <= at < hi[q]` says `at + rel` is inside that input for every source
+                // of real `q`: the read is the input's element `at + rel`.
+                (c, unsafe { *s.wrapping_add(at) })
+            }));
         }
     }
 }
