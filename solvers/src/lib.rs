@@ -22,7 +22,8 @@
 //! TV on a stacked gradient), [`L2Data`] (`sigma/2 |A x - b|^2`, PyLops-MPI's `MPIL2`); ISTA's
 //! and FISTA's element-wise [`Threshold`]s. New functions from old: [`Postcomposition`]
 //! (`sigma f(x)`), [`Precomposition`] (`f(a x + b)`) and [`AffineAddition`] (`f(x) + v^H x`),
-//! each with its prox in closed form.
+//! each with its prox in closed form, and [`SeparableSum`] (`g_1(v_1) + ... + g_k(v_k)` on a
+//! stacked vector, each term on its part: TV and sparsity in one primal-dual solve).
 //!
 //! Every solver follows PyLops' setup / step / run / finalize structure, allocates its work
 //! vectors once in `setup`, calls an optional callback after every step, and prints PyLops'
@@ -146,6 +147,7 @@ mod precomposition;
 mod primal_dual;
 mod prox;
 mod proximal_gradient;
+mod separable_sum;
 mod simplex;
 mod table;
 mod weighted_l1;
@@ -177,5 +179,6 @@ pub use proximal_gradient::{
     proximal_gradient, Acceleration, ProximalGradient, ProximalGradientParams,
     ProximalGradientSolution,
 };
+pub use separable_sum::SeparableSum;
 pub use simplex::Simplex;
 pub use weighted_l1::WeightedL1;

@@ -5,7 +5,7 @@
 //! the ranks' blocks differ in length and on a stack of a Scatter and a Broadcast part, all four
 //! dtypes: `L1` (soft threshold), `WeightedL1` (per-element thresholds), `L0` (hard threshold),
 //! `Bounds`, `Huber` and `L21` (the group scaling of isotropic TV, on a stack and on a plain
-//! vector, `sigma` zero and not), their `prox` and `proxdual` (a closed form, or Moreau's identity
+//! vector, `sigma` zero and not), `SeparableSum` of `L21`, `L1` and `Bounds` on a nested stack, their `prox` and `proxdual` (a closed form, or Moreau's identity
 //! over the engine's own vector updates); values with exact zeros, values exactly at a threshold, and a NaN that must stay a
 //! NaN. Then a `WeightedL1` whose weights have another structure: an error on every rank.
 
@@ -16,7 +16,7 @@ use distlops::core::{
     Communicator, Complex32, Complex64, DistVector, Engine, Host, Layout, RealScalar,
     StackedDistributedArray, ToEngine,
 };
-use distlops::solvers::{Bounds, Huber, Proximal, WeightedL1, L0, L1, L21};
+use distlops::solvers::{Bounds, Huber, Proximal, SeparableSum, WeightedL1, L0, L1, L21};
 use ndarray::ArrayD;
 
 /// Elements of the plain vector: not divisible by 2, 3 or 4.
@@ -130,6 +130,13 @@ fn separable<T: TestScalar, E: TestEngine>(comm: &Communicator) {
             compare::<T, E>(&engine, &format!("{name}, sigma {sigma}"), &l21, &l21, x);
         }
     }
+    // A separable sum on a nested stack: L21 on the stack of three parts, L1 and Bounds on
+    // plain parts.
+    let third: DistVector<T> = dist(comm, &values::<T>(44), &scatter).into();
+    let parts = vec![stack, plain, third];
+    let nested = DistVector::Stacked(StackedDistributedArray::new(parts).unwrap());
+    let (host_sum, dev_sum) = (separable_sum::<T, Host>(), separable_sum::<T, E>());
+    compare::<T, E>(&engine, "SeparableSum", &host_sum, &dev_sum, &nested);
     // Weights of another structure than x (a stack for a plain vector): an error on every rank,
     // on the engine too.
     let w = vectors::<T>(comm, 11, true).swap_remove(1);
@@ -144,6 +151,20 @@ fn separable<T: TestScalar, E: TestEngine>(comm: &Communicator) {
         is_layout_mismatch,
         "weights of another structure",
     );
+}
+
+/// `L21 + L1 + Bounds`, each on its part of a stack.
+fn separable_sum<T: TestScalar, E: Engine>() -> SeparableSum<'static, T, E> {
+    let bounds = Bounds {
+        lower: -0.3,
+        upper: 0.75,
+    };
+    SeparableSum::new(vec![
+        Box::new(L21 { sigma: 0.3 }),
+        Box::new(L1 { sigma: 0.4 }),
+        Box::new(bounds),
+    ])
+    .unwrap()
 }
 
 /// Every dtype.

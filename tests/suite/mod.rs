@@ -34,6 +34,7 @@ pub mod lsqr_ista;
 pub mod mask;
 pub mod matmul;
 pub mod mdc;
+pub mod nonstationary;
 pub mod operators;
 pub mod primitives;
 pub mod props;
@@ -366,6 +367,15 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("proximal::separable_complex", proximal::separable_complex),
     ("proximal::weighted_l1_errors", proximal::weighted_l1_errors),
     ("proximal::simplex", proximal::simplex),
+    ("proximal::separable_sum_f64", proximal::separable_sum_f64),
+    (
+        "proximal::separable_sum_complex",
+        proximal::separable_sum_complex,
+    ),
+    (
+        "proximal::separable_sum_errors",
+        proximal::separable_sum_errors,
+    ),
     ("proximal::composition_f64", proximal::composition_f64),
     (
         "proximal::composition_complex",
@@ -406,6 +416,24 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ("halo::errors_on_every_rank", halo::errors_on_every_rank),
     ("halo::stencils_f64", halo::stencils_f64),
     ("halo::stencils_complex", halo::stencils_complex),
+    ("nonstationary::values_f64", nonstationary::values_f64),
+    (
+        "nonstationary::values_complex",
+        nonstationary::values_complex,
+    ),
+    ("nonstationary::values_single", nonstationary::values_single),
+    (
+        "nonstationary::default_layout",
+        nonstationary::default_layout,
+    ),
+    (
+        "nonstationary::errors_on_every_rank",
+        nonstationary::errors_on_every_rank,
+    ),
+    (
+        "nonstationary::engine_all_dtypes[host]",
+        nonstationary::engine_all_dtypes::<distlops::core::Host>,
+    ),
     (
         "engines::vector_ops_all_dtypes[host]",
         engines::vector_ops_all_dtypes::<distlops::core::Host>,

@@ -19,7 +19,8 @@ use distlops::solvers::{
     admm_l2, fista, linearized_admm, primal_dual, proximal_gradient, Acceleration, AdmmL2Params,
     AffineAddition, Bounds, CgParams, EuclideanBall, Huber, IstaParams, L2Data,
     LinearizedAdmmParams, Postcomposition, Precomposition, PrimalDual, PrimalDualParams, Proximal,
-    ProximalGradientParams, Shift, Simplex, Steps, StopReason, Threshold, WeightedL1, L1, L2, L21,
+    ProximalGradientParams, SeparableSum, Shift, Simplex, Steps, StopReason, Threshold, WeightedL1,
+    L1, L2, L21,
 };
 use ndarray::{ArrayD, IxDyn};
 
@@ -1242,4 +1243,118 @@ pub fn linearized_admm_f64(comm: &Communicator) {
 
 pub fn linearized_admm_complex(comm: &Communicator) {
     linearized_admm_generic::<Complex64>(comm);
+}
+
+/// A nested stack `[[g_0, g_1], g_2, g_3]` of `globals` distributed with `layout`: a two-part
+/// gradient-like stack, then two plain parts.
+fn nested<T: Scalar>(comm: &Communicator, globals: &[ArrayD<T>], layout: &Layout) -> DistVector<T> {
+    let mut parts = vec![stack(comm, &globals[..2], layout)];
+    parts.extend(
+        globals[2..]
+            .iter()
+            .map(|g| DistVector::Array(dist(comm, g, layout))),
+    );
+    DistVector::Stacked(StackedDistributedArray::new(parts).unwrap())
+}
+
+/// `SeparableSum` of `L21` (on a stack), `L1` and `L2` (on plain parts) of a nested stack: the
+/// prox against each term's closed form on the gathered values, its value against the terms'
+/// values, the Moreau identity (each term's own `proxdual`), and the gradient of a sum of `L2`s.
+fn separable_sum_generic<T: TestScalar>(comm: &Communicator) {
+    let globals: Vec<ArrayD<T>> = (0..4).map(|k| global::<T>(&SHAPE, 121 + k)).collect();
+    let (s21, s1, s2) = (0.4, 0.3, 1.7);
+    let g = SeparableSum::<T>::new(vec![
+        Box::new(L21 { sigma: s21 }),
+        Box::new(L1 { sigma: s1 }),
+        Box::new(L2 { sigma: s2 }),
+    ])
+    .unwrap();
+    let scale = |v: T, c: f64| v.scale_real(<T::Real as RealScalar>::real_from_f64(c));
+    for layout in layouts(comm) {
+        let what = layout.describe();
+        let x = nested(comm, &globals, &layout);
+        for tau in [0.3, 2.5] {
+            let mut want = values(&scaled(&globals[..2], |n| (1.0 - s21 * tau / n).max(0.0)));
+            let soft = globals[2].mapv(|v| scale(v, (1.0 - s1 * tau / v.abs().to_f64()).max(0.0)));
+            want.extend(values(&[soft]));
+            want.extend(values(&[
+                globals[3].mapv(|v| scale(v, 1.0 / (1.0 + tau * s2)))
+            ]));
+            let p = g.prox(x.view(), tau).unwrap();
+            assert_close(
+                &all_values(&p),
+                &want,
+                1e-15,
+                &format!("SeparableSum prox, tau {tau}, {what}"),
+            );
+            moreau(&g, &x, tau, &format!("tau = {tau}, {what}"));
+        }
+        let norm = |g: &ArrayD<T>| g.iter().map(|v| v.abs().to_f64()).sum::<f64>();
+        let want = s21 * lengths(&globals[..2]).iter().sum::<f64>()
+            + s1 * norm(&globals[2])
+            + s2 / 2.0 * globals[3].iter().map(|v| v.abs2().to_f64()).sum::<f64>();
+        let got = g.value(x.view()).unwrap().to_f64();
+        assert!(
+            (got - want).abs() <= 1e-14 * want,
+            "SeparableSum value {got} vs {want}, {what}"
+        );
+    }
+    // The gradient of L2 + L2 on a stack of two plain parts: sigma_k x_k on each.
+    let layout = Layout::scatter(&SHAPE, 0, comm.size()).unwrap();
+    let x = stack(comm, &globals[..2], &layout);
+    let g2 = SeparableSum::<T>::new(vec![
+        Box::new(L2 { sigma: 0.5 }),
+        Box::new(L2 { sigma: 3.0 }),
+    ])
+    .unwrap();
+    let mut grad = x.clone();
+    g2.grad_into(x.view(), &mut grad).unwrap();
+    let want: Vec<f64> = values(&[
+        globals[0].mapv(|v| scale(v, 0.5)),
+        globals[1].mapv(|v| scale(v, 3.0)),
+    ]);
+    assert_close(&all_values(&grad), &want, 1e-15, "SeparableSum gradient");
+}
+
+pub fn separable_sum_f64(comm: &Communicator) {
+    separable_sum_generic::<f64>(comm);
+}
+
+pub fn separable_sum_complex(comm: &Communicator) {
+    separable_sum_generic::<Complex64>(comm);
+}
+
+/// `SeparableSum`'s mistakes, each an error on every rank: a stack with another number of parts
+/// on the last rank only, a plain vector, no terms, a term without a gradient, a negative step.
+pub fn separable_sum_errors(comm: &Communicator) {
+    let p = comm.size();
+    let layout = Layout::scatter(&SHAPE, 0, p).unwrap();
+    let globals: Vec<ArrayD<f64>> = (0..3).map(|k| global::<f64>(&SHAPE, 131 + k)).collect();
+    let g = SeparableSum::<f64>::new(vec![
+        Box::new(L1 { sigma: 1.0 }),
+        Box::new(L2 { sigma: 1.0 }),
+    ])
+    .unwrap();
+    // Two parts everywhere but on the last rank, which passes three (both built on every rank:
+    // distributing is collective).
+    let (two, three) = (
+        stack(comm, &globals[..2], &layout),
+        stack(comm, &globals, &layout),
+    );
+    let x = if comm.rank() == p - 1 { &three } else { &two };
+    let e = g.prox(x.view(), 1.0).unwrap_err();
+    last_rank_mistake(comm, &e, "SeparableSum prox, parts on the last rank");
+    let e = g.value(x.view()).unwrap_err();
+    last_rank_mistake(comm, &e, "SeparableSum value, parts on the last rank");
+    let plain = DistVector::Array(dist(comm, &globals[0], &layout));
+    let e = g.proxdual(plain.view(), 1.0).unwrap_err();
+    assert!(matches!(e, Error::LayoutMismatch(_)), "plain vector: {e}");
+    let x = stack(comm, &globals[..2], &layout);
+    assert!(invalid(&g.prox(x.view(), -1.0).unwrap_err()));
+    assert!(invalid(&g.proxdual(x.view(), 0.0).unwrap_err()));
+    let mut grad = x.clone();
+    assert!(invalid(&g.grad_into(x.view(), &mut grad).unwrap_err()));
+    let none: Vec<Box<dyn Proximal<f64>>> = Vec::new();
+    let e = SeparableSum::new(none).err().expect("no terms");
+    assert!(matches!(e, Error::InvalidArgument(_)), "no terms: {e}");
 }
