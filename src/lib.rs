@@ -119,7 +119,8 @@ pub mod prelude {
         BlockDiag, Broadcasted, DerivativeKind, Fft, Fft2d, Fft2dParams, FftNd, FftNdParams,
         FftNorm, FftParams, FirstDerivative, FirstDerivativeParams, Fredholm1, Fredholm1Params,
         Gradient, GradientParams, HStack, Halo, Laplacian, LaplacianParams, Mdc, MdcParams,
-        SecondDerivative, SecondDerivativeParams, StackedBlockDiag, StackedVStack, VStack,
+        NonStationaryConvolve1D, SecondDerivative, SecondDerivativeParams, StackedBlockDiag,
+        StackedVStack, VStack,
     };
     pub use distlops_operators::{
         BlockMatrixMult, DistMatrixMult, MatrixBlocks, MatrixMultKind, ProcessGrid, SummaMatrixMult,

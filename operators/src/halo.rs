@@ -184,6 +184,36 @@ impl<T: Scalar> Halo<T> {
         HaloBuilder::new(dims, widths.into())
     }
 
+    /// The halo of a Scatter `layout` with any counts (one block per rank along its axis, in
+    /// rank order), widened by `widths = (before, after)` along that axis only and trimmed at
+    /// the global edges: the ghost rows a distributed operator along the layout's axis reads.
+    /// [Collective](distlops_core#collective-calls) as [`from_geometry`](Self::from_geometry);
+    /// the caller has checked the layout against `comm`.
+    ///
+    /// # Errors
+    /// As [`from_geometry`](Self::from_geometry).
+    pub(crate) fn along_layout(
+        comm: &Communicator,
+        layout: &Layout,
+        widths: (usize, usize),
+    ) -> Result<Self> {
+        let (dims, axis) = (layout.global_shape(), layout.axis());
+        let mut bounds: Vec<Vec<usize>> = dims.iter().map(|&n| vec![0, n]).collect();
+        bounds[axis] = layout.offsets().to_vec();
+        bounds[axis].push(dims[axis]);
+        let (mut grid, mut per_side) = (vec![1; dims.len()], vec![(0, 0); dims.len()]);
+        grid[axis] = comm.size();
+        per_side[axis] = widths;
+        let geometry = Geometry {
+            dims: dims.to_vec(),
+            grid,
+            bounds,
+            widths: per_side,
+            boundary: HaloBoundary::Trim,
+        };
+        Self::from_geometry(comm, geometry)
+    }
+
     /// The operator of a validated decomposition, on the host. [Collective](distlops_core#collective-calls):
     /// the ranks agree on the allocation of the buffers (one small all-reduce).
     fn from_geometry(comm: &Communicator, geometry: Geometry) -> Result<Self> {
@@ -238,6 +268,16 @@ impl<T: Scalar, E: Engine> Halo<T, E> {
             self.domain.clone(),
             self.comm.clone(),
         ))
+    }
+
+    /// `y = H x` on this rank's blocks, without the checks of a product: `x` is this rank's
+    /// core block, `y` its extended block. [Collective](distlops_core#collective-calls): one
+    /// neighbour exchange.
+    ///
+    /// # Errors
+    /// What the engine's exchange reports.
+    pub(crate) fn extend_into(&self, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) -> Result<()> {
+        self.plan.forward(&self.buffers, &self.comm, x, y)
     }
 
     /// The same operator with other buffers (on another engine, or for a clone).
@@ -429,8 +469,7 @@ impl<T: Scalar> Halo<T> {
 impl<T: Scalar, E: Engine> LinearOperator<T, E> for Halo<T, E> {
     stored_spaces!();
     fn matvec_unchecked(&self, x: VectorRef<'_, T, E>, y: &mut DistVector<T, E>) -> Result<()> {
-        self.plan
-            .forward(&self.buffers, &self.comm, plain(x), plain_mut(y))
+        self.extend_into(plain(x), plain_mut(y))
     }
 
     fn rmatvec_unchecked(&self, y: VectorRef<'_, T, E>, x: &mut DistVector<T, E>) -> Result<()> {

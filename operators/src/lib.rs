@@ -17,6 +17,7 @@
 //! | [`Mdc`] | Scatter `(nt, nr, nv)` -> Scatter `(nt, ns, nv)` (any axes), kernel split by frequency | up to four all-to-alls (two with model and data split along a space axis) | `MPIMDC` |
 //! | [`BlockMatrixMult`] | Scatter `K x M` column blocks (masked, replicated `pc` times) -> same for `N x M` | forward: one all-gather per grid row; adjoint: one all-reduce per grid row | `MPIMatrixMult(kind="block")` |
 //! | [`SummaMatrixMult`] | Scatter 2-D blocks of `K x M` -> 2-D blocks of `N x M` | SUMMA: broadcasts of `A` along grid rows and of `X` along grid columns (adjoint: all-reduces down the columns) | `MPIMatrixMult(kind="summa")` |
+//! | [`NonStationaryConvolve1D`] | Scatter N-D (any axis, any counts) -> same | along the convolution axis, one exchange of `nh/2` ghost rows per side; else none | `MPINonStationaryConvolve1D` |
 //! | [`Halo`] | Scatter (core blocks of an N-D grid) -> Scatter (extended blocks) | one neighbour exchange | `MPIHalo`, `halo_block_split` |
 //!
 //! Local building blocks (serial operators on each rank's block) implement
@@ -69,6 +70,7 @@ mod hstack;
 mod laplacian;
 mod matrix_mult_block;
 mod mdc;
+mod nonstationary_convolve1d;
 mod redistribute;
 mod second_derivative;
 mod stacked_block_diag;
@@ -93,6 +95,7 @@ pub use hstack::HStack;
 pub use laplacian::{Laplacian, LaplacianParams};
 pub use matrix_mult_block::BlockMatrixMult;
 pub use mdc::{Mdc, MdcParams};
+pub use nonstationary_convolve1d::NonStationaryConvolve1D;
 pub use redistribute::Redistribute;
 pub use second_derivative::SecondDerivative;
 pub use stacked_block_diag::StackedBlockDiag;
