@@ -20,7 +20,7 @@ use ndarray::ArrayD;
 
 /// `op x` (or `op^H x`, with `adjoint`) into an output on `engine` filled with NaN first,
 /// gathered (collective).
-fn nan_filled<T: TestScalar, E: FullEngine>(
+pub fn nan_filled<T: TestScalar, E: FullEngine>(
     engine: &E,
     op: &dyn LinearOperator<T, E>,
     adjoint: bool,
