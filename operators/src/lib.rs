@@ -32,7 +32,8 @@
 //! all-reduce. Construction is collective for the operators whose ranks bring different local
 //! operators, [`BlockDiag`] (and its [`with_mask`](BlockDiag::with_mask)), [`VStack`],
 //! [`HStack`], [`BlockMatrixMult`], [`SummaMatrixMult`] and [`DistMatrixMult`] (which gather
-//! every rank's block of `A`), and for [`Halo`], which checks that every rank passed the same arguments; the
+//! every rank's block of `A`), and for [`Halo`] and [`NonStationaryConvolve1D`], which check
+//! that every rank passed the same arguments; the
 //! other constructors ([`Broadcasted`], [`StackedBlockDiag`], [`StackedVStack`],
 //! [`FirstDerivative`], [`SecondDerivative`], [`Laplacian`], [`Gradient`], [`Halo::crop`]) do no
 //! communication. Each constructor's documentation says which.
