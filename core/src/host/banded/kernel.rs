@@ -16,7 +16,8 @@
 //! * `w >= B`: each output row is summed over the taps whose source row is valid, `B` columns at
 //!   a time (vectorised along `inner`).
 //!
-//! Explicit rows are summed one value at a time. Every sum is the formula's: taps in table
+//! Explicit rows are summed over their entries, `B` reals of a row at a time when rows hold a
+//! block (else one value at a time). Every sum is the formula's: taps in table
 //! order from zero, `acc = fma(x, c, acc)` (`mul_add`, one rounding, on every processor) or
 //! `acc = acc + x * c`, then `y = acc` or `y = y + acc`. Which instructions compute it (AVX2 or
 //! not) never changes a value.
@@ -348,9 +349,11 @@ fn rows<R: RealScalar, const B: usize, const FUSED: bool>(
     }
 }
 
-/// Explicit row `row`: its entries `(source row, coefficient)` summed in order, per real.
+/// Explicit row `row`: its entries `(source row, coefficient)` summed in order, one value at a
+/// time on rows shorter than a block, else `B` reals of the row at a time (as [`rows`] sums
+/// its taps: each output's sum is its own, in entry order).
 #[inline(always)]
-fn explicit<R: RealScalar, const FUSED: bool>(
+fn explicit<R: RealScalar, const B: usize, const FUSED: bool>(
     entries: &[f64],
     row: usize,
     w: usize,
@@ -358,12 +361,29 @@ fn explicit<R: RealScalar, const FUSED: bool>(
     y: &mut [R],
     accumulate: bool,
 ) {
-    for (k, out) in y[row * w..(row + 1) * w].iter_mut().enumerate() {
-        let mut acc = R::zero();
-        for e in entries.chunks_exact(2) {
-            acc = term::<R, FUSED>(acc, x[e[0] as usize * w + k], R::real_from_f64(e[1]));
+    let out = &mut y[row * w..(row + 1) * w];
+    if w < B {
+        for (k, out) in out.iter_mut().enumerate() {
+            let mut acc = R::zero();
+            for e in entries.chunks_exact(2) {
+                acc = term::<R, FUSED>(acc, x[e[0] as usize * w + k], R::real_from_f64(e[1]));
+            }
+            *out = if accumulate { *out + acc } else { acc };
         }
-        *out = if accumulate { *out + acc } else { acc };
+        return;
+    }
+    let mut k = 0;
+    while k < w {
+        let len = B.min(w - k);
+        let mut acc = [R::zero(); B];
+        for e in entries.chunks_exact(2) {
+            let (at, c) = (e[0] as usize * w + k, R::real_from_f64(e[1]));
+            for (a, &v) in acc.iter_mut().zip(&x[at..at + len]) {
+                *a = term::<R, FUSED>(*a, v, c);
+            }
+        }
+        store(&mut out[k..k + len], &acc, accumulate);
+        k += len;
     }
 }
 
@@ -393,7 +413,7 @@ fn slab<R: RealScalar, const B: usize, const FUSED: bool>(
         if let Some((r, entries)) = row {
             let lo = pad.unwrap_or(0);
             let x = &x[lo..lo + band.n_src * w];
-            explicit::<R, FUSED>(entries, r, w, x, y, accumulate);
+            explicit::<R, B, FUSED>(entries, r, w, x, y, accumulate);
             r0 = r + 1;
         }
     }
