@@ -2,9 +2,10 @@
 //! (each sample's filter interpolated as PyLops does, then the direct loops of PyLops' forward,
 //! which spreads every input sample with its filter, and of the adjoint, which gathers), bit for
 //! bit: the operator documents the order of its sums, and it is the oracle's. f32, f64,
-//! Complex32 and Complex64; 1-D, (n, 7) along axis 0, (5, n) along axis 1 and a 3-D array along
-//! its middle axis, with `n = 37` (no rank count divides it); layouts distributed along the
-//! convolution axis (balanced, thin and empty ranks, random counts) and along another axis;
+//! Complex32 and Complex64; 1-D, (n, 7) and (n, 40) along axis 0, (5, n) along axis 1 and a 3-D
+//! array along its middle axis, with `n = 37` (no rank count divides it); layouts distributed
+//! along the convolution axis (balanced, thin and empty ranks, random counts) and along another
+//! axis;
 //! filters shorter and longer than the blocks (the case PyLops-MPI gets wrong), one filter, a
 //! one-tap filter; dot tests. Every rank count gives the oracle's bits, so the same bits at
 //! every rank count. Then the errors, on every rank; and the operator on engine `E` against the
@@ -107,6 +108,8 @@ fn shapes(n: usize) -> Vec<(Vec<usize>, usize)> {
         (vec![n, 7], 0),
         (vec![5, n], 1),
         (vec![3, n, 4], 1),
+        // Rows of at least one block of the host kernel (32 f64, 64 f32 reals).
+        (vec![n, 40], 0),
     ]
 }
 
@@ -310,7 +313,7 @@ pub fn errors_on_every_rank(comm: &Communicator) {
 fn on_engine<T: TestScalar, E: TestEngine>(comm: &Communicator) {
     let engine = E::for_rank(comm);
     let mut seed = 500;
-    for (dims, axis) in [(vec![37], 0), (vec![3, 37, 4], 1)] {
+    for (dims, axis) in [(vec![37], 0), (vec![3, 37, 4], 1), (vec![37, 40], 0)] {
         let p = comm.size();
         let cases = [
             Layout::scatter(&dims, axis, p).unwrap(),
