@@ -60,9 +60,10 @@ const WHAT: &str = "NonStationaryConvolve1D";
 /// One execution on every engine `E`. Each rank extends its block of the input with the ghost
 /// rows along `axis` ([`Halo`]'s exchange, trimmed at the global edges), then computes its own
 /// output rows with one [`Banded::band`] whose every row is an explicit row of the interpolated
-/// coefficients ([`AxisBand`]), built and uploaded once at construction (`2 nh + 3` numbers per
-/// local row along the axis, shared by the other axes). A sum is not fused, and runs over its
-/// sources in ascending global index:
+/// coefficients ([`AxisBand`]), built and uploaded once at construction (a table of at most
+/// `2 nh + 3` `f64` per local row along the axis for each direction, shared by the other axes:
+/// for a rank whose block is a single line, `4 nh + 6` times the memory of its data). A sum is
+/// not fused, and runs over its sources in ascending global index:
 ///
 /// ```text
 /// acc = +0;  for j = max(i - nh/2, 0), ..., min(i + nh/2, n - 1):
