@@ -513,6 +513,7 @@ void test_launch_checks() {
 }
 
 #include "stencil_test.h"
+#include "kirchhoff_test.h"
 
 }  // namespace
 
@@ -526,6 +527,10 @@ int main() {
     test_type<c64>("c64");
     test_stencil<float>("f32");
     test_stencil<double>("f64");
+    test_kirchhoff<float>("f32");
+    test_kirchhoff<double>("f64");
+    test_kirchhoff<c32>("c32");
+    test_kirchhoff<c64>("c64");
     test_tree<float>("f32");
     test_tree<double>("f64");
     test_tree<c32>("c32");

@@ -44,6 +44,7 @@ mod aware_mpi {
 mod banded;
 mod collective;
 mod compute;
+mod demigration;
 mod dense;
 #[cfg(feature = "cuda")]
 mod driver;

@@ -23,6 +23,7 @@ pub(crate) const FILES: &[(&str, &str)] = &[
     ("reduce.cu", include_str!("../../kernels/reduce.cu")),
     ("band.cu", include_str!("../../kernels/band.cu")),
     ("stencil.cu", include_str!("../../kernels/stencil.cu")),
+    ("kirchhoff.cu", include_str!("../../kernels/kirchhoff.cu")),
 ];
 
 /// The entry points of the manifest.

@@ -22,6 +22,7 @@
 //! | [`Fourier`] | batched FFTs, transforms along one axis of a block (shifted, padded, weighted), index gathers | the Fourier operators, MDC |
 //! | [`Dense`] | dense and batched dense products | matrix operators, Fredholm, MDC |
 //! | [`Stencils`] | sums of 1-D stencils along axes, with ghost slabs | the finite-difference operators |
+//! | [`Demigration`] | sums along travel-time curves (kinematic Kirchhoff) and their adjoint | Kirchhoff demigration and migration |
 //! | [`ToEngine`] | moving arrays, vectors and operators to another engine | every value that holds engine memory |
 //! | [`FullEngine`] | every part: the bound of code generic over the engine that uses operators of several kinds | examples, tests, benchmarks |
 //!
@@ -46,6 +47,7 @@
 mod banded;
 mod collectives;
 mod compute;
+pub mod demigration;
 mod dense;
 mod fourier;
 mod memory;
@@ -56,6 +58,7 @@ mod to_engine;
 pub use banded::Banded;
 pub use collectives::Collectives;
 pub use compute::{BinaryOp, Compute, GroupScale, NormTerm, OrderFree, Shrink};
+pub use demigration::{Demigration, TravelTimeGrid};
 pub(crate) use dense::{check_batched_lens, check_matmul_lens};
 pub use dense::{Dense, MatOp};
 pub(crate) use fourier::check_gather;
@@ -96,9 +99,9 @@ pub trait Engine: Compute + Collectives {}
 
 impl<E: Compute + Collectives> Engine for E {}
 
-/// An engine with every part ([`Engine`], [`Banded`], [`Fourier`], [`Dense`], [`Stencils`]): the
-/// bound for code that is generic over the engine and uses operators of several kinds. [`Host`]
-/// and `Cuda` have every part.
-pub trait FullEngine: Banded + Fourier + Dense + Stencils {}
+/// An engine with every part ([`Engine`], [`Banded`], [`Fourier`], [`Dense`], [`Stencils`],
+/// [`Demigration`]): the bound for code that is generic over the engine and uses operators of
+/// several kinds. [`Host`] and `Cuda` have every part.
+pub trait FullEngine: Banded + Fourier + Dense + Stencils + Demigration {}
 
-impl<E: Banded + Fourier + Dense + Stencils> FullEngine for E {}
+impl<E: Banded + Fourier + Dense + Stencils + Demigration> FullEngine for E {}

@@ -7,6 +7,7 @@ mod batched;
 mod blas;
 mod collectives;
 mod compute;
+mod demigration;
 mod dense;
 mod fourier;
 mod memory;
