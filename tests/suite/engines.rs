@@ -1007,6 +1007,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::gpu_conv::conv_all_dtypes::<distlops::core::Cuda>,
     ),
     (
+        "kirchhoff::kirchhoff_all_dtypes[cuda]",
+        super::kirchhoff::kirchhoff_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
         "nonstationary::engine_all_dtypes[cuda]",
         super::nonstationary::engine_all_dtypes::<distlops::core::Cuda>,
     ),

@@ -30,6 +30,7 @@ pub mod gpu_mdc;
 pub mod gpu_prox;
 pub mod gpu_stencil;
 pub mod halo;
+pub mod kirchhoff;
 pub mod lsqr_ista;
 pub mod mask;
 pub mod matmul;
@@ -422,6 +423,11 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         nonstationary::values_complex,
     ),
     ("nonstationary::values_single", nonstationary::values_single),
+    (
+        "kirchhoff::kirchhoff_all_dtypes[host]",
+        kirchhoff::kirchhoff_all_dtypes::<distlops::core::Host>,
+    ),
+    ("kirchhoff::kirchhoff_errors", kirchhoff::kirchhoff_errors),
     (
         "nonstationary::default_layout",
         nonstationary::default_layout,

@@ -24,6 +24,7 @@
 //! | [`LocalFirstDerivative`] | finite differences along an axis | `dims` |
 //! | [`LocalSecondDerivative`] | 3-point second difference along an axis | `dims` |
 //! | [`Convolve1D`] | convolution with `h` along an axis | `dims`, `max(n, len(h))` along it |
+//! | [`Kirchhoff`] | Kirchhoff demigration: the image spread along travel-time curves, then the wavelet | `(ns, nr, nt)` from `(ny,) nx, nz` |
 //!
 //! [`to_dense`] gives the explicit matrix of any of them.
 //!
@@ -50,6 +51,7 @@ mod dense;
 mod diagonal;
 mod first_derivative;
 mod identity;
+mod kirchhoff;
 mod matrix_mult;
 mod pad;
 mod poststack;
@@ -66,6 +68,7 @@ pub use dense::to_dense;
 pub use diagonal::Diagonal;
 pub use first_derivative::{FirstDerivativeParams, LocalFirstDerivative};
 pub use identity::Identity;
+pub use kirchhoff::{ImageGrid, Kirchhoff, KirchhoffParams, TravelTimes};
 pub use matrix_mult::MatrixMult;
 pub use pad::Pad;
 pub use poststack::PoststackLinearModelling;

@@ -1,0 +1,470 @@
+//! [`Kirchhoff`]: Kirchhoff demigration (modelling) and migration (its adjoint), PyLops'
+//! `waveeqprocessing.Kirchhoff`; [`TravelTimes`], the tables it reads; and
+//! [`Kirchhoff::distributed`], the sources split over ranks (PyLops-MPI's Kirchhoff benchmark).
+
+use super::shape::{check_matvec_on, check_rmatvec_on};
+use super::{Convolve1D, LocalOperator};
+use crate::VStack;
+use distlops_core::{
+    Banded, Communicator, Demigration, Error, Host, RealScalar, Result, Scalar, ToEngine,
+    TravelTimeGrid,
+};
+use std::sync::{Arc, Mutex};
+
+/// The image grid of a Kirchhoff operator, as PyLops takes it: the coordinates along `x` and `z`
+/// (2-D), or `y`, `x` and `z` (3-D), of the image points, which are numbered in C order over
+/// `(y,) x, z` (depth fastest). The model of the operator has shape `(ny,) nx, nz`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImageGrid {
+    /// The `y` coordinates (3-D only).
+    pub y: Option<Vec<f64>>,
+    /// The `x` coordinates.
+    pub x: Vec<f64>,
+    /// The depths.
+    pub z: Vec<f64>,
+}
+
+impl ImageGrid {
+    /// A 2-D grid.
+    pub fn new_2d(x: Vec<f64>, z: Vec<f64>) -> Self {
+        ImageGrid { y: None, x, z }
+    }
+
+    /// A 3-D grid.
+    pub fn new_3d(y: Vec<f64>, x: Vec<f64>, z: Vec<f64>) -> Self {
+        ImageGrid { y: Some(y), x, z }
+    }
+
+    /// The model shape: `(nx, nz)` or `(ny, nx, nz)`.
+    pub fn dims(&self) -> Vec<usize> {
+        let mut d: Vec<usize> = self.y.iter().map(Vec::len).collect();
+        d.extend([self.x.len(), self.z.len()]);
+        d
+    }
+
+    /// The number of coordinates of a point (2 or 3).
+    pub fn ndim(&self) -> usize {
+        2 + usize::from(self.y.is_some())
+    }
+
+    /// The number of image points.
+    pub fn points(&self) -> usize {
+        self.dims().iter().product()
+    }
+
+    fn check(&self) -> Result<()> {
+        let axes = self.y.iter().chain([&self.x, &self.z]);
+        for a in axes {
+            if a.is_empty() || a.iter().any(|v| !v.is_finite()) {
+                return Err(Error::InvalidArgument(
+                    "Kirchhoff: every axis of the image grid needs finite coordinates".into(),
+                ));
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Travel times (seconds) from `n` positions (sources or receivers) to every image point of a
+/// grid: a table of `n` rows of `ni` values, the row of position `k` contiguous (PyLops stores
+/// its tables transposed, `ni x n`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct TravelTimes {
+    table: Vec<f64>,
+    n: usize,
+    ni: usize,
+}
+
+impl TravelTimes {
+    /// Straight rays in a constant velocity `vel` (PyLops' `mode="analytic"`): the time from
+    /// position `p` to point `q` is `sqrt((q_x - p_x)^2 + (q_z - p_z)^2 [+ (q_y - p_y)^2]) / vel`,
+    /// summed in that order as PyLops does. `positions` holds one point per position, its
+    /// coordinates in the order `(y,) x, z`.
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] if `vel` is not finite and positive, a position does not have
+    /// the grid's number of coordinates or has a non-finite one, or an axis of the grid is empty
+    /// or not finite.
+    pub fn constant_velocity(grid: &ImageGrid, positions: &[Vec<f64>], vel: f64) -> Result<Self> {
+        grid.check()?;
+        if !(vel.is_finite() && vel > 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "Kirchhoff: the velocity must be finite and positive, got {vel}"
+            )));
+        }
+        let nd = grid.ndim();
+        if let Some(p) = positions
+            .iter()
+            .find(|p| p.len() != nd || p.iter().any(|v| !v.is_finite()))
+        {
+            return Err(Error::InvalidArgument(format!(
+                "Kirchhoff: a position needs {nd} finite coordinates ((y,) x, z), got {p:?}"
+            )));
+        }
+        let ys = grid.y.clone().unwrap_or_else(|| vec![0.0]);
+        let ni = grid.points();
+        let mut table = Vec::with_capacity(positions.len() * ni);
+        for p in positions {
+            let (px, pz) = (p[nd - 2], p[nd - 1]);
+            for &y in &ys {
+                for &x in &grid.x {
+                    for &z in &grid.z {
+                        let mut d2 = (x - px).powi(2) + (z - pz).powi(2);
+                        if nd == 3 {
+                            d2 += (y - p[0]).powi(2);
+                        }
+                        table.push(d2.sqrt() / vel);
+                    }
+                }
+            }
+        }
+        Ok(TravelTimes {
+            table,
+            n: positions.len(),
+            ni,
+        })
+    }
+
+    /// A table computed elsewhere (an eikonal solver, a ray tracer), `n` rows of `ni` times,
+    /// row after row.
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] if `table` does not have `n ni` values;
+    /// [`Error::InvalidArgument`] if a time is negative or not finite (NaN included).
+    pub fn from_table(table: Vec<f64>, n: usize, ni: usize) -> Result<Self> {
+        if Some(table.len()) != n.checked_mul(ni) {
+            return Err(Error::ShapeMismatch(format!(
+                "Kirchhoff: a travel-time table of {n} x {ni} needs {} values, got {}",
+                n.saturating_mul(ni),
+                table.len()
+            )));
+        }
+        if let Some((k, t)) = table
+            .iter()
+            .enumerate()
+            .find(|(_, t)| !(t.is_finite() && **t >= 0.0))
+        {
+            return Err(Error::InvalidArgument(format!(
+                "Kirchhoff: travel times must be finite and non-negative, got {t} at row {}, \
+                 point {}",
+                k / ni.max(1),
+                k % ni.max(1)
+            )));
+        }
+        Ok(TravelTimes { table, n, ni })
+    }
+
+    /// The number of positions (rows).
+    pub fn positions(&self) -> usize {
+        self.n
+    }
+
+    /// The number of image points (columns).
+    pub fn points(&self) -> usize {
+        self.ni
+    }
+
+    /// The table, row after row.
+    pub fn as_slice(&self) -> &[f64] {
+        &self.table
+    }
+
+    /// Rows `rows` of the table (a rank's sources, one source).
+    ///
+    /// # Panics
+    /// If `rows` is not inside `0..positions()`.
+    pub fn rows(&self, rows: std::ops::Range<usize>) -> TravelTimes {
+        TravelTimes {
+            table: self.table[rows.start * self.ni..rows.end * self.ni].to_vec(),
+            n: rows.len(),
+            ni: self.ni,
+        }
+    }
+}
+
+/// The time axis and wavelet of a [`Kirchhoff`] operator.
+#[derive(Debug, Clone, PartialEq)]
+pub struct KirchhoffParams {
+    /// Time samples per trace (at least 2).
+    pub nt: usize,
+    /// The time step; the first sample is at time zero (PyLops' `t[1] - t[0]`, `t[0] = 0`).
+    pub dt: f64,
+    /// The wavelet (at most `nt` samples).
+    pub wavelet: Vec<f64>,
+    /// The index of the wavelet's centre (PyLops' `wavcenter`).
+    pub wavcenter: usize,
+}
+
+/// `d = W K m`: Kirchhoff demigration of the reflectivity `m` on an image grid into traces
+/// `d[s, r, t]` for sources `s` and receivers `r` (PyLops' `Kirchhoff(z, x, t, srcs, recs, vel,
+/// wav, wavcenter)` with its defaults `dynamic=False`, `wavfilter=False`).
+///
+/// * `K` spreads every image point along its travel-time curve: with `t = T_s[i] + T_r[i]` the
+///   travel time from source `s` to point `i` and back to receiver `r`, `q = t / dt`,
+///   `it = trunc(q)`, `f = q - it`, for `0 <= q < nt - 1`:
+///   `d[s, r, it] += (1 - f) m[i]` and `d[s, r, it + 1] += f m[i]` (see
+///   [`Demigration`] for the order of the sums). `W` convolves each trace with the wavelet
+///   ([`Convolve1D`] along time, centred at `wavcenter`).
+/// * Adjoint (migration): `m = K^H W^H d`, the exact adjoint (dot test), each image point
+///   summing its traces in the order `(s, r)`.
+/// * Shapes: model `(ny,) nx, nz` ([`ImageGrid::dims`]), data `(ns, nr, nt)`.
+/// * A rank-local operator: distribute it with [`Kirchhoff::distributed`] (sources split over
+///   ranks, the image replicated: PyLops-MPI's `MPIVStack` of per-rank Kirchhoff operators).
+/// * Engines: one execution on every engine, the engine's [`Demigration`] and [`Banded`] parts;
+///   the tables are uploaded and the trace buffer allocated at construction. Host and device
+///   give the same bits.
+/// * Not yet: the dynamic (amplitude) terms, aperture and angle limits, the wavelet filter.
+///
+/// ```
+/// use distlops_operators::local::LocalOperator;
+/// use distlops_operators::local::{ImageGrid, Kirchhoff, KirchhoffParams, TravelTimes};
+///
+/// // One source and one receiver at the surface, one reflector point at 100 m depth.
+/// let grid = ImageGrid::new_2d(vec![0.0], vec![100.0]);
+/// let src = TravelTimes::constant_velocity(&grid, &[vec![0.0, 0.0]], 1000.0)?;
+/// let rec = TravelTimes::constant_velocity(&grid, &[vec![0.0, 0.0]], 1000.0)?;
+/// let params = KirchhoffParams { nt: 100, dt: 0.004, wavelet: vec![1.0], wavcenter: 0 };
+/// let k = Kirchhoff::<f64>::new(&grid.dims(), &src, &rec, &params)?;
+/// let mut d = vec![0.0; 100];
+/// k.matvec(&[1.0], &mut d);
+/// // Two-way time 0.2 s: sample 50 (up to the rounding of 0.2 / 0.004).
+/// assert!((d[49] + d[50] + d[51] - 1.0).abs() < 1e-12 && d[50] > 0.99);
+/// # Ok::<(), distlops_core::Error>(())
+/// ```
+pub struct Kirchhoff<T: Scalar, E: Banded + Demigration = Host> {
+    grid: TravelTimeGrid,
+    src: E::Storage<f64>,
+    rec: Arc<E::Storage<f64>>,
+    conv: Convolve1D<T, E>,
+    /// `K m` before the wavelet (forward), `W^H d` (adjoint).
+    traces: Mutex<E::Storage<T>>,
+    dims: Vec<usize>,
+    dimsd: Vec<usize>,
+    params: KirchhoffParams,
+}
+
+impl<T: Scalar> Kirchhoff<T> {
+    /// The operator of the sources of `src` and the receivers of `rec` on the host (see
+    /// [`new_on`](Self::new_on)).
+    ///
+    /// # Errors
+    /// As [`new_on`](Self::new_on).
+    pub fn new(
+        dims: &[usize],
+        src: &TravelTimes,
+        rec: &TravelTimes,
+        params: &KirchhoffParams,
+    ) -> Result<Self> {
+        let rec = Arc::new(host_table(rec));
+        Self::with_receivers(&Host, dims, src, rec, params)
+    }
+}
+
+fn host_table(t: &TravelTimes) -> ndarray::ArrayD<f64> {
+    ndarray::Array1::from(t.table.clone()).into_dyn()
+}
+
+impl<T: Scalar, E: Banded + Demigration> Kirchhoff<T, E> {
+    /// The operator on `engine` for the sources of `src` and the receivers of `rec`, on a model
+    /// of shape `dims` (the grid's [`ImageGrid::dims`], whose product is the tables' number of
+    /// points).
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] if the tables do not have `prod(dims)` points or there is no
+    /// receiver; [`Error::InvalidArgument`] for `nt < 2`, a `dt` that is not finite and
+    /// positive, an empty or non-finite wavelet longer than `nt`, or `wavcenter` outside it;
+    /// [`Error::Allocation`] if the engine has no room for the tables and traces.
+    pub fn new_on(
+        engine: &E,
+        dims: &[usize],
+        src: &TravelTimes,
+        rec: &TravelTimes,
+        params: &KirchhoffParams,
+    ) -> Result<Self> {
+        let rec = Arc::new(engine.upload(host_table(rec).view())?);
+        Self::with_receivers(engine, dims, src, rec, params)
+    }
+
+    /// [`new_on`](Self::new_on) with the receivers' table already on `engine`, shared with
+    /// other operators (one per source, [`distributed`](Self::distributed)).
+    fn with_receivers(
+        engine: &E,
+        dims: &[usize],
+        src: &TravelTimes,
+        rec: Arc<E::Storage<f64>>,
+        params: &KirchhoffParams,
+    ) -> Result<Self> {
+        let ni: usize = dims.iter().product();
+        let nr = E::shape(&rec).iter().product::<usize>() / ni.max(1);
+        if dims.is_empty() || src.ni != ni || nr * ni != E::shape(&rec).iter().product::<usize>() {
+            return Err(Error::ShapeMismatch(format!(
+                "Kirchhoff: the tables must have prod(dims) = {ni} points (model {dims:?}), the \
+                 sources' has {}",
+                src.ni
+            )));
+        }
+        if nr == 0 {
+            return Err(Error::ShapeMismatch(
+                "Kirchhoff: there must be at least one receiver".into(),
+            ));
+        }
+        check_params(params)?;
+        let grid = TravelTimeGrid {
+            ns: src.n,
+            nr,
+            ni,
+            nt: params.nt,
+            dt: params.dt,
+        };
+        let wav: Vec<T> = params
+            .wavelet
+            .iter()
+            .map(|&w| T::from_real(T::Real::real_from_f64(w)))
+            .collect();
+        let conv = Convolve1D::new_on(engine, &[src.n * nr, params.nt], wav, params.wavcenter, 1)?;
+        Ok(Kirchhoff {
+            grid,
+            src: engine.upload(host_table(src).view())?,
+            rec,
+            conv,
+            traces: Mutex::new(engine.zeros::<T>(&[src.n * nr * params.nt])?),
+            dims: dims.to_vec(),
+            dimsd: vec![src.n, nr, params.nt],
+            params: params.clone(),
+        })
+    }
+
+    /// Kirchhoff demigration over the ranks of `comm`: each rank passes the travel times of its
+    /// own sources (`my_src`, in the global order of the sources, rank 0's first) and of every
+    /// receiver (`rec`, the same on every rank), and gets a [`VStack`] with one operator per
+    /// source.
+    ///
+    /// * Partitions: domain Broadcast (the image, `prod(dims)` values on every rank) -> range
+    ///   Scatter (each rank's traces `(ns_rank, nr, nt)`, rank 0's sources first).
+    /// * The adjoint (migration) sums the sources' images along [`VStack`]'s fixed tree over
+    ///   the global source index: the same bits at every rank count and for any split of the
+    ///   sources (PyLops-MPI's adjoint all-reduces, whose order follows the ranks).
+    /// * [Collective](distlops_core#collective-calls): every rank of `comm` calls it; a
+    ///   mistake on any rank (a table of the wrong shape, a NaN in one rank's times) is an error
+    ///   on every rank.
+    ///
+    /// # Errors
+    /// As [`new_on`](Self::new_on), on every rank.
+    pub fn distributed(
+        comm: &Communicator,
+        engine: &E,
+        dims: &[usize],
+        my_src: &TravelTimes,
+        rec: &TravelTimes,
+        params: &KirchhoffParams,
+    ) -> Result<VStack<T, E>>
+    where
+        T: 'static,
+        E: 'static,
+    {
+        let ops = (|| {
+            let rec = Arc::new(engine.upload(host_table(rec).view())?);
+            (0..my_src.n)
+                .map(|s| {
+                    let op = Self::with_receivers(
+                        engine,
+                        dims,
+                        &my_src.rows(s..s + 1),
+                        rec.clone(),
+                        params,
+                    )?;
+                    Ok(Box::new(op) as Box<dyn LocalOperator<T, E>>)
+                })
+                .collect::<Result<Vec<_>>>()
+        })();
+        let ops = comm.agree_value(ops)?;
+        VStack::new(comm, ops)
+    }
+
+    /// The sizes of the sums.
+    pub fn travel_time_grid(&self) -> &TravelTimeGrid {
+        &self.grid
+    }
+
+    /// The time axis and wavelet.
+    pub fn params(&self) -> &KirchhoffParams {
+        &self.params
+    }
+}
+
+fn check_params(p: &KirchhoffParams) -> Result<()> {
+    let bad = |m: String| Err(Error::InvalidArgument(format!("Kirchhoff: {m}")));
+    if p.nt < 2 {
+        return bad(format!(
+            "a trace needs at least 2 samples, got nt = {}",
+            p.nt
+        ));
+    }
+    if !(p.dt.is_finite() && p.dt > 0.0) {
+        return bad(format!("dt must be finite and positive, got {}", p.dt));
+    }
+    if p.wavelet.is_empty() || p.wavelet.len() > p.nt || p.wavelet.iter().any(|w| !w.is_finite()) {
+        return bad(format!(
+            "the wavelet needs 1 to nt = {} finite samples, got {}",
+            p.nt,
+            p.wavelet.len()
+        ));
+    }
+    if p.wavcenter >= p.wavelet.len() {
+        return bad(format!(
+            "wavcenter {} must be below the wavelet's length {}",
+            p.wavcenter,
+            p.wavelet.len()
+        ));
+    }
+    Ok(())
+}
+
+impl<T: Scalar, E: Banded + Demigration, F: Banded + Demigration> ToEngine<F> for Kirchhoff<T, E> {
+    type Output = Kirchhoff<T, F>;
+
+    /// The same operator on `engine`: its tables copied there (a receiver table shared by
+    /// several operators is copied once per operator), the trace buffer allocated there.
+    /// A rank-local operator: agree on the outcome across ranks.
+    ///
+    /// # Errors
+    /// [`Error::Allocation`] if the engine has no room.
+    fn to_engine(&self, engine: &F) -> Result<Kirchhoff<T, F>> {
+        let rec = Arc::new(engine.upload(E::download(&self.rec).view())?);
+        let src = TravelTimes {
+            table: E::download(&self.src).into_raw_vec_and_offset().0,
+            n: self.grid.ns,
+            ni: self.grid.ni,
+        };
+        Kirchhoff::with_receivers(engine, &self.dims, &src, rec, &self.params)
+    }
+}
+
+impl<T: Scalar, E: Banded + Demigration> LocalOperator<T, E> for Kirchhoff<T, E> {
+    fn dims(&self) -> &[usize] {
+        &self.dims
+    }
+    fn dimsd(&self) -> &[usize] {
+        &self.dimsd
+    }
+    fn matvec(&self, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) {
+        check_matvec_on::<T, E, _>(self, "Kirchhoff::matvec", &x, &y);
+        let mut traces = self.traces.lock().unwrap_or_else(|e| e.into_inner());
+        let (src, rec) = (E::slice(&self.src), E::slice(&self.rec));
+        E::demigrate(&self.grid, src, rec, x, E::slice_mut(&mut traces));
+        self.conv.matvec(E::slice(&traces), y);
+    }
+    fn rmatvec(&self, y: E::Slice<'_, T>, x: E::SliceMut<'_, T>) {
+        check_rmatvec_on::<T, E, _>(self, "Kirchhoff::rmatvec", &y, &x);
+        let mut traces = self.traces.lock().unwrap_or_else(|e| e.into_inner());
+        self.conv.rmatvec(y, E::slice_mut(&mut traces));
+        let (src, rec) = (E::slice(&self.src), E::slice(&self.rec));
+        E::migrate(&self.grid, src, rec, E::slice(&traces), x);
+    }
+    fn name(&self) -> String {
+        format!(
+            "Kirchhoff({} sources x {} receivers x {} samples, {} points)",
+            self.grid.ns, self.grid.nr, self.grid.nt, self.grid.ni
+        )
+    }
+}

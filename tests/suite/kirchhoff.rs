@@ -1,0 +1,350 @@
+//! Kirchhoff demigration and migration (`local::Kirchhoff`, `Kirchhoff::distributed`): forward
+//! and adjoint against a serial oracle written here from PyLops' loops (the kinematic spread of
+//! `_travsrcrec_kirch_matvec` and its gather, then the direct convolution with the wavelet) on
+//! the gathered vectors, 2-D and 3-D grids, 5 sources split over 1-4 ranks (sizes that do not
+//! divide), f64, f32 and Complex64; a dot test; the same bits at every rank count (against the
+//! operator on one rank); on engine `E` the host's bits; and mistakes (a table of the wrong
+//! shape, a NaN on one rank only, bad time axis or wavelet) as errors on every rank.
+
+use super::check::{dist, expect_err, is_invalid_argument, is_shape_mismatch};
+use super::engines::{same_bits, TestEngine};
+use super::util::{global, TestScalar};
+use distlops::core::operator::{LinearOperator, LinearOperatorExt};
+use distlops::core::{
+    balanced_counts, dottest, Communicator, Complex64, DistVector, Host, RealScalar, Scalar,
+    ToEngine,
+};
+use distlops::operators::local::{ImageGrid, Kirchhoff, KirchhoffParams, TravelTimes};
+use distlops::operators::VStack;
+use ndarray::ArrayD;
+
+/// Sources over the surface (more than any rank count here, not divisible by 2, 3 or 4).
+const NS: usize = 5;
+const NR: usize = 4;
+const VEL: f64 = 1500.0;
+
+/// The grid (2-D or 3-D), the sources' and receivers' positions, and the time axis: two-way
+/// times from 0.03 s to about 0.12 s, some past the last sample.
+fn geometry(three_d: bool) -> (ImageGrid, Vec<Vec<f64>>, Vec<Vec<f64>>, KirchhoffParams) {
+    let axis = |n: usize, o: f64, d: f64| (0..n).map(|i| o + d * i as f64).collect::<Vec<f64>>();
+    let (x, z) = (axis(9, 0.0, 10.0), axis(7, 20.0, 8.0));
+    let at = |k: usize, n: usize, z: f64| {
+        let x = 5.0 + 70.0 * k as f64 / (n - 1) as f64;
+        if three_d {
+            vec![10.0 + 3.0 * k as f64, x, z]
+        } else {
+            vec![x, z]
+        }
+    };
+    let grid = if three_d {
+        ImageGrid::new_3d(axis(3, 0.0, 12.0), x, z)
+    } else {
+        ImageGrid::new_2d(x, z)
+    };
+    let srcs = (0..NS).map(|k| at(k, NS, 0.0)).collect();
+    let recs = (0..NR).map(|k| at(k, NR, 2.0)).collect();
+    let params = KirchhoffParams {
+        nt: 41,
+        dt: 0.0025,
+        wavelet: vec![-0.25, 0.5, 1.0, 0.5, -0.25],
+        wavcenter: 2,
+    };
+    (grid, srcs, recs, params)
+}
+
+/// PyLops' Kirchhoff, serially, on the gathered model `m` (forward) and data `d` (adjoint).
+struct Oracle {
+    src: TravelTimes,
+    rec: TravelTimes,
+    p: KirchhoffParams,
+}
+
+impl Oracle {
+    fn sample(&self, s: usize, r: usize, i: usize) -> Option<(usize, f64)> {
+        let ni = self.src.points();
+        let t = self.src.as_slice()[s * ni + i] + self.rec.as_slice()[r * ni + i];
+        let q = t / self.p.dt;
+        let it = q as i64;
+        (it >= 0 && (it as usize) < self.p.nt - 1).then_some((it as usize, q - it as f64))
+    }
+
+    fn forward<T: Scalar>(&self, m: &[T]) -> Vec<T> {
+        let (ni, nt) = (self.src.points(), self.p.nt);
+        let mut k = vec![T::zero(); NS * NR * nt];
+        for s in 0..NS {
+            for r in 0..NR {
+                for i in 0..ni {
+                    if let Some((it, f)) = self.sample(s, r, i) {
+                        let tr = (s * NR + r) * nt;
+                        k[tr + it] += m[i].scale_real(real::<T>(1.0 - f));
+                        k[tr + it + 1] += m[i].scale_real(real::<T>(f));
+                    }
+                }
+            }
+        }
+        // y[t] = sum_j h[j] k[t + c - j].
+        let (h, c) = (&self.p.wavelet, self.p.wavcenter as i64);
+        let mut y = vec![T::zero(); k.len()];
+        for tr in 0..NS * NR {
+            for t in 0..nt {
+                for (j, &hj) in h.iter().enumerate() {
+                    let src = t as i64 + c - j as i64;
+                    if (0..nt as i64).contains(&src) {
+                        y[tr * nt + t] += k[tr * nt + src as usize].scale_real(real::<T>(hj));
+                    }
+                }
+            }
+        }
+        y
+    }
+
+    fn adjoint<T: Scalar>(&self, d: &[T]) -> Vec<T> {
+        let (ni, nt) = (self.src.points(), self.p.nt);
+        // The correlation with the wavelet: k[u] = sum_j h[j] d[u - c + j].
+        let (h, c) = (&self.p.wavelet, self.p.wavcenter as i64);
+        let mut k = vec![T::zero(); d.len()];
+        for tr in 0..NS * NR {
+            for u in 0..nt {
+                for (j, &hj) in h.iter().enumerate() {
+                    let t = u as i64 - c + j as i64;
+                    if (0..nt as i64).contains(&t) {
+                        k[tr * nt + u] += d[tr * nt + t as usize].scale_real(real::<T>(hj));
+                    }
+                }
+            }
+        }
+        let mut m = vec![T::zero(); ni];
+        for (i, mi) in m.iter_mut().enumerate() {
+            for s in 0..NS {
+                for r in 0..NR {
+                    if let Some((it, f)) = self.sample(s, r, i) {
+                        let tr = (s * NR + r) * nt;
+                        *mi += k[tr + it].scale_real(real::<T>(1.0 - f))
+                            + k[tr + it + 1].scale_real(real::<T>(f));
+                    }
+                }
+            }
+        }
+        m
+    }
+}
+
+fn real<T: Scalar>(v: f64) -> T::Real {
+    T::Real::real_from_f64(v)
+}
+
+/// This rank's sources: a balanced block of the `NS` in order.
+fn my_sources(comm: &Communicator, all: &TravelTimes) -> TravelTimes {
+    let counts = balanced_counts(NS, comm.size());
+    let first: usize = counts[..comm.rank()].iter().sum();
+    all.rows(first..first + counts[comm.rank()])
+}
+
+/// The gathered values of a vector.
+fn values<T: Scalar, E: distlops::core::Engine>(v: &DistVector<T, E>) -> Vec<T> {
+    v.to_engine(&Host)
+        .unwrap()
+        .asarray()
+        .iter()
+        .copied()
+        .collect()
+}
+
+fn max_rel<T: Scalar>(got: &[T], want: &[T]) -> f64 {
+    assert_eq!(got.len(), want.len());
+    let scale = want.iter().fold(1e-300f64, |m, v| m.max(v.abs().to_f64()));
+    got.iter()
+        .zip(want)
+        .map(|(g, w)| (*g - *w).abs().to_f64() / scale)
+        .fold(0.0, f64::max)
+}
+
+fn case<T: TestScalar, E: TestEngine>(comm: &Communicator, three_d: bool) {
+    let what = format!(
+        "Kirchhoff {} on {} ({}, {} ranks)",
+        if three_d { "3-D" } else { "2-D" },
+        E::NAME,
+        T::SUFFIX,
+        comm.size()
+    );
+    let (grid, srcs, recs, params) = geometry(three_d);
+    let all = TravelTimes::constant_velocity(&grid, &srcs, VEL).unwrap();
+    let rec = TravelTimes::constant_velocity(&grid, &recs, VEL).unwrap();
+    let dims = grid.dims();
+    let op =
+        Kirchhoff::<T>::distributed(comm, &Host, &dims, &my_sources(comm, &all), &rec, &params)
+            .unwrap();
+    let ni = grid.points();
+    let x = dist(comm, &global::<T>(&[ni], 71), op.domain().layout().unwrap());
+    let y_global = global::<T>(&[NS * NR * params.nt], 72);
+    let y = dist(comm, &y_global, op.range().layout().unwrap());
+    let (x, y) = (DistVector::Array(x), DistVector::Array(y));
+    let fwd = values(&op.apply(&x).unwrap());
+    let adj = values(&op.apply_adjoint(&y).unwrap());
+
+    // Against the oracle on the gathered vectors.
+    let oracle = Oracle {
+        src: all.clone(),
+        rec: rec.clone(),
+        p: params.clone(),
+    };
+    let xs: Vec<T> = global::<T>(&[ni], 71).iter().copied().collect();
+    let ys: Vec<T> = y_global.iter().copied().collect();
+    let tol = 1e3 * T::TOL;
+    let e = max_rel(&fwd, &oracle.forward(&xs));
+    assert!(e <= tol, "{what}: forward {e:e}");
+    let e = max_rel(&adj, &oracle.adjoint(&ys));
+    assert!(e <= tol, "{what}: adjoint {e:e}");
+    assert!(
+        fwd.iter().filter(|v| v.abs().to_f64() > 0.0).count() > fwd.len() / 4,
+        "{what}: the forward is mostly zero (the geometry misses the traces)"
+    );
+    let d = dottest(&op, &x, &y).unwrap();
+    assert!(d.passes(T::TOL), "{what}: dot test {d:?}");
+
+    // The same bits as the operator on one rank (every source on it).
+    let serial = Communicator::serial();
+    let one = Kirchhoff::<T>::distributed(&serial, &Host, &dims, &all, &rec, &params).unwrap();
+    let x1 = DistVector::Array(dist(
+        &serial,
+        &global::<T>(&[ni], 71),
+        one.domain().layout().unwrap(),
+    ));
+    let y1 = DistVector::Array(dist(&serial, &y_global, one.range().layout().unwrap()));
+    let bits = |a: &[T], b: &[T]| {
+        let a = ArrayD::from_shape_vec(vec![a.len()], a.to_vec()).unwrap();
+        let b = ArrayD::from_shape_vec(vec![b.len()], b.to_vec()).unwrap();
+        same_bits(&a, &b)
+    };
+    assert!(
+        bits(&fwd, &values(&one.apply(&x1).unwrap())),
+        "{what}: forward differs from one rank's"
+    );
+    assert!(
+        bits(&adj, &values(&one.apply_adjoint(&y1).unwrap())),
+        "{what}: adjoint differs from one rank's"
+    );
+
+    // On engine E: the host's bits.
+    let engine = E::for_rank(comm);
+    let dev: VStack<T, E> = Kirchhoff::<T, E>::distributed(
+        comm,
+        &engine,
+        &dims,
+        &my_sources(comm, &all),
+        &rec,
+        &params,
+    )
+    .unwrap();
+    let (dx, dy) = (x.to_engine(&engine).unwrap(), y.to_engine(&engine).unwrap());
+    assert!(
+        bits(&values(&dev.apply(&dx).unwrap()), &fwd),
+        "{what}: forward on the engine is not the host's bits"
+    );
+    assert!(
+        bits(&values(&dev.apply_adjoint(&dy).unwrap()), &adj),
+        "{what}: adjoint on the engine is not the host's bits"
+    );
+}
+
+/// 2-D and 3-D, f64, f32 and Complex64.
+pub fn kirchhoff_all_dtypes<E: TestEngine>(comm: &Communicator) {
+    for three_d in [false, true] {
+        case::<f64, E>(comm, three_d);
+        case::<f32, E>(comm, three_d);
+        case::<Complex64, E>(comm, three_d);
+    }
+}
+
+/// Mistakes, each an error on every rank: a NaN in the last rank's table only, a table of the
+/// wrong width on the last rank only, a time axis or wavelet that cannot be.
+pub fn kirchhoff_errors(comm: &Communicator) {
+    let (grid, srcs, recs, params) = geometry(false);
+    let all = TravelTimes::constant_velocity(&grid, &srcs, VEL).unwrap();
+    let rec = TravelTimes::constant_velocity(&grid, &recs, VEL).unwrap();
+    let dims = grid.dims();
+    let last = comm.rank() == comm.size() - 1;
+    let mine = my_sources(comm, &all);
+    let ni = grid.points();
+
+    // A NaN read from one rank's file: the table is refused there, and the collective
+    // constructor fails on every rank.
+    let mut table = mine.as_slice().to_vec();
+    if last && !table.is_empty() {
+        table[3] = f64::NAN;
+    }
+    let parsed = TravelTimes::from_table(table, mine.positions(), ni);
+    let r = comm
+        .agree_value(parsed)
+        .and_then(|t| Kirchhoff::<f64>::distributed(comm, &Host, &dims, &t, &rec, &params));
+    expect_err(comm, r, |_| true, "a NaN on the last rank");
+
+    // The last rank's table has another number of points.
+    let wrong = if last {
+        TravelTimes::from_table(vec![0.01; 2 * (ni + 1)], 2, ni + 1).unwrap()
+    } else {
+        mine.clone()
+    };
+    let r = Kirchhoff::<f64>::distributed(comm, &Host, &dims, &wrong, &rec, &params);
+    expect_err(
+        comm,
+        r,
+        |_| true,
+        "a table of the wrong width on the last rank",
+    );
+
+    // Bad time axes and wavelets, everywhere.
+    let bad = |p: KirchhoffParams, what: &str| {
+        let r = Kirchhoff::<f64>::distributed(comm, &Host, &dims, &mine, &rec, &p);
+        expect_err(comm, r, is_invalid_argument, what);
+    };
+    bad(
+        KirchhoffParams {
+            nt: 1,
+            ..params.clone()
+        },
+        "nt = 1",
+    );
+    bad(
+        KirchhoffParams {
+            dt: -0.1,
+            ..params.clone()
+        },
+        "a negative dt",
+    );
+    bad(
+        KirchhoffParams {
+            wavelet: vec![],
+            ..params.clone()
+        },
+        "an empty wavelet",
+    );
+    bad(
+        KirchhoffParams {
+            wavcenter: 5,
+            ..params.clone()
+        },
+        "wavcenter past the wavelet",
+    );
+    bad(
+        KirchhoffParams {
+            wavelet: vec![f64::NAN],
+            wavcenter: 0,
+            ..params.clone()
+        },
+        "a NaN in the wavelet",
+    );
+    // Tables and positions that cannot be.
+    assert!(is_shape_mismatch(
+        &TravelTimes::from_table(vec![0.0; 5], 2, 3).unwrap_err()
+    ));
+    assert!(is_invalid_argument(
+        &TravelTimes::from_table(vec![0.0, -1.0], 1, 2).unwrap_err()
+    ));
+    assert!(is_invalid_argument(
+        &TravelTimes::constant_velocity(&grid, &[vec![1.0, 2.0, 3.0]], VEL).unwrap_err()
+    ));
+    assert!(is_invalid_argument(
+        &TravelTimes::constant_velocity(&grid, &srcs, 0.0).unwrap_err()
+    ));
+}
