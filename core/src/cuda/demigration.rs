@@ -4,13 +4,33 @@
 use super::*;
 use crate::engine::demigration::{Demigration, TravelTimeGrid};
 
-/// The arguments both kernels share: the sizes, the step and the two tables.
-fn head(
+/// The two kernels: `kirchhoff_fwd` (`input` the model, `output` the data, one thread per
+/// trace) and `kirchhoff_adj` (`input` the data, `output` the model, one thread per point).
+#[derive(Clone, Copy)]
+enum Kernel {
+    Forward,
+    Adjoint,
+}
+
+/// Checks the slices against `grid` and launches `kernel`.
+fn launch<T: Scalar>(
+    kernel: Kernel,
     grid: &TravelTimeGrid,
-    src: &DeviceSlice<'_, f64>,
-    rec: &DeviceSlice<'_, f64>,
-) -> [KernelArg; 7] {
-    [
+    src: DeviceSlice<'_, f64>,
+    rec: DeviceSlice<'_, f64>,
+    input: DeviceSlice<'_, T>,
+    output: DeviceSliceMut<'_, T>,
+) {
+    assert!(
+        src.cuda == output.cuda && rec.cuda == output.cuda && input.cuda == output.cuda,
+        "device slices on different devices"
+    );
+    let (name, threads, (model, data)) = match kernel {
+        Kernel::Forward => ("kirchhoff_fwd", grid.ns * grid.nr, (input.len, output.len)),
+        Kernel::Adjoint => ("kirchhoff_adj", grid.ni, (output.len, input.len)),
+    };
+    grid.check(src.len, rec.len, model, data);
+    let args = [
         count(grid.ns),
         count(grid.nr),
         count(grid.ni),
@@ -18,7 +38,17 @@ fn head(
         KernelArg::F64(grid.dt),
         elems::<f64>(src.ptr, src.len),
         elems::<f64>(rec.ptr, rec.len),
-    ]
+        elems::<T>(input.ptr, input.len),
+        elems::<T>(output.ptr, output.len),
+    ];
+    // SAFETY: every length is the grid's (checked above). kirchhoff_fwd: thread `tr < ns nr`
+    // reads src[(tr / nr) ni + i] and rec[(tr % nr) ni + i] for i < ni (inside ns ni and nr ni)
+    // and the model's x[i], and writes the data's y[tr nt + k] for k < nt (it + 1 < nt by the
+    // sample test), inside ns nr nt. kirchhoff_adj: thread `i < ni` reads src[s ni + i] and
+    // rec[r ni + i] for s < ns, r < nr, the data's y[(s nr + r) nt + it + {0, 1}] with it + 1 <
+    // nt, and writes the model's x[i] alone. `output` is borrowed mutably, so it overlaps no
+    // input.
+    unsafe { output.cuda.launch::<T>(name, threads, false, &args) };
 }
 
 impl Demigration for Cuda {
@@ -29,31 +59,7 @@ impl Demigration for Cuda {
         x: DeviceSlice<'_, T>,
         y: DeviceSliceMut<'_, T>,
     ) {
-        assert!(
-            src.cuda == y.cuda && rec.cuda == y.cuda && x.cuda == y.cuda,
-            "device slices on different devices"
-        );
-        grid.check(src.len, rec.len, x.len, y.len);
-        let [a, b, c, d, e, f, g] = head(grid, &src, &rec);
-        let args = [
-            a,
-            b,
-            c,
-            d,
-            e,
-            f,
-            g,
-            elems::<T>(x.ptr, x.len),
-            elems::<T>(y.ptr, y.len),
-        ];
-        // SAFETY: the lengths are the grid's (checked above): thread `tr < ns nr` reads src[(tr /
-        // nr) ni + i] and rec[(tr % nr) ni + i] for i < ni (inside ns ni and nr ni), x[i], and
-        // writes y[tr nt + k] for k < nt, it + 1 < nt (the sample test), inside ns nr nt; y is
-        // borrowed mutably, so it overlaps none of the inputs.
-        unsafe {
-            y.cuda
-                .launch::<T>("kirchhoff_fwd", grid.ns * grid.nr, false, &args)
-        };
+        launch(Kernel::Forward, grid, src, rec, x, y);
     }
 
     fn migrate<T: Scalar>(
@@ -63,26 +69,6 @@ impl Demigration for Cuda {
         y: DeviceSlice<'_, T>,
         x: DeviceSliceMut<'_, T>,
     ) {
-        assert!(
-            src.cuda == x.cuda && rec.cuda == x.cuda && y.cuda == x.cuda,
-            "device slices on different devices"
-        );
-        grid.check(src.len, rec.len, x.len, y.len);
-        let [a, b, c, d, e, f, g] = head(grid, &src, &rec);
-        let args = [
-            a,
-            b,
-            c,
-            d,
-            e,
-            f,
-            g,
-            elems::<T>(y.ptr, y.len),
-            elems::<T>(x.ptr, x.len),
-        ];
-        // SAFETY: the lengths are the grid's (checked above): thread `i < ni` reads src[s ni + i]
-        // and rec[r ni + i] for s < ns, r < nr, and y[(s nr + r) nt + it + {0, 1}] with it + 1 <
-        // nt, and writes x[i] alone; x is borrowed mutably, so it overlaps none of the inputs.
-        unsafe { x.cuda.launch::<T>("kirchhoff_adj", grid.ni, false, &args) };
+        launch(Kernel::Adjoint, grid, src, rec, y, x);
     }
 }
