@@ -59,6 +59,7 @@ if check "cargo build ${BUILD[*]} --examples" 1200 cargo build -q "${BUILD[@]}" 
 fi
 check "post-stack example: same volumes on 1-4 ranks (threads and mpirun)" 1800 scripts/poststack-ranks.sh
 check "MDD example: same arrays on 1-4 ranks (threads and mpirun)" 1800 scripts/mdd-ranks.sh
+check "least-squares migration example: its targets, and the same images on 1-4 ranks (threads and mpirun)" 1200 scripts/lsm-ranks.sh
 # Two nodes in network namespaces (root only; one line says why it skips elsewhere).
 check "two nodes: MPI tests, examples and faults across two nodes (scripts/test-two-nodes.sh)" \
   2400 scripts/test-two-nodes.sh
