@@ -75,7 +75,7 @@ from pylops_mpi.waveeqprocessing import MPIMDC  # noqa: E402
 comm = MPI.COMM_WORLD
 RANK, SIZE = comm.Get_rank(), comm.Get_size()
 
-DEFAULT_REPS = {"W1": 10, "W2": 3, "W12": 3, "W3": 10, "W4": 10, "W5": 3, "W6": 10, "W7": 20, "W8": 20,
+DEFAULT_REPS = {"W1": 10, "W2": 3, "W12": 3, "W13": 10, "W3": 10, "W4": 10, "W5": 3, "W6": 10, "W7": 20, "W8": 20,
                 "W9": 10, "W10": 10}
 COMPLEX_OK = {"W3", "W7", "W9", "W10"}
 COMPLEX_ONLY = {"W9", "W10"}
@@ -526,8 +526,52 @@ def w10(reps, warmup, dtype):
     return forward_and_adjoint("fft3d", Op, x, int(np.prod(dims)), reps, warmup)
 
 
+# W13: PyLops-MPI's Kirchhoff benchmark geometry (examples' lsm.py): an 81 x 60 image 4 m apart,
+# v = 1000 m/s, 20 sources at z = 10 m and 11 receivers at z = 20 m from x = 40 to 284 m,
+# 651 samples of 4 ms, a 20 Hz Ricker of 81 samples.
+KIRCH = {"nx": 81, "nz": 60, "d": 4.0, "vel": 1000.0, "ns": 20, "nr": 11, "nt": 651, "dt": 0.004}
+
+
+def w13(reps, warmup, dtype):
+    """W13 kirchhoff: Op = MPIVStack([Kirchhoff(z, x, t, srcs_rank, recs, vel, wav, wavc,
+    mode="analytic", engine="numba")]), the sources split in row_split blocks; x = sym(nx nz)
+    (BROADCAST), y = sym(ns nr nt) (SCATTER by sources). Timed: matvec (modelling) and rmatvec
+    (migration). Checks: ||K x||, ||K^H y||."""
+    import warnings
+
+    from pylops.waveeqprocessing import Kirchhoff
+
+    k = KIRCH
+    x_ax = np.arange(k["nx"]) * k["d"]
+    z_ax = np.arange(k["nz"]) * k["d"]
+    t = np.arange(k["nt"]) * k["dt"]
+    counts, start = row_split(k["ns"])
+    sx = np.linspace(40.0, 284.0, k["ns"])[start : start + counts[RANK]]
+    srcs = np.vstack((sx, 10.0 * np.ones(sx.size)))
+    rx = np.linspace(40.0, 284.0, k["nr"])
+    recs = np.vstack((rx, 20.0 * np.ones(k["nr"])))
+    wav, _, wavc = ricker(t[:41], f0=20)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        kop = Kirchhoff(z_ax, x_ax, t, srcs, recs, k["vel"], wav, wavc, mode="analytic",
+                        engine="numba", dtype=dtype)
+    Op = MPIVStack(ops=[kop], dtype=dtype)
+    ni, ntr = k["nx"] * k["nz"], k["nr"] * k["nt"]
+    xg = np.empty(ni, dtype=dtype)
+    nxt = fill_block(xg, 0, ni, 0)
+    x = broadcast(xg, dtype)
+    y = DistributedArray(global_shape=k["ns"] * ntr, local_shapes=[(c * ntr,) for c in counts],
+                         partition=Partition.SCATTER, dtype=dtype)
+    fill_block(y.local_array, nxt, k["ns"] * ntr, start * ntr)
+    times, kx = timed(lambda: Op.matvec(x), reps, warmup)
+    recs_out = [record("kirchhoff", "matvec", Op.shape, ni, times, y=kx)]
+    times, kty = timed(lambda: Op.rmatvec(y), reps, warmup)
+    recs_out.append(record("kirchhoff", "rmatvec", Op.shape, k["ns"] * ntr, times, y=kty))
+    return recs_out
+
+
 WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7, "W8": w8,
-             "W9": w9, "W10": w10, "W12": w12}
+             "W9": w9, "W10": w10, "W12": w12, "W13": w13}
 
 
 # N = K = M of W11 (environment W11_SIZE for quick checks; the benchmark uses 2000).
