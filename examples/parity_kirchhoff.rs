@@ -1,0 +1,92 @@
+//! distlops' side of `benchmarks/parity/run-kirchhoff.sh`: [`Kirchhoff::distributed`]
+//! (demigration with straight rays in a constant velocity, the sources split over the ranks in
+//! balanced blocks), forward and adjoint, on the inputs that `benchmarks/parity/kirchhoff.py make
+//! DIR` wrote, results into `DIR/rs-npN` for `kirchhoff.py compare` (against serial PyLops'
+//! `waveeqprocessing.Kirchhoff(..., mode="analytic")`).
+//!
+//! Every case (a line of `DIR/cases.txt` with keys `vel`, `nt`, `dt`, `wavcenter`) reads the
+//! image grid's axes `DIR/{case}_gx.npy`, `_gz.npy` (and `_gy.npy` in 3-D), the positions
+//! `_srcs.npy` and `_recs.npy` (one row per position, coordinates `(y,) x, z`), the wavelet
+//! `_wav.npy`, the image `_x.npy` (`(ny,) nx, nz`) and the data `_y.npy` (`ns, nr, nt`), and
+//! writes the gathered data of every source in source order, `{case}_fwd.npy`, and the migrated
+//! image, `{case}_adj.npy`, both flat.
+//!
+//! Threads (no MPI needed):   cargo run --release --example parity_kirchhoff -- DIR 2
+//! MPI:                       cargo build --release --features mpi --example parity_kirchhoff
+//!                            mpirun -n 2 target/release/examples/parity_kirchhoff DIR
+
+#[path = "common/parity.rs"]
+mod parity;
+
+use distlops::core::operator::{LinearOperator, LinearOperatorExt};
+use distlops::core::{balanced_counts, Communicator, Complex64, Host};
+use distlops::ndarray::{ArrayD, Axis, Ix1, Ix2, IxDyn};
+use distlops::operators::local::{ImageGrid, Kirchhoff, KirchhoffParams, TravelTimes};
+use parity::{dist, save, BoxError, Case, Parity};
+use std::path::Path;
+
+/// The rows of a `(n, nd)` array as positions.
+fn positions(a: ArrayD<f64>) -> Result<Vec<Vec<f64>>, BoxError> {
+    let a = a.into_dimensionality::<Ix2>()?;
+    Ok(a.axis_iter(Axis(0)).map(|r| r.to_vec()).collect())
+}
+
+/// Runs one real case and writes its outputs (rank 0).
+fn write_case(comm: &Communicator, dir: &Path, out: &Path, case: &Case) -> Result<(), BoxError> {
+    let path = |what: &str| dir.join(format!("{}_{what}.npy", case.name));
+    let read = |what: &str| f64::read(&path(what));
+    let axis = |what: &str| -> Result<Vec<f64>, BoxError> {
+        Ok(read(what)?.into_dimensionality::<Ix1>()?.to_vec())
+    };
+    let grid = if path("gy").exists() {
+        ImageGrid::new_3d(axis("gy")?, axis("gx")?, axis("gz")?)
+    } else {
+        ImageGrid::new_2d(axis("gx")?, axis("gz")?)
+    };
+    let vel: f64 = case.parse_or("vel", 0.0)?;
+    let srcs = positions(read("srcs")?)?;
+    let counts = balanced_counts(srcs.len(), comm.size());
+    let first: usize = counts[..comm.rank()].iter().sum();
+    let mine =
+        TravelTimes::constant_velocity(&grid, &srcs[first..first + counts[comm.rank()]], vel)?;
+    let rec = TravelTimes::constant_velocity(&grid, &positions(read("recs")?)?, vel)?;
+    let params = KirchhoffParams {
+        nt: case.parse_or("nt", 0)?,
+        dt: case.parse_or("dt", 0.0)?,
+        wavelet: axis("wav")?,
+        wavcenter: case.parse_or("wavcenter", 0)?,
+    };
+    let op = Kirchhoff::<f64>::distributed(comm, &Host, &grid.dims(), &mine, &rec, &params)?;
+    // The global arrays in the shapes of the operator's layouts (flat or not).
+    let shaped = |a: ArrayD<f64>, shape: &[usize]| -> Result<ArrayD<f64>, BoxError> {
+        let flat: Vec<f64> = a.iter().copied().collect();
+        Ok(ArrayD::from_shape_vec(IxDyn(shape), flat)?)
+    };
+    let x = shaped(read("x")?, op.domain().layout()?.global_shape())?;
+    let y = shaped(read("y")?, op.range().layout()?.global_shape())?;
+    let xd = dist(comm, op.domain(), x.view())?;
+    let yd = dist(comm, op.range(), y.view())?;
+    let fwd: ArrayD<f64> = op.apply(&xd)?.asarray();
+    let adj: ArrayD<f64> = op.apply_adjoint(&yd)?.asarray();
+    if comm.rank() == 0 {
+        save(out, &case.name, "fwd", &fwd)?;
+        save(out, &case.name, "adj", &adj)?;
+    }
+    Ok(())
+}
+
+/// The cases are real (PyLops' Kirchhoff in float64): a complex case is a mistake of the script.
+fn no_complex(_: &Communicator, _: &Path, _: &Path, case: &Case) -> Result<(), BoxError> {
+    Err(format!(
+        "{}: the cases are real ({} not supported)",
+        case.name,
+        Complex64::NAME
+    )
+    .into())
+}
+
+fn main() -> std::process::ExitCode {
+    parity::main("parity_kirchhoff", |comm, dir| {
+        parity::run_cases(comm, dir, None, write_case, no_complex)
+    })
+}
