@@ -2,17 +2,17 @@
 //! and adjoint against a serial oracle written here from PyLops' loops (the kinematic spread of
 //! `_travsrcrec_kirch_matvec` and its gather, then the direct convolution with the wavelet) on
 //! the gathered vectors, 2-D and 3-D grids, 5 sources split over 1-4 ranks (sizes that do not
-//! divide), f64, f32 and Complex64; a dot test; the same bits at every rank count (against the
-//! operator on one rank); on engine `E` the host's bits; and mistakes (a table of the wrong
-//! shape, a NaN on one rank only, bad time axis or wavelet) as errors on every rank.
+//! divide), f64, f32, Complex64 and Complex32; a dot test; the same bits at every rank count
+//! (against the operator on one rank); on engine `E` the host's bits; and mistakes (a table of
+//! the wrong shape, a NaN on one rank only, bad time axis or wavelet) as errors on every rank.
 
 use super::check::{dist, expect_err, is_invalid_argument, is_shape_mismatch};
 use super::engines::{same_bits, TestEngine};
 use super::util::{global, TestScalar};
 use distlops::core::operator::{LinearOperator, LinearOperatorExt};
 use distlops::core::{
-    balanced_counts, dottest, Communicator, Complex64, DistVector, Host, RealScalar, Scalar,
-    ToEngine,
+    balanced_counts, dottest, Communicator, Complex32, Complex64, DistVector, Host, RealScalar,
+    Scalar, ToEngine,
 };
 use distlops::operators::local::{ImageGrid, Kirchhoff, KirchhoffParams, TravelTimes};
 use distlops::operators::VStack;
@@ -247,12 +247,13 @@ fn case<T: TestScalar, E: TestEngine>(comm: &Communicator, three_d: bool) {
     );
 }
 
-/// 2-D and 3-D, f64, f32 and Complex64.
+/// 2-D and 3-D, f64, f32, Complex64 and Complex32 (every kernel of `kirchhoff.cu`).
 pub fn kirchhoff_all_dtypes<E: TestEngine>(comm: &Communicator) {
     for three_d in [false, true] {
         case::<f64, E>(comm, three_d);
         case::<f32, E>(comm, three_d);
         case::<Complex64, E>(comm, three_d);
+        case::<Complex32, E>(comm, three_d);
     }
 }
 
