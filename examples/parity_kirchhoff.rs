@@ -18,11 +18,11 @@
 #[path = "common/parity.rs"]
 mod parity;
 
-use distlops::core::operator::{LinearOperator, LinearOperatorExt};
-use distlops::core::{balanced_counts, Communicator, Complex64, Host};
+use distlops::core::operator::LinearOperator;
+use distlops::core::{balanced_counts, Communicator, Host};
 use distlops::ndarray::{ArrayD, Axis, Ix1, Ix2, IxDyn};
 use distlops::operators::local::{ImageGrid, Kirchhoff, KirchhoffParams, TravelTimes};
-use parity::{dist, save, BoxError, Case, Parity};
+use parity::{BoxError, Case, Parity};
 use std::path::Path;
 
 /// The rows of a `(n, nd)` array as positions.
@@ -64,29 +64,11 @@ fn write_case(comm: &Communicator, dir: &Path, out: &Path, case: &Case) -> Resul
     };
     let x = shaped(read("x")?, op.domain().layout()?.global_shape())?;
     let y = shaped(read("y")?, op.range().layout()?.global_shape())?;
-    let xd = dist(comm, op.domain(), x.view())?;
-    let yd = dist(comm, op.range(), y.view())?;
-    let fwd: ArrayD<f64> = op.apply(&xd)?.asarray();
-    let adj: ArrayD<f64> = op.apply_adjoint(&yd)?.asarray();
-    if comm.rank() == 0 {
-        save(out, &case.name, "fwd", &fwd)?;
-        save(out, &case.name, "adj", &adj)?;
-    }
-    Ok(())
-}
-
-/// The cases are real (PyLops' Kirchhoff in float64): a complex case is a mistake of the script.
-fn no_complex(_: &Communicator, _: &Path, _: &Path, case: &Case) -> Result<(), BoxError> {
-    Err(format!(
-        "{}: the cases are real ({} not supported)",
-        case.name,
-        Complex64::NAME
-    )
-    .into())
+    parity::write_products(comm, out, &case.name, &op, (x.view(), y.view()))
 }
 
 fn main() -> std::process::ExitCode {
     parity::main("parity_kirchhoff", |comm, dir| {
-        parity::run_cases(comm, dir, None, write_case, no_complex)
+        parity::run_cases(comm, dir, None, write_case, parity::real_only)
     })
 }

@@ -16,11 +16,10 @@
 #[path = "common/parity.rs"]
 mod parity;
 
-use distlops::core::operator::{LinearOperator, LinearOperatorExt};
-use distlops::core::{Communicator, Complex64};
-use distlops::ndarray::{ArrayD, Ix2};
+use distlops::core::Communicator;
+use distlops::ndarray::Ix2;
 use distlops::operators::NonStationaryConvolve1D;
-use parity::{dist, save, BoxError, Case, Parity};
+use parity::{BoxError, Case, Parity};
 use std::path::Path;
 
 /// Runs one real case and writes its outputs (rank 0).
@@ -32,29 +31,11 @@ fn write_case(comm: &Communicator, dir: &Path, out: &Path, case: &Case) -> Resul
     let ih: Vec<usize> = case.list_or("ih", vec![])?;
     let axis: isize = case.parse_or("axis", -1)?;
     let op = NonStationaryConvolve1D::<f64>::new(comm, &dims, hs.view(), &ih, axis)?;
-    let xd = dist(comm, op.domain(), x.view())?;
-    let yd = dist(comm, op.range(), y.view())?;
-    let fwd: ArrayD<f64> = op.apply(&xd)?.asarray();
-    let adj: ArrayD<f64> = op.apply_adjoint(&yd)?.asarray();
-    if comm.rank() == 0 {
-        save(out, &case.name, "fwd", &fwd)?;
-        save(out, &case.name, "adj", &adj)?;
-    }
-    Ok(())
-}
-
-/// PyLops' filters are real and so are the cases: a complex case is a mistake of the script.
-fn no_complex(_: &Communicator, _: &Path, _: &Path, case: &Case) -> Result<(), BoxError> {
-    Err(format!(
-        "{}: the cases are real ({} not supported)",
-        case.name,
-        Complex64::NAME
-    )
-    .into())
+    parity::write_products(comm, out, &case.name, &op, (x.view(), y.view()))
 }
 
 fn main() -> std::process::ExitCode {
     parity::main("parity_nonstationary", |comm, dir| {
-        parity::run_cases(comm, dir, None, write_case, no_complex)
+        parity::run_cases(comm, dir, None, write_case, parity::real_only)
     })
 }

@@ -7,6 +7,7 @@
 //! copy and uses a subset of it, hence `dead_code` is allowed here.
 #![allow(dead_code)]
 
+use distlops::core::operator::{LinearOperator, LinearOperatorExt};
 use distlops::core::{Communicator, Complex64, DistVector, DistributedArray, Scalar, Space};
 use distlops::ndarray::{ArrayD, ArrayViewD, Axis, IxDyn};
 use std::collections::HashMap;
@@ -139,6 +140,36 @@ pub fn dist<T: Scalar>(
 pub fn save(out: &Path, name: &str, what: &str, a: &ArrayD<f64>) -> Result<(), BoxError> {
     ndarray_npy::write_npy(out.join(format!("{name}_{what}.npy")), a)?;
     Ok(())
+}
+
+/// `op x` and `op^H y` of the global arrays `x` and `y` (in the shapes of the operator's
+/// layouts), gathered and written by rank 0 as `out/{name}_fwd.npy` and `out/{name}_adj.npy`.
+pub fn write_products(
+    comm: &Communicator,
+    out: &Path,
+    name: &str,
+    op: &dyn LinearOperator<f64>,
+    (x, y): (ArrayViewD<'_, f64>, ArrayViewD<'_, f64>),
+) -> Result<(), BoxError> {
+    let xd = dist(comm, op.domain(), x)?;
+    let yd = dist(comm, op.range(), y)?;
+    let fwd: ArrayD<f64> = op.apply(&xd)?.asarray();
+    let adj: ArrayD<f64> = op.apply_adjoint(&yd)?.asarray();
+    if comm.rank() == 0 {
+        save(out, name, "fwd", &fwd)?;
+        save(out, name, "adj", &adj)?;
+    }
+    Ok(())
+}
+
+/// The complex cases of a script whose operator is real: an error naming the case.
+pub fn real_only(_: &Communicator, _: &Path, _: &Path, case: &Case) -> Result<(), BoxError> {
+    Err(format!(
+        "{}: the cases are real ({} not supported)",
+        case.name,
+        Complex64::NAME
+    )
+    .into())
 }
 
 /// The folder of the cases, the first argument.
