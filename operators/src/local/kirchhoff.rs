@@ -128,6 +128,11 @@ impl TravelTimes {
     /// A table computed elsewhere (an eikonal solver, a ray tracer), `n` rows of `ni` times,
     /// row after row.
     ///
+    /// Rank-local: when each rank reads its own sources' table, agree on the outcome before the
+    /// collective [`Kirchhoff::distributed`] (`comm.agree_value(TravelTimes::from_table(..))`),
+    /// so that a bad table on one rank is an error on every rank instead of one rank missing
+    /// the collective call.
+    ///
     /// # Errors
     /// [`Error::ShapeMismatch`] if `table` does not have `n ni` values;
     /// [`Error::InvalidArgument`] if a time is negative or not finite (NaN included).
