@@ -55,6 +55,7 @@ macro_rules! stored_spaces {
     };
 }
 
+mod band_table;
 mod block_diag;
 mod broadcasted;
 mod dist_matrix_mult;
@@ -72,13 +73,17 @@ mod laplacian;
 mod matrix_mult_block;
 mod mdc;
 mod nonstationary_convolve1d;
+mod patch2d;
 mod redistribute;
 mod second_derivative;
+mod sliding1d;
+mod sliding2d;
 mod stacked_block_diag;
 mod stacked_vstack;
 mod summa;
 mod vector_blocks;
 mod vstack;
+mod windows;
 
 pub use block_diag::BlockDiag;
 pub use broadcasted::Broadcasted;
@@ -97,12 +102,16 @@ pub use laplacian::{Laplacian, LaplacianParams};
 pub use matrix_mult_block::BlockMatrixMult;
 pub use mdc::{Mdc, MdcParams};
 pub use nonstationary_convolve1d::NonStationaryConvolve1D;
+pub use patch2d::Patch2D;
 pub use redistribute::Redistribute;
 pub use second_derivative::SecondDerivative;
+pub use sliding1d::Sliding1D;
+pub use sliding2d::Sliding2D;
 pub use stacked_block_diag::StackedBlockDiag;
 pub use stacked_vstack::StackedVStack;
 pub use summa::SummaMatrixMult;
 pub use vstack::VStack;
+pub use windows::Taper;
 pub mod local;
 pub mod wavelets;
 pub use local::{DerivativeKind, FirstDerivativeParams, SecondDerivativeParams};

@@ -3,6 +3,7 @@
 //! (PyLops' `signalprocessing.NonStationaryConvolve1D`, PyLops-MPI's
 //! `MPINonStationaryConvolve1D`).
 
+use crate::band_table::UploadedBand;
 use crate::dist_stencil::check_layout;
 use crate::vector_blocks::{plain, plain_mut};
 use crate::Halo;
@@ -12,7 +13,7 @@ use distlops_core::{
     resolve_axis, AxisArg, AxisBand, Banded, Claim, Communicator, Error, Fingerprint, Host, Layout,
     Parameters, Result, Scalar, ToEngine, VectorRef, MAX_BAND_TAPS,
 };
-use ndarray::{Array2, ArrayView1, ArrayView2};
+use ndarray::{Array2, ArrayView2};
 use std::sync::Mutex;
 
 const WHAT: &str = "NonStationaryConvolve1D";
@@ -122,23 +123,10 @@ impl<T: Scalar, E: Banded> std::fmt::Debug for NonStationaryConvolve1D<T, E> {
     }
 }
 
-/// A band and its table in the engine's memory.
-struct Uploaded<E: Banded> {
-    band: AxisBand,
-    table: E::Storage<f64>,
-}
-
-impl<E: Banded> Uploaded<E> {
-    fn new(engine: &E, band: AxisBand) -> Result<Self> {
-        let table = engine.upload(ArrayView1::from(band.table()).into_dyn())?;
-        Ok(Uploaded { band, table })
-    }
-}
-
 /// What one rank's products run on engine `E`: the two bands and the extended input block.
 struct Execution<T: Scalar, E: Banded> {
-    forward: Uploaded<E>,
-    adjoint: Uploaded<E>,
+    forward: UploadedBand<E>,
+    adjoint: UploadedBand<E>,
     /// The input block with its ghost rows (empty without a halo).
     extended: Mutex<E::Storage<T>>,
 }
@@ -152,8 +140,8 @@ impl<T: Scalar, E: Banded> Execution<T, E> {
         let len = if halo { forward.src_len() } else { 0 };
         Ok(Execution {
             extended: Mutex::new(engine.zeros(&[len])?),
-            forward: Uploaded::new(engine, forward)?,
-            adjoint: Uploaded::new(engine, adjoint)?,
+            forward: UploadedBand::new(engine, forward)?,
+            adjoint: UploadedBand::new(engine, adjoint)?,
         })
     }
 
@@ -388,22 +376,17 @@ impl<T: Scalar, E: Banded> NonStationaryConvolve1D<T, E> {
     /// halo (collective then: one exchange).
     fn apply(
         &self,
-        band: &Uploaded<E>,
+        band: &UploadedBand<E>,
         input: E::Slice<'_, T>,
         out: E::SliceMut<'_, T>,
     ) -> Result<()> {
-        let run = |x: E::Slice<'_, T>, y: E::SliceMut<'_, T>| {
-            if band.band.out_len() > 0 {
-                E::band(&band.band, E::slice(&band.table), x, y, false);
-            }
-        };
         match &self.halo {
-            None => run(input, out),
+            None => band.run(input, out),
             Some(halo) => {
                 let mut extended =
                     (self.execution.extended.lock()).unwrap_or_else(|e| e.into_inner());
                 halo.extend_into(input, E::slice_mut(&mut extended))?;
-                run(E::slice(&extended), out);
+                band.run(E::slice(&extended), out);
             }
         }
         Ok(())

@@ -84,3 +84,15 @@ impl<T: Scalar, E: Engine> LocalOperator<T, E> for Identity {
         }
     }
 }
+
+impl<F: distlops_core::Memory> distlops_core::ToEngine<F> for Identity {
+    type Output = Identity;
+
+    /// The same identity: it holds no data, and runs on every engine as it is.
+    ///
+    /// # Errors
+    /// Never.
+    fn to_engine(&self, _engine: &F) -> Result<Identity> {
+        Ok(self.clone())
+    }
+}
