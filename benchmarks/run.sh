@@ -11,7 +11,7 @@
 #
 # Environment:
 #   NPS        rank counts (default "1 2")
-#   WORKLOADS  workloads as W[:dtype] (default: W1..W8, W11, W12 and W13 in float64, W3 and W7 also in
+#   WORKLOADS  workloads as W[:dtype] (default: W1..W8 and W11..W14 in float64, W3 and W7 also in
 #              complex128, W9 and W10 in complex128)
 #   REPS       override every workload's repetitions (default: the specification's)
 #   OUT        output folder (default benchmarks/results)
@@ -29,7 +29,7 @@ benchmarks/venv.sh
 python="$root/benchmarks/.venv/bin/python"
 
 nps="${NPS:-1 2}"
-workloads="${WORKLOADS:-W1 W2 W3 W3:complex128 W4 W5 W6 W7 W7:complex128 W8 W9:complex128 W10:complex128 W11 W12 W13}"
+workloads="${WORKLOADS:-W1 W2 W3 W3:complex128 W4 W5 W6 W7 W7:complex128 W8 W9:complex128 W10:complex128 W11 W12 W13 W14}"
 out="${OUT:-$root/benchmarks/results}"
 mkdir -p "$out"
 stamp="$(date -u +%Y%m%dT%H%M%SZ)"

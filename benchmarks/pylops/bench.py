@@ -1,4 +1,4 @@
-"""PyLops-MPI side of the distlops vs PyLops-MPI benchmark (workloads W1-W11).
+"""PyLops-MPI side of the distlops vs PyLops-MPI benchmark (workloads W1-W14).
 
 Implements the workloads of benchmarks/WORKLOADS.md with pylops-mpi's own classes,
 times them with the protocol of that spec and prints one JSON record per (workload, op):
@@ -75,7 +75,7 @@ from pylops_mpi.waveeqprocessing import MPIMDC  # noqa: E402
 comm = MPI.COMM_WORLD
 RANK, SIZE = comm.Get_rank(), comm.Get_size()
 
-DEFAULT_REPS = {"W1": 10, "W2": 3, "W12": 3, "W13": 10, "W3": 10, "W4": 10, "W5": 3, "W6": 10, "W7": 20, "W8": 20,
+DEFAULT_REPS = {"W1": 10, "W2": 3, "W12": 3, "W13": 10, "W14": 5, "W3": 10, "W4": 10, "W5": 3, "W6": 10, "W7": 20, "W8": 20,
                 "W9": 10, "W10": 10}
 COMPLEX_OK = {"W3", "W7", "W9", "W10"}
 COMPLEX_ONLY = {"W9", "W10"}
@@ -570,8 +570,71 @@ def w13(reps, warmup, dtype):
     return recs_out
 
 
+# W14: a seismic section of NX traces by NT time samples, non-stationary convolution with NH-tap
+# filters, along the traces (axis 0) and along time (axis 1). Per case: (op prefix, axis, first
+# filter position, spacing, number of filters); every block edge at 1, 2 and 4 ranks is at least
+# NH // 2 samples from the neighbour filters either side, where PyLops-MPI's forward is exact.
+NSC = {"nx": 2048, "nt": 1000, "nh": 31}
+NSC_CASES = (("traces", 0, 32, 64, 32), ("time", 1, 25, 50, 20))
+
+
+def block_checksums(local, r0, c0, ncols):
+    """(check, check_w) of a global (rows, ncols) array in C order from this rank's 2-D block
+    ``local`` at (r0, c0): the sums over the block with its global flat indices, added over the
+    ranks (W14, whose blocks along time are not contiguous in the global order)."""
+    sums = np.zeros(2)
+    c = c0 + np.arange(local.shape[1], dtype=np.int64)
+    for i in range(0, local.shape[0], 256):
+        blk = local[i:i + 256]
+        p = blk * blk
+        idx = (r0 + i + np.arange(blk.shape[0], dtype=np.int64))[:, None] * ncols + c[None, :]
+        sums[0] += p.sum()
+        sums[1] += ((1.0 + idx % 7) * p).sum()
+    total = np.zeros(2)
+    comm.Allreduce(sums, total, op=MPI.SUM)
+    return math.sqrt(total[0]), math.sqrt(total[1])
+
+
+def w14(reps, warmup, dtype):
+    """W14 nonstationary: MPINonStationaryConvolve1D((NX, NT), hs, ih, axis) for each case of
+    NSC_CASES, distributed along the convolution axis (PyLops-MPI's only layout; NX and NT divide
+    by the ranks). Draws: the filters of the traces case, sym(32 * 31), then those of the time
+    case, sym(20 * 31), then x = sym(NX NT). Timed: Op.matvec(x), Op.rmatvec(x) (the same x).
+    Checks on the global (NX, NT) outputs in C order."""
+    from pylops_mpi.signalprocessing import MPINonStationaryConvolve1D
+
+    nx, nt, nh = NSC["nx"], NSC["nt"], NSC["nh"]
+    dims, n = (nx, nt), nx * nt
+    pos, filters = 0, []
+    for _, _, _, _, nf in NSC_CASES:
+        hs = np.empty((nf, nh))
+        pos = fill_block(hs, pos, hs.size, 0)
+        filters.append(hs)
+    recs = []
+    for (label, axis, oh, dh, nf), hs in zip(NSC_CASES, filters):
+        ih = oh + dh * np.arange(nf)
+        nloc = dims[axis] // SIZE
+        r0, c0 = (RANK * nloc, 0) if axis == 0 else (0, RANK * nloc)
+        shape = (nloc, nt) if axis == 0 else (nx, nloc)
+        local = np.empty(shape, dtype=dtype)
+        fill_2d(local, pos, dims, r0, c0)
+        x = DistributedArray(global_shape=n, local_shapes=[(local.size,)] * SIZE,
+                             partition=Partition.SCATTER, dtype=dtype)
+        x[:] = local.ravel()
+        local = None
+        Op = MPINonStationaryConvolve1D(dims, hs, ih, axis=axis, dtype=dtype)
+        for op, fn in (("matvec", Op.matvec), ("rmatvec", Op.rmatvec)):
+            times, y = timed(lambda: fn(x), reps, warmup)
+            check, check_w = block_checksums(y.local_array.reshape(shape), r0, c0, nt)
+            recs.append(record("nonstationary", f"{label}_{op}", Op.shape, n, times,
+                               check=check, check_w=check_w))
+            y = None
+        Op = x = None
+    return recs
+
+
 WORKLOADS = {"W1": w1, "W2": w2, "W3": w3, "W4": w4, "W5": w5, "W6": w6, "W7": w7, "W8": w8,
-             "W9": w9, "W10": w10, "W12": w12, "W13": w13}
+             "W9": w9, "W10": w10, "W12": w12, "W13": w13, "W14": w14}
 
 
 # N = K = M of W11 (environment W11_SIZE for quick checks; the benchmark uses 2000).

@@ -1,6 +1,6 @@
 //! `distlops-bench`: the distlops side of the side-by-side benchmark against PyLops-MPI.
 //!
-//! Runs one workload of `benchmarks/WORKLOADS.md` (W1-W13, Complex64 versions of W3 and W7, and
+//! Runs one workload of `benchmarks/WORKLOADS.md` (W1-W14, Complex64 versions of W3 and W7, and
 //! the STREAM triad floor) with that document's timing protocol and prints one JSON record per op
 //! on rank 0, with the same fields as `benchmarks/pylops/bench.py`:
 //!
@@ -20,6 +20,7 @@ mod kirchhoff;
 mod matmul;
 mod mdc;
 mod measure;
+mod nonstationary;
 mod pcg64;
 mod poststack;
 mod stencils;
@@ -39,7 +40,7 @@ const USAGE: &str = "\
 distlops-bench: one workload of the side-by-side benchmark against PyLops-MPI
 
 options:
-  --workload W   W1 .. W13, or triad (required)
+  --workload W   W1 .. W14, or triad (required)
   --dtype D      float64 (default) or complex128 (W3, W7, W9, W10 and W11; W9 and W10 are complex only)
   --reps N       timed repetitions (default: the specification's, per workload)
   --out FILE     also append the JSON records to FILE
@@ -104,7 +105,7 @@ fn run(comm: &Communicator, args: &Args) -> Res<Vec<Record>> {
     let default_reps = match args.workload.as_str() {
         "W2" | "W5" | "W12" => 3,
         "W7" | "W8" => 20,
-        "W11" => 5,
+        "W11" | "W14" => 5,
         _ => 10,
     };
     let reps = args.reps.unwrap_or(default_reps).max(1);
@@ -149,6 +150,7 @@ fn run(comm: &Communicator, args: &Args) -> Res<Vec<Record>> {
         ("W5", false) => poststack::w5(comm, reps),
         ("W12", false) => poststack::w12(comm, reps),
         ("W13", false) => kirchhoff::w13(comm, reps),
+        ("W14", false) => nonstationary::w14(comm, reps),
         ("W6", false) => vector_ops::w6(comm, reps),
         ("W7", false) => matmul::w7::<f64>(comm, reps),
         ("W7", true) => matmul::w7::<Complex64>(comm, reps),
