@@ -17,9 +17,9 @@ use std::ops::Range;
 use std::sync::Mutex;
 
 /// The taper of overlapping windows (PyLops' `tapertype`): the weights of a window's first and
-/// last `nover` samples, so that the tapers of neighbouring windows sum to one where they
-/// overlap (for `Hanning` and `CosineSquare`, whose halves are complementary; `Cosine` and
-/// `CosineSqrt` are the weights whose squares do, for analysis-synthesis pairs).
+/// last `nover` samples. With `Hanning` and `Cosine` the weights of two windows overlapping by
+/// `nover` sum to one (up to rounding), so identity windows reassemble their input;
+/// `CosineSquare` and `CosineSqrt` (PyLops' other two) do not.
 ///
 /// With `nover` samples of overlap and `m = 2 nover - 1`, the first `nover` weights are
 /// (`pylops.utils.tapers`, numpy's `hanning`):

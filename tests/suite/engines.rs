@@ -1015,6 +1015,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::nonstationary::engine_all_dtypes::<distlops::core::Cuda>,
     ),
     (
+        "sliding::engine_all_dtypes[cuda]",
+        super::sliding::engine_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
         "gpu_prox::separable_all_dtypes[cuda]",
         super::gpu_prox::separable_all_dtypes::<distlops::core::Cuda>,
     ),

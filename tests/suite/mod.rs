@@ -44,6 +44,7 @@ pub mod redistribute;
 pub mod reduce;
 pub mod repro;
 pub mod shared;
+pub mod sliding;
 pub mod stacked;
 
 use distlops::core::Communicator;
@@ -439,6 +440,18 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     (
         "nonstationary::engine_all_dtypes[host]",
         nonstationary::engine_all_dtypes::<distlops::core::Host>,
+    ),
+    ("sliding::values_f64", sliding::values_f64),
+    ("sliding::values_complex", sliding::values_complex),
+    ("sliding::values_single", sliding::values_single),
+    ("sliding::tapers_and_unity", sliding::tapers_and_unity),
+    (
+        "sliding::errors_on_every_rank",
+        sliding::errors_on_every_rank,
+    ),
+    (
+        "sliding::engine_all_dtypes[host]",
+        sliding::engine_all_dtypes::<distlops::core::Host>,
     ),
     (
         "engines::vector_ops_all_dtypes[host]",
