@@ -19,6 +19,8 @@
 //! [`L2Data`]: distlops::solvers::L2Data
 //! [`L1`]: distlops::solvers::L1
 
+#[path = "common/noise.rs"]
+mod noise;
 #[path = "common/ranks.rs"]
 mod ranks;
 
@@ -57,22 +59,6 @@ fn reflectivity(ix: usize, it: usize) -> f64 {
         })
 }
 
-/// A standard normal value for global index `i` (SplitMix64 and Box-Muller): the same noise at
-/// every rank count.
-fn normal(i: u64) -> f64 {
-    let uniform = |s: u64| {
-        let mut z = s.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ 0xD1B5_4A32_D192_ED03;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        ((z ^ (z >> 31)) >> 11) as f64 / (1u64 << 53) as f64
-    };
-    let (u1, u2) = (
-        uniform(2 * i + 1).max(f64::MIN_POSITIVE),
-        uniform(2 * i + 2),
-    );
-    (-2.0 * u1.ln()).sqrt() * (2.0 * std::f64::consts::PI * u2).cos()
-}
-
 /// `|a - b| / |b|`.
 fn rel_err(a: &DistVector<f64>, b: &DistVector<f64>) -> Result<f64, Box<dyn std::error::Error>> {
     let mut e = a.clone();
@@ -101,7 +87,7 @@ fn run(comm: &Communicator) -> Result<(), Box<dyn std::error::Error>> {
     if let DistVector::Array(a) = &mut d {
         let offset = (first * nt) as u64;
         for (i, v) in a.local_slice_mut().iter_mut().enumerate() {
-            *v += NOISE * peak * normal(offset + i as u64);
+            *v += NOISE * peak * noise::normal(offset + i as u64);
         }
     }
     let dot = dottest(&w, &r, &d)?;

@@ -49,7 +49,7 @@ check "dense products on OpenBLAS (cargo test -p distlops-core --features blas d
   cargo test -q -p distlops-core --features blas --lib dense
 
 # The examples assert their own results: run each on 3 thread ranks and under mpirun -n 3.
-examples=(distributed_array cgls stacking halo derivatives sparse_reflectivity)
+examples=(distributed_array cgls stacking halo derivatives sparse_reflectivity patch_denoise)
 if check "cargo build ${BUILD[*]} --examples" 1200 cargo build -q "${BUILD[@]}" --examples; then
   for ex in "${examples[@]}"; do
     check "example $ex (3 thread ranks)" 300 bash -c '"$1" 3 >/dev/null' _ "$(example_bin "$ex")"

@@ -30,7 +30,7 @@ CASES = [
     ("sl1d_sqrt", "kind=1 dimsd=101 nwin=21 nover=5 nop=21 taper=cosinesqrt"),
     ("sl2d_hanning", "kind=2 dimsd=62,37 nwin=13 nover=6 nop=200 taper=hanning"),
     ("patch_hanning", "kind=p dimsd=41,54 nwin=11,14 nover=5,6 nop=100 taper=hanning"),
-    ("patch_cossq", "kind=p dimsd=41,54 nwin=11,14 nover=3,7 nop=160 taper=cosinesquare"),
+    ("patch_cossq", "kind=p dimsd=43,54 nwin=11,14 nover=3,6 nop=160 taper=cosinesquare"),
 ]
 
 

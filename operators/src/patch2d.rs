@@ -107,16 +107,6 @@ impl<T: Scalar, L, E: Banded> Patch2D<T, L, E> {
         let g = self.0.geometry();
         (g.first.ranges(), g.second.ranges())
     }
-
-    /// The rows of patches (`u`) this rank holds.
-    pub fn own_windows(&self) -> Range<usize> {
-        self.0.own()
-    }
-
-    /// The operator applied to every patch.
-    pub fn op(&self) -> &L {
-        self.0.op()
-    }
 }
 
 windowed_operator!(Patch2D);

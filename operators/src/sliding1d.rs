@@ -117,16 +117,6 @@ impl<T: Scalar, L, E: Banded> Sliding1D<T, L, E> {
     pub fn windows(&self) -> Vec<Range<usize>> {
         self.0.geometry().first.ranges()
     }
-
-    /// The windows this rank holds.
-    pub fn own_windows(&self) -> Range<usize> {
-        self.0.own()
-    }
-
-    /// The operator applied to every window.
-    pub fn op(&self) -> &L {
-        self.0.op()
-    }
 }
 
 windowed_operator!(Sliding1D);

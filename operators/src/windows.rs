@@ -694,6 +694,19 @@ macro_rules! windowed_operator {
             }
         }
 
+        impl<T: Scalar, L, E: distlops_core::Banded> $ty<T, L, E> {
+            /// The windows this rank holds along the first axis (for patches, its rows of
+            /// patches).
+            pub fn own_windows(&self) -> std::ops::Range<usize> {
+                self.0.own()
+            }
+
+            /// The operator applied to every window.
+            pub fn op(&self) -> &L {
+                self.0.op()
+            }
+        }
+
         impl<T: Scalar, L, E: distlops_core::Banded> std::fmt::Debug for $ty<T, L, E> {
             fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
                 f.debug_struct(stringify!($ty))
