@@ -17,14 +17,25 @@
 //!   a time (vectorised along `inner`).
 //!
 //! Explicit rows are summed over their entries, `B` reals of a row at a time when rows hold a
-//! block (else one value at a time). Every sum is the formula's: taps in table
-//! order from zero, `acc = fma(x, c, acc)` (`mul_add`, one rounding, on every processor) or
-//! `acc = acc + x * c`, then `y = acc` or `y = y + acc`. Which instructions compute it (AVX2 or
-//! not) never changes a value.
+//! block; on shorter rows, a sliding run of them (see [`sliding`](super::sliding)) `B`
+//! consecutive outputs at a time with tap-major coefficients, any other one value at a time.
+//! Every sum is the formula's: taps in table order from zero, `acc = fma(x, c, acc)`
+//! (`mul_add`, one rounding, on every processor) or `acc = acc + x * c`, then `y = acc` or
+//! `y = y + acc`. Which instructions compute it (AVX2 or not) never changes a value.
 
+use super::sliding::{self, Sliding};
 use crate::band::BandTable;
 use crate::scalar::RealScalar;
 use std::ops::Range;
+
+/// The reals `B` of a block: eight 256-bit registers, 64 `f32` or 32 `f64`.
+fn block_len<R>() -> usize {
+    if std::mem::size_of::<R>() == 4 {
+        64
+    } else {
+        32
+    }
+}
 
 /// One band of a call, read once: its table, rows, and its taps as `(displacement, coefficient)`
 /// in reals (`(shift + off_t) w`, the coefficient rounded to `R`), in table order.
@@ -41,6 +52,51 @@ pub(super) struct Prepared<'a, R> {
     progression: Option<(isize, isize)>,
     /// The smallest and largest displacement (`(0, 0)` without taps).
     reach: (isize, isize),
+    /// The sliding runs of the explicit rows, by row (none when rows hold a block).
+    sliding: Vec<Sliding<R>>,
+    /// The output rows in order, as the pieces a slice is summed in.
+    pieces: Vec<Piece<'a>>,
+}
+
+/// Consecutive output rows of a band summed the same way.
+enum Piece<'a> {
+    /// Rows without an explicit row among them, summed over the interior taps.
+    Interior(Range<usize>),
+    /// An explicit row and its entries `(source row, coefficient)`.
+    Explicit(usize, &'a [f64]),
+    /// The sliding run at this index of [`Prepared::sliding`].
+    Sliding(usize),
+}
+
+/// The output rows `0..n_out` of a band with explicit rows `rows` (by row) and sliding runs
+/// `sliding` among them, as pieces in row order.
+fn pieces<'a, R>(
+    rows: &[(usize, &'a [f64])],
+    sliding: &[Sliding<R>],
+    n_out: usize,
+) -> Vec<Piece<'a>> {
+    let mut out = Vec::new();
+    let mut runs = sliding.iter().enumerate().peekable();
+    let (mut r0, mut i) = (0, 0);
+    while i < rows.len() {
+        let (r, entries) = rows[i];
+        if r0 < r {
+            out.push(Piece::Interior(r0..r));
+        }
+        if let Some((k, run)) = runs.next_if(|(_, run)| run.first == i) {
+            out.push(Piece::Sliding(k));
+            i += run.rows.len();
+            r0 = run.rows.end;
+        } else {
+            out.push(Piece::Explicit(r, entries));
+            i += 1;
+            r0 = r + 1;
+        }
+    }
+    if r0 < n_out {
+        out.push(Piece::Interior(r0..n_out));
+    }
+    out
 }
 
 impl<'a, R: RealScalar> Prepared<'a, R> {
@@ -69,7 +125,11 @@ impl<'a, R: RealScalar> Prepared<'a, R> {
                     .then_some((*d0, step))
             }
         };
+        let rows: Vec<(usize, &'a [f64])> = table.explicit_rows().collect();
+        let sliding = sliding::runs(&rows, w, block_len::<R>());
         Prepared {
+            pieces: pieces(&rows, &sliding, n_out),
+            sliding,
             table,
             n_out,
             n_src,
@@ -83,7 +143,7 @@ impl<'a, R: RealScalar> Prepared<'a, R> {
 
 /// One term of a sum: fused (one rounding) or not (two).
 #[inline(always)]
-fn term<R: RealScalar, const FUSED: bool>(acc: R, x: R, c: R) -> R {
+pub(super) fn term<R: RealScalar, const FUSED: bool>(acc: R, x: R, c: R) -> R {
     if FUSED {
         x.fma_real(c, acc)
     } else {
@@ -96,7 +156,7 @@ fn term<R: RealScalar, const FUSED: bool>(acc: R, x: R, c: R) -> R {
 /// in registers up to the stores.
 #[inline(always)]
 #[allow(clippy::manual_memcpy)] // element by element on purpose, as said above
-fn store<R: RealScalar, const B: usize>(y: &mut [R], acc: &[R; B], accumulate: bool) {
+pub(super) fn store<R: RealScalar, const B: usize>(y: &mut [R], acc: &[R; B], accumulate: bool) {
     if let Ok(whole) = <&mut [R; B]>::try_from(&mut *y) {
         for j in 0..B {
             whole[j] = if accumulate {
@@ -399,22 +459,21 @@ fn slab<R: RealScalar, const B: usize, const FUSED: bool>(
     window: &mut Vec<R>,
     pad: Option<usize>,
 ) {
-    let mut r0 = 0;
-    let explicit_rows = band.table.explicit_rows().map(Some);
-    for row in explicit_rows.chain(std::iter::once(None)) {
-        let r1 = row.map_or(band.n_out, |r| r.0);
-        if r0 < r1 {
-            if w < B {
-                lines::<R, B, FUSED>(band, r0..r1, w, x, y, accumulate, window, pad);
-            } else {
-                rows::<R, B, FUSED>(band, r0..r1, w, x, y, accumulate);
+    let lo = pad.unwrap_or(0);
+    // The source without its padding, for the explicit rows.
+    let unpadded = &x[lo..lo + band.n_src * w];
+    for piece in &band.pieces {
+        match piece {
+            Piece::Interior(r) if w < B => {
+                lines::<R, B, FUSED>(band, r.clone(), w, x, y, accumulate, window, pad);
             }
-        }
-        if let Some((r, entries)) = row {
-            let lo = pad.unwrap_or(0);
-            let x = &x[lo..lo + band.n_src * w];
-            explicit::<R, B, FUSED>(entries, r, w, x, y, accumulate);
-            r0 = r + 1;
+            Piece::Interior(r) => rows::<R, B, FUSED>(band, r.clone(), w, x, y, accumulate),
+            &Piece::Explicit(r, entries) => {
+                explicit::<R, B, FUSED>(entries, r, w, unpadded, y, accumulate);
+            }
+            &Piece::Sliding(k) => {
+                sliding::run::<R, B, FUSED>(&band.sliding[k], w, unpadded, y, accumulate);
+            }
         }
     }
 }
@@ -588,7 +647,7 @@ pub(super) fn chain<R: RealScalar>(
         }
         chain_plain::<R, B>(bands, outer, w, x, work, y, accumulate);
     }
-    if std::mem::size_of::<R>() == 4 {
+    if block_len::<R>() == 64 {
         dispatch::<R, 64>(bands, outer, w, x, work, y, accumulate);
     } else {
         dispatch::<R, 32>(bands, outer, w, x, work, y, accumulate);

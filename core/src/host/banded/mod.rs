@@ -2,6 +2,7 @@
 //! slices, one outer slice at a time (a chain keeps its intermediates of one slice in cache).
 
 mod kernel;
+mod sliding;
 #[cfg(test)]
 mod tests;
 

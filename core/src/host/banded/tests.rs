@@ -236,3 +236,106 @@ fn a_chain_is_its_bands_one_by_one() {
     chain_against_bands::<f64>();
     chain_against_bands::<Complex32>();
 }
+
+/// A deterministic generator of integers below `n` (xorshift).
+struct Draws(u64);
+
+impl Draws {
+    fn below(&mut self, n: usize) -> usize {
+        self.0 ^= self.0 << 13;
+        self.0 ^= self.0 >> 7;
+        self.0 ^= self.0 << 17;
+        (self.0 % n as u64) as usize
+    }
+}
+
+/// Explicit rows of `n` output rows on `n + 60` source rows: sliding runs (row `r`'s entry `e`
+/// reads row `r + 20 + off_e`, any offsets in `-20..=20`, repeated or not, in any order) of
+/// 1 to 40 entries and of 1 to 150 rows, interrupted by interior rows, by rows of another count,
+/// by rows that do not slide and by empty rows; and the band's interior taps.
+fn sliding_band(outer: usize, n: usize, inner: usize, seed: u64) -> AxisBand {
+    let mut draw = Draws(seed.wrapping_mul(0x9E37_79B9_7F4A_7C15) | 1);
+    let mut rows: Vec<(usize, Vec<(usize, f64)>)> = Vec::new();
+    let coef = |draw: &mut Draws| (draw.below(2001) as f64 - 1000.0) / 997.0;
+    let mut r = 0;
+    while r < n {
+        let len = (1 + draw.below(150)).min(n - r);
+        match draw.below(8) {
+            // Interior rows.
+            0 => {}
+            // Rows that do not slide: the same source rows on every row.
+            1 => rows.extend((r..r + len).map(|i| (i, vec![(r, coef(&mut draw)), (r + 1, 0.5)]))),
+            // A row without entries.
+            2 => rows.push((r, vec![])),
+            _ => {
+                let m = 1 + draw.below(40);
+                let offs: Vec<usize> = (0..m).map(|_| draw.below(41)).collect();
+                for i in r..r + len {
+                    let entries = offs.iter().map(|&o| (i + o, coef(&mut draw))).collect();
+                    rows.push((i, entries));
+                }
+            }
+        }
+        r += len;
+    }
+    let taps = [(-2, 0.25), (0, 1.5), (3, -0.75)];
+    AxisBand::new((outer, n, n + 60, inner), &taps, 20, 0..n + 60, &rows).unwrap()
+}
+
+fn sliding_runs_against_the_formula<T: Scalar>() {
+    let mut found = 0;
+    for (seed, (outer, n, inner)) in [(3, 400, 1), (2, 333, 2), (1, 700, 1), (2, 257, 1)]
+        .into_iter()
+        .enumerate()
+    {
+        let band = sliding_band(outer, n, inner, seed as u64 + 11);
+        let w = inner * crate::reals::width::<T>();
+        let block = if std::mem::size_of::<T::Real>() == 4 {
+            64
+        } else {
+            32
+        };
+        let t = crate::band::BandTable::parse(band.table());
+        let rows: Vec<(usize, &[f64])> = t.explicit_rows().collect();
+        found += super::sliding::runs::<T::Real>(&rows, w, block).len();
+        let (_, n_out, n_src, _) = band.dims();
+        let x: Vec<T> = values(outer * n_src * inner, 3 + seed as u64);
+        let y0: Vec<T> = values(outer * n_out * inner, 4 + seed as u64);
+        for fused in [false, true] {
+            let band = band.clone().with_fma(fused);
+            for accumulate in [false, true] {
+                let (mut want, mut got) = (y0.clone(), y0.clone());
+                reference_band(&band, &x, &mut want, accumulate);
+                Host::band(&band, band.table(), &x, &mut got, accumulate);
+                assert!(
+                    same_bits(&got, &want),
+                    "{} {:?} fused {fused} accumulate {accumulate}",
+                    T::SUFFIX,
+                    band.dims()
+                );
+            }
+            // Second in a chain (its source read from the work space) and first.
+            let copy = |rows| {
+                AxisBand::new(
+                    (outer, rows, rows, inner),
+                    &[(0, 1.0), (1, 0.5)],
+                    0,
+                    0..rows,
+                    &[],
+                )
+            };
+            chain_of_two::<T>(copy(n_src).unwrap(), band.clone());
+            chain_of_two::<T>(band.clone(), copy(n_out).unwrap());
+        }
+    }
+    // The runs are there to test (at least two a band).
+    assert!(found >= 8, "{} sliding runs: {found}", T::SUFFIX);
+}
+
+#[test]
+fn sliding_runs_compute_the_formula() {
+    sliding_runs_against_the_formula::<f64>();
+    sliding_runs_against_the_formula::<f32>();
+    sliding_runs_against_the_formula::<Complex64>();
+    sliding_runs_against_the_formula::<Complex32>();
+}
