@@ -29,11 +29,11 @@
 mod figures;
 
 use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
-use distlops::core::{balanced_counts, Communicator, DistVector, DistributedArray, Host, NormOrd};
+use distlops::core::{Communicator, DistVector, DistributedArray, Host, NormOrd};
 use distlops::core::{Vector, VectorRef};
 use distlops::io::npy::write_npy;
 use distlops::ndarray::{Array2, ArrayD, IxDyn};
-use distlops::operators::local::{ImageGrid, Kirchhoff, KirchhoffParams, TravelTimes};
+use distlops::operators::local::{ImageGrid, Kirchhoff, KirchhoffParams};
 use distlops::operators::wavelets::ricker;
 use distlops::solvers::{cgls, CglsParams};
 use figures::{AxisCoords, ColourMap, Group, Image};
@@ -123,14 +123,8 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
     let axis = |n: usize| (0..n).map(|i| i as f64 * D).collect::<Vec<f64>>();
     let grid = ImageGrid::new_2d(axis(NX), axis(NZ));
     let width = D * (NX - 1) as f64;
-    // This rank's sources: a balanced block, in order.
-    let counts = balanced_counts(NS, comm.size());
-    let first: usize = counts[..comm.rank()].iter().sum();
     let srcs = line(NS, 0.05 * width, 0.95 * width, 10.0);
-    let mine =
-        TravelTimes::constant_velocity(&grid, &srcs[first..first + counts[comm.rank()]], VEL)?;
-    let rec =
-        TravelTimes::constant_velocity(&grid, &line(NR, 0.05 * width, 0.95 * width, 20.0), VEL)?;
+    let recs = line(NR, 0.05 * width, 0.95 * width, 20.0);
     let t: Vec<f64> = (0..21).map(|k| k as f64 * DT).collect();
     let (wavelet, wavcenter) = ricker(&t, 20.0);
     let params = KirchhoffParams {
@@ -139,7 +133,15 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
         wavelet,
         wavcenter,
     };
-    let op = Kirchhoff::<f64>::distributed(comm, &Host, &grid.dims(), &mine, &rec, &params)?;
+    // Each rank models a balanced block of the sources, in order.
+    let op = Kirchhoff::<f64>::constant_velocity_split(
+        comm,
+        &Host,
+        &grid,
+        (&srcs, &recs),
+        VEL,
+        &params,
+    )?;
 
     // The true reflectivity (replicated) and the data (each rank its sources' traces).
     let m_true = ArrayD::from_shape_fn(IxDyn(&[NX * NZ]), |i| reflectivity(i[0] / NZ, i[0] % NZ));

@@ -19,9 +19,9 @@
 mod parity;
 
 use distlops::core::operator::LinearOperator;
-use distlops::core::{balanced_counts, Communicator, Host};
+use distlops::core::{Communicator, Host};
 use distlops::ndarray::{ArrayD, Axis, Ix1, Ix2, IxDyn};
-use distlops::operators::local::{ImageGrid, Kirchhoff, KirchhoffParams, TravelTimes};
+use distlops::operators::local::{ImageGrid, Kirchhoff, KirchhoffParams};
 use parity::{BoxError, Case, Parity};
 use std::path::Path;
 
@@ -44,19 +44,21 @@ fn write_case(comm: &Communicator, dir: &Path, out: &Path, case: &Case) -> Resul
         ImageGrid::new_2d(axis("gx")?, axis("gz")?)
     };
     let vel: f64 = case.parse_or("vel", 0.0)?;
-    let srcs = positions(read("srcs")?)?;
-    let counts = balanced_counts(srcs.len(), comm.size());
-    let first: usize = counts[..comm.rank()].iter().sum();
-    let mine =
-        TravelTimes::constant_velocity(&grid, &srcs[first..first + counts[comm.rank()]], vel)?;
-    let rec = TravelTimes::constant_velocity(&grid, &positions(read("recs")?)?, vel)?;
+    let (srcs, recs) = (positions(read("srcs")?)?, positions(read("recs")?)?);
     let params = KirchhoffParams {
         nt: case.parse_or("nt", 0)?,
         dt: case.parse_or("dt", 0.0)?,
         wavelet: axis("wav")?,
         wavcenter: case.parse_or("wavcenter", 0)?,
     };
-    let op = Kirchhoff::<f64>::distributed(comm, &Host, &grid.dims(), &mine, &rec, &params)?;
+    let op = Kirchhoff::<f64>::constant_velocity_split(
+        comm,
+        &Host,
+        &grid,
+        (&srcs, &recs),
+        vel,
+        &params,
+    )?;
     // The global arrays in the shapes of the operator's layouts (flat or not).
     let shaped = |a: ArrayD<f64>, shape: &[usize]| -> Result<ArrayD<f64>, BoxError> {
         let flat: Vec<f64> = a.iter().copied().collect();

@@ -349,3 +349,52 @@ pub fn kirchhoff_errors(comm: &Communicator) {
         &TravelTimes::constant_velocity(&grid, &srcs, 0.0).unwrap_err()
     ));
 }
+
+/// `Kirchhoff::constant_velocity_split` (every rank passes every position) is the operator of
+/// `distributed` on the balanced split of the sources, bit for bit; a bad velocity or position
+/// on the last rank only is an error on every rank.
+pub fn kirchhoff_split_constructor(comm: &Communicator) {
+    let (grid, srcs, recs, params) = geometry(false);
+    let split = |srcs: &[Vec<f64>], vel: f64| {
+        Kirchhoff::<f64>::constant_velocity_split(comm, &Host, &grid, (srcs, &recs), vel, &params)
+    };
+    let op = split(&srcs, VEL).unwrap();
+    let all = TravelTimes::constant_velocity(&grid, &srcs, VEL).unwrap();
+    let rec = TravelTimes::constant_velocity(&grid, &recs, VEL).unwrap();
+    let mine = my_sources(comm, &all);
+    let want = Kirchhoff::<f64>::distributed(comm, &Host, &grid.dims(), &mine, &rec, &params);
+    let want = want.unwrap();
+    assert_eq!(op.range(), want.range());
+    let x = dist(
+        comm,
+        &global::<f64>(&[grid.points()], 5),
+        op.domain().layout().unwrap(),
+    );
+    let x = DistVector::Array(x);
+    let (a, b) = (
+        op.apply(&x).unwrap().asarray(),
+        want.apply(&x).unwrap().asarray(),
+    );
+    assert!(
+        same_bits(&a, &b),
+        "constant_velocity_split against distributed"
+    );
+    let last = comm.rank() + 1 == comm.size();
+    let vel = if last { -1.0 } else { VEL };
+    expect_err(
+        comm,
+        split(&srcs, vel),
+        |_| true,
+        "a negative velocity on the last rank",
+    );
+    let mut bad = srcs.clone();
+    if last {
+        bad[NS - 1] = vec![f64::NAN, 0.0];
+    }
+    expect_err(
+        comm,
+        split(&bad, VEL),
+        |_| true,
+        "a NaN position on the last rank",
+    );
+}

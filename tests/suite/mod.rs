@@ -430,6 +430,10 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
     ),
     ("kirchhoff::kirchhoff_errors", kirchhoff::kirchhoff_errors),
     (
+        "kirchhoff::kirchhoff_split_constructor",
+        kirchhoff::kirchhoff_split_constructor,
+    ),
+    (
         "nonstationary::default_layout",
         nonstationary::default_layout,
     ),

@@ -6,8 +6,8 @@ use crate::inputs::{scatter_array, sym};
 use crate::measure::{time_op, vector_checks, Record};
 use crate::Res;
 use distlops::core::operator::{LinearOperator, LinearOperatorExt};
-use distlops::core::{balanced_counts, Communicator, DistVector, Host};
-use distlops::operators::local::{ImageGrid, Kirchhoff, KirchhoffParams, TravelTimes};
+use distlops::core::{Communicator, DistVector, Host};
+use distlops::operators::local::{ImageGrid, Kirchhoff, KirchhoffParams};
 use distlops::operators::wavelets::ricker;
 
 /// The grid (`NX x NZ`, `D` metres), the velocity, the acquisition and the time axis.
@@ -32,12 +32,7 @@ fn line(n: usize, z: f64) -> Vec<Vec<f64>> {
 pub fn w13(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
     let axis = |n: usize| (0..n).map(|i| i as f64 * D).collect::<Vec<f64>>();
     let grid = ImageGrid::new_2d(axis(NX), axis(NZ));
-    let counts = balanced_counts(NS, comm.size());
-    let first: usize = counts[..comm.rank()].iter().sum();
-    let srcs = line(NS, 10.0);
-    let mine =
-        TravelTimes::constant_velocity(&grid, &srcs[first..first + counts[comm.rank()]], VEL)?;
-    let rec = TravelTimes::constant_velocity(&grid, &line(NR, 20.0), VEL)?;
+    let (srcs, recs) = (line(NS, 10.0), line(NR, 20.0));
     let t: Vec<f64> = (0..41).map(|k| k as f64 * DT).collect();
     let (wavelet, wavcenter) = ricker(&t, 20.0);
     let params = KirchhoffParams {
@@ -46,7 +41,14 @@ pub fn w13(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
         wavelet,
         wavcenter,
     };
-    let op = Kirchhoff::<f64>::distributed(comm, &Host, &grid.dims(), &mine, &rec, &params)?;
+    let op = Kirchhoff::<f64>::constant_velocity_split(
+        comm,
+        &Host,
+        &grid,
+        (&srcs, &recs),
+        VEL,
+        &params,
+    )?;
     let (ni, nd) = (NX * NZ, NS * NR * NT);
     let (x, next) = scatter_array::<f64>(comm, op.domain().layout()?, 0, sym)?;
     let (y, _) = scatter_array::<f64>(comm, op.range().layout()?, next, sym)?;

@@ -386,6 +386,57 @@ impl<T: Scalar, E: Banded + Demigration> Kirchhoff<T, E> {
         VStack::new(comm, ops)
     }
 
+    /// [`distributed`](Self::distributed) in a constant velocity `vel` (straight rays,
+    /// [`TravelTimes::constant_velocity`]) with the sources split evenly over the ranks: every
+    /// rank passes every source and receiver position (`srcs`, `recs`, the same on every rank)
+    /// and computes the travel times of its own block of sources (rank 0 the first) and of the
+    /// receivers. [Collective](distlops_core#collective-calls): the ranks agree on the travel
+    /// times first (one small all-reduce), so a bad position or velocity is an error on every
+    /// rank, then as [`distributed`](Self::distributed).
+    ///
+    /// ```
+    /// use distlops_core::operator::LinearOperator;
+    /// use distlops_core::{Host, Threads};
+    /// use distlops_operators::local::{ImageGrid, Kirchhoff, KirchhoffParams};
+    ///
+    /// let out = Threads::run(2, |comm| {
+    ///     let grid = ImageGrid::new_2d(vec![0.0, 10.0, 20.0], vec![0.0, 10.0]);
+    ///     let srcs = vec![vec![0.0, 0.0], vec![10.0, 0.0], vec![20.0, 0.0]];
+    ///     let recs = vec![vec![5.0, 0.0], vec![15.0, 0.0]];
+    ///     let params = KirchhoffParams { nt: 50, dt: 0.001, wavelet: vec![1.0], wavcenter: 0 };
+    ///     let op = Kirchhoff::<f64>::constant_velocity_split(
+    ///         &comm, &Host, &grid, (&srcs, &recs), 1000.0, &params,
+    ///     )?;
+    ///     // Rank 0 models sources 0 and 1, rank 1 source 2: (2 or 1) x 2 traces of 50 samples.
+    ///     Ok::<_, distlops_core::Error>(op.range().layout()?.local_len(comm.rank()) / (2 * 50))
+    /// });
+    /// assert_eq!(out.into_iter().map(|r| r.unwrap()).collect::<Vec<_>>(), [2, 1]);
+    /// ```
+    ///
+    /// # Errors
+    /// [`Error::InvalidArgument`] as [`TravelTimes::constant_velocity`]; as
+    /// [`distributed`](Self::distributed); on every rank.
+    pub fn constant_velocity_split(
+        comm: &Communicator,
+        engine: &E,
+        grid: &ImageGrid,
+        (srcs, recs): (&[Vec<f64>], &[Vec<f64>]),
+        vel: f64,
+        params: &KirchhoffParams,
+    ) -> Result<VStack<T, E>>
+    where
+        T: 'static,
+        E: 'static,
+    {
+        let counts = distlops_core::balanced_counts(srcs.len(), comm.size());
+        let first: usize = counts[..comm.rank()].iter().sum();
+        let mine = &srcs[first..first + counts[comm.rank()]];
+        let tables = TravelTimes::constant_velocity(grid, mine, vel)
+            .and_then(|m| Ok((m, TravelTimes::constant_velocity(grid, recs, vel)?)));
+        let (mine, rec) = comm.agree_value(tables)?;
+        Self::distributed(comm, engine, &grid.dims(), &mine, &rec, params)
+    }
+
     /// The sizes of the sums.
     pub fn travel_time_grid(&self) -> &TravelTimeGrid {
         &self.grid
