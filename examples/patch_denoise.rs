@@ -180,7 +180,10 @@ fn run(comm: &Communicator, out: Option<&PathBuf>) -> Res<()> {
     if let Some(dir) = out {
         // Collective: every rank writes its traces.
         std::fs::create_dir_all(dir)?;
-        for (name, v) in ["clean", "noisy", "denoised"].iter().zip([&clean, &noisy, &denoised]) {
+        for (name, v) in ["clean", "noisy", "denoised"]
+            .iter()
+            .zip([&clean, &noisy, &denoised])
+        {
             if let DistVector::Array(a) = v {
                 write_npy(dir.join(format!("{name}.npy")), a)?;
             }
