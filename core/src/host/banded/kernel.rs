@@ -432,18 +432,29 @@ fn explicit<R: RealScalar, const B: usize, const FUSED: bool>(
         }
         return;
     }
+    // Whole blocks with a constant length, so that the sums stay in registers; then the rest.
     let mut k = 0;
-    while k < w {
-        let len = B.min(w - k);
+    while k + B <= w {
         let mut acc = [R::zero(); B];
         for e in entries.chunks_exact(2) {
             let (at, c) = (e[0] as usize * w + k, R::real_from_f64(e[1]));
-            for (a, &v) in acc.iter_mut().zip(&x[at..at + len]) {
+            let s: &[R; B] = x[at..at + B].try_into().expect("a whole block");
+            for j in 0..B {
+                acc[j] = term::<R, FUSED>(acc[j], s[j], c);
+            }
+        }
+        store(&mut out[k..k + B], &acc, accumulate);
+        k += B;
+    }
+    if k < w {
+        let mut acc = [R::zero(); B];
+        for e in entries.chunks_exact(2) {
+            let (at, c) = (e[0] as usize * w + k, R::real_from_f64(e[1]));
+            for (a, &v) in acc.iter_mut().zip(&x[at..at + w - k]) {
                 *a = term::<R, FUSED>(*a, v, c);
             }
         }
-        store(&mut out[k..k + len], &acc, accumulate);
-        k += len;
+        store(&mut out[k..], &acc, accumulate);
     }
 }
 
