@@ -254,6 +254,13 @@ impl WindowGeometry {
     fn window_len(&self) -> usize {
         self.first.nwin * self.second.nwin * self.inner
     }
+
+    /// A hash of the bits of every taper weight.
+    fn weights_bits(&self) -> u64 {
+        let all = self.first.weights.iter().chain(&self.second.weights);
+        all.fold(Fingerprint::default(), |h, w| h.word(w.to_bits()))
+            .value()
+    }
 }
 
 /// One rank's execution of a windowed operator on engine `E`.
@@ -445,15 +452,6 @@ impl<T: Scalar, L: LocalOperator<T>> Windows<T, L> {
             comm: comm.clone(),
             fingerprint,
         })
-    }
-}
-
-impl WindowGeometry {
-    /// A hash of the bits of every taper weight.
-    fn weights_bits(&self) -> u64 {
-        let all = self.first.weights.iter().chain(&self.second.weights);
-        all.fold(Fingerprint::default(), |h, w| h.word(w.to_bits()))
-            .value()
     }
 }
 
