@@ -132,6 +132,7 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
         dt: DT,
         wavelet,
         wavcenter,
+        dynamic: None,
     };
     // Each rank models a balanced block of the sources, in order.
     let op = Kirchhoff::<f64>::constant_velocity_split(

@@ -50,6 +50,7 @@ fn write_case(comm: &Communicator, dir: &Path, out: &Path, case: &Case) -> Resul
         dt: case.parse_or("dt", 0.0)?,
         wavelet: axis("wav")?,
         wavcenter: case.parse_or("wavcenter", 0)?,
+        dynamic: None,
     };
     let op = Kirchhoff::<f64>::constant_velocity_split(
         comm,

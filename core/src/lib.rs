@@ -77,10 +77,10 @@ pub use comm::{CommStats, OpStats, ReduceRequest};
 #[cfg(any(feature = "emulator", feature = "cuda"))]
 pub use cuda::Cuda;
 pub use engine::{
-    Banded, BinaryOp, Collectives, Compute, Demigration, Dense, Engine, Fourier, FullEngine,
-    GroupScale, Host, LineSpec, LineValues, MatOp, Memory, Shrink, SliceLen, StencilBand,
-    StencilPart, StencilPlan, StencilRow, StencilTerm, Stencils, StridedCopy, ToEngine,
-    TravelTimeGrid,
+    ApertureLimits, Banded, BinaryOp, Collectives, Compute, Demigration, DemigrationWeights, Dense,
+    Engine, Fourier, FullEngine, GroupScale, Host, LineSpec, LineValues, MatOp, Memory, Shrink,
+    SliceLen, StencilBand, StencilPart, StencilPlan, StencilRow, StencilTerm, Stencils,
+    StridedCopy, ToEngine, TravelTimeGrid, APERTURE_TAPER,
 };
 pub use error::{Error, NonFiniteKind, Result};
 pub use host::FftReal;

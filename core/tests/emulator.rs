@@ -4,9 +4,10 @@
 
 use distlops_core::ToEngine;
 use distlops_core::{
-    AxisBand, Banded, Complex32, Complex64, Compute, Cuda, Demigration, DistributedArray,
-    GroupScale, Host, Layout, Memory, NormOrd, RealScalar, Scalar, Shrink, StencilBand,
-    StencilPart, StencilPlan, StencilTerm, Stencils, StridedCopy, Threads, TravelTimeGrid,
+    ApertureLimits, AxisBand, Banded, Complex32, Complex64, Compute, Cuda, Demigration,
+    DemigrationWeights, DistributedArray, GroupScale, Host, Layout, Memory, NormOrd, RealScalar,
+    Scalar, Shrink, StencilBand, StencilPart, StencilPlan, StencilTerm, Stencils, StridedCopy,
+    Threads, TravelTimeGrid, APERTURE_TAPER,
 };
 use ndarray::{ArrayD, IxDyn};
 
@@ -295,44 +296,65 @@ fn check_demigration<T: Gen>() {
         cuda.upload(x.view()).unwrap(),
         cuda.upload(y.view()).unwrap(),
     );
-    let mut hd = Host.zeros::<T>(&[y.len()]).unwrap();
-    let mut dd = cuda.zeros::<T>(&[y.len()]).unwrap();
-    Host::demigrate(
-        &grid,
-        Host::slice(&src),
-        Host::slice(&rec),
-        Host::slice(&x),
-        Host::slice_mut(&mut hd),
-    );
-    Cuda::demigrate(
-        &grid,
-        Cuda::slice(&dsrc),
-        Cuda::slice(&drec),
-        Cuda::slice(&dx),
-        Cuda::slice_mut(&mut dd),
-    );
-    assert_eq!(Cuda::download(&dd), hd, "demigrate");
-    assert!(
-        hd.iter().any(|v| v.abs().to_f64() > 0.0),
-        "demigrate: all zero"
-    );
-    let mut hm = Host.zeros::<T>(&[x.len()]).unwrap();
-    let mut dm = cuda.zeros::<T>(&[x.len()]).unwrap();
-    Host::migrate(
-        &grid,
-        Host::slice(&src),
-        Host::slice(&rec),
-        Host::slice(&y),
-        Host::slice_mut(&mut hm),
-    );
-    Cuda::migrate(
-        &grid,
-        Cuda::slice(&dsrc),
-        Cuda::slice(&drec),
-        Cuda::slice(&dy),
-        Cuda::slice_mut(&mut dm),
-    );
-    assert_eq!(Cuda::download(&dm), hm, "migrate");
+    // Dynamic weights of either sign, and an offset aperture on depth columns of 37 points
+    // (offsets 0 to 4 against limits 1.5 to 3: all three forms of its factor).
+    let w = [
+        table(grid.ns, 0.3).mapv(|v| v - 0.02),
+        table(grid.ns, 0.5),
+        table(grid.nr, 0.7).mapv(|v| 0.03 - v),
+        table(grid.nr, 1.3),
+    ];
+    let off = ArrayD::from_shape_fn(vec![grid.ns * grid.nr], |k| (k[0] % 5) as f64);
+    let taper = ArrayD::from_shape_fn(vec![APERTURE_TAPER], |k| 1.0 - k[0] as f64 / 20.0);
+    let lim = ApertureLimits {
+        nz: 37,
+        min: 1.5,
+        max: 3.0,
+    };
+    let dw: Vec<_> = w.iter().map(up).collect();
+    let (doff, dtaper) = (up(&off), up(&taper));
+    for case in 0..3 {
+        let hw = (case > 0).then(|| DemigrationWeights::<Host> {
+            src: [Host::slice(&w[0]), Host::slice(&w[1])],
+            rec: [Host::slice(&w[2]), Host::slice(&w[3])],
+            aperture: (case == 2).then(|| (lim, Host::slice(&off), Host::slice(&taper))),
+        });
+        let cw = (case > 0).then(|| DemigrationWeights::<Cuda> {
+            src: [Cuda::slice(&dw[0]), Cuda::slice(&dw[1])],
+            rec: [Cuda::slice(&dw[2]), Cuda::slice(&dw[3])],
+            aperture: (case == 2).then(|| (lim, Cuda::slice(&doff), Cuda::slice(&dtaper))),
+        });
+        let mut hd = Host.zeros::<T>(&[y.len()]).unwrap();
+        let mut dd = cuda.zeros::<T>(&[y.len()]).unwrap();
+        let (hs, hr) = (Host::slice(&src), Host::slice(&rec));
+        let (ds, dr) = (Cuda::slice(&dsrc), Cuda::slice(&drec));
+        Host::demigrate(&grid, hs, hr, hw, Host::slice(&x), Host::slice_mut(&mut hd));
+        Cuda::demigrate(
+            &grid,
+            ds,
+            dr,
+            cw,
+            Cuda::slice(&dx),
+            Cuda::slice_mut(&mut dd),
+        );
+        assert_eq!(Cuda::download(&dd), hd, "demigrate, case {case}");
+        assert!(
+            hd.iter().any(|v| v.abs().to_f64() > 0.0),
+            "demigrate: all zero"
+        );
+        let mut hm = Host.zeros::<T>(&[x.len()]).unwrap();
+        let mut dm = cuda.zeros::<T>(&[x.len()]).unwrap();
+        Host::migrate(&grid, hs, hr, hw, Host::slice(&y), Host::slice_mut(&mut hm));
+        Cuda::migrate(
+            &grid,
+            ds,
+            dr,
+            cw,
+            Cuda::slice(&dy),
+            Cuda::slice_mut(&mut dm),
+        );
+        assert_eq!(Cuda::download(&dm), hm, "migrate, case {case}");
+    }
 }
 
 #[test]

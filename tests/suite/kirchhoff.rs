@@ -5,6 +5,9 @@
 //! divide), f64, f32, Complex64 and Complex32; a dot test; the same bits at every rank count
 //! (against the operator on one rank); on engine `E` the host's bits; and mistakes (a table of
 //! the wrong shape, a NaN on one rank only, bad time axis or wavelet) as errors on every rank.
+//! The same for the dynamic operator (PyLops' `_ampsrcrec_kirch_matvec`: amplitudes, the
+//! cosine of the half opening angle, the velocity, angle and offset apertures, written here
+//! from PyLops' formulas, with its offset taper applied as documented).
 
 use super::check::{dist, expect_err, is_invalid_argument, is_shape_mismatch};
 use super::engines::{same_bits, TestEngine};
@@ -14,7 +17,9 @@ use distlops::core::{
     balanced_counts, dottest, Communicator, Complex32, Complex64, DistVector, Host, RealScalar,
     Scalar, ToEngine,
 };
-use distlops::operators::local::{ImageGrid, Kirchhoff, KirchhoffParams, TravelTimes};
+use distlops::operators::local::{
+    DynamicParams, ImageGrid, Kirchhoff, KirchhoffParams, TravelTimes,
+};
 use distlops::operators::VStack;
 use ndarray::ArrayD;
 
@@ -48,6 +53,7 @@ fn geometry(three_d: bool) -> (ImageGrid, Vec<Vec<f64>>, Vec<Vec<f64>>, Kirchhof
         dt: 0.0025,
         wavelet: vec![-0.25, 0.5, 1.0, 0.5, -0.25],
         wavcenter: 2,
+        dynamic: None,
     };
     (grid, srcs, recs, params)
 }
@@ -57,9 +63,61 @@ struct Oracle {
     src: TravelTimes,
     rec: TravelTimes,
     p: KirchhoffParams,
+    /// The sources' and receivers' `x` (for the offset aperture) and the grid's `x0, dx, nz`.
+    xs: (Vec<f64>, Vec<f64>),
+    grid: (f64, f64, usize),
+}
+
+/// PyLops' aperture taper `taper(41, 20, "hanning")[20:]`, written from `np.hanning`'s
+/// definition `0.5 - 0.5 cos(2 pi n / (M - 1))`.
+fn pylops_taper(k: usize) -> f64 {
+    let hann = |n: usize| 0.5 - 0.5 * (2.0 * std::f64::consts::PI * n as f64 / 38.0).cos();
+    [1.0]
+        .into_iter()
+        .chain((0..20).rev().map(hann))
+        .nth(k)
+        .unwrap()
+}
+
+/// PyLops' taper factor for a value `a` against `(lo, hi)`.
+fn taper_factor(a: f64, (lo, hi): (f64, f64)) -> f64 {
+    if a >= hi {
+        0.0
+    } else if a < lo {
+        1.0
+    } else {
+        pylops_taper(((20.0 * (a - lo) / (hi - lo)).floor() as usize).min(20))
+    }
 }
 
 impl Oracle {
+    /// PyLops' `damp * aptap` of point `i` in trace `(s, r)` (1 when kinematic).
+    fn weight(&self, s: usize, r: usize, i: usize) -> f64 {
+        let Some(d) = &self.p.dynamic else { return 1.0 };
+        let ni = self.src.points();
+        let (a, b) = (
+            self.src.amplitudes().unwrap(),
+            self.rec.amplitudes().unwrap(),
+        );
+        let (ts, tr) = (a.angles()[s * ni + i], b.angles()[r * ni + i]);
+        let v = d.velocity[if d.velocity.len() == 1 { 0 } else { i }];
+        let amp =
+            2.0 * ((ts - tr) / 2.0).cos() * a.amplitudes()[s * ni + i] * b.amplitudes()[r * ni + i]
+                / v;
+        let mut tap = 1.0;
+        if let Some((lo, hi)) = d.angle_aperture {
+            let lim = (lo.to_radians(), hi.to_radians());
+            tap *= taper_factor(ts.abs(), lim) * taper_factor(tr.abs(), lim);
+        }
+        if let Some(lim) = d.aperture {
+            let (x0, dx, nz) = self.grid;
+            let ix = |x: f64| ((x - x0) / dx).floor();
+            let off = (ix(self.xs.0[s]) - ix(self.xs.1[r])).abs();
+            tap *= taper_factor(off / ((i % nz) + 1) as f64, lim);
+        }
+        amp * tap
+    }
+
     fn sample(&self, s: usize, r: usize, i: usize) -> Option<(usize, f64)> {
         let ni = self.src.points();
         let t = self.src.as_slice()[s * ni + i] + self.rec.as_slice()[r * ni + i];
@@ -75,9 +133,9 @@ impl Oracle {
             for r in 0..NR {
                 for i in 0..ni {
                     if let Some((it, f)) = self.sample(s, r, i) {
-                        let tr = (s * NR + r) * nt;
-                        k[tr + it] += m[i].scale_real(real::<T>(1.0 - f));
-                        k[tr + it + 1] += m[i].scale_real(real::<T>(f));
+                        let (tr, w) = ((s * NR + r) * nt, self.weight(s, r, i));
+                        k[tr + it] += m[i].scale_real(real::<T>((1.0 - f) * w));
+                        k[tr + it + 1] += m[i].scale_real(real::<T>(f * w));
                     }
                 }
             }
@@ -118,9 +176,9 @@ impl Oracle {
             for s in 0..NS {
                 for r in 0..NR {
                     if let Some((it, f)) = self.sample(s, r, i) {
-                        let tr = (s * NR + r) * nt;
-                        *mi += k[tr + it].scale_real(real::<T>(1.0 - f))
-                            + k[tr + it + 1].scale_real(real::<T>(f));
+                        let (tr, w) = ((s * NR + r) * nt, self.weight(s, r, i));
+                        *mi += k[tr + it].scale_real(real::<T>((1.0 - f) * w))
+                            + k[tr + it + 1].scale_real(real::<T>(f * w));
                     }
                 }
             }
@@ -159,17 +217,50 @@ fn max_rel<T: Scalar>(got: &[T], want: &[T]) -> f64 {
         .fold(0.0, f64::max)
 }
 
-fn case<T: TestScalar, E: TestEngine>(comm: &Communicator, three_d: bool) {
+/// The dynamic terms of the tests: a velocity per point (around `VEL`), the angle aperture
+/// (30, 60) degrees, and in 2-D the offset aperture (1, 3), so that both tapers cut and taper.
+fn dynamic_params(grid: &ImageGrid) -> DynamicParams {
+    let ni = grid.points();
+    DynamicParams {
+        velocity: (0..ni)
+            .map(|i| VEL * (1.0 + 0.1 * (i % 3) as f64))
+            .collect(),
+        aperture: grid.y.is_none().then_some((1.0, 3.0)),
+        angle_aperture: Some((30.0, 60.0)),
+    }
+}
+
+/// The sources' and receivers' tables, with amplitudes when `dynamic` (the `eps` of every
+/// position).
+fn tables(
+    grid: &ImageGrid,
+    (srcs, recs): (&[Vec<f64>], &[Vec<f64>]),
+    dynamic: bool,
+) -> (TravelTimes, TravelTimes) {
+    if dynamic {
+        let eps = TravelTimes::amplitude_eps(grid, (srcs, recs), VEL).unwrap();
+        let t = |p: &[Vec<f64>]| TravelTimes::constant_velocity_dynamic(grid, p, VEL, eps);
+        (t(srcs).unwrap(), t(recs).unwrap())
+    } else {
+        let t = |p: &[Vec<f64>]| TravelTimes::constant_velocity(grid, p, VEL);
+        (t(srcs).unwrap(), t(recs).unwrap())
+    }
+}
+
+fn case<T: TestScalar, E: TestEngine>(comm: &Communicator, three_d: bool, dynamic: bool) {
     let what = format!(
-        "Kirchhoff {} on {} ({}, {} ranks)",
+        "Kirchhoff {}{} on {} ({}, {} ranks)",
         if three_d { "3-D" } else { "2-D" },
+        if dynamic { " dynamic" } else { "" },
         E::NAME,
         T::SUFFIX,
         comm.size()
     );
-    let (grid, srcs, recs, params) = geometry(three_d);
-    let all = TravelTimes::constant_velocity(&grid, &srcs, VEL).unwrap();
-    let rec = TravelTimes::constant_velocity(&grid, &recs, VEL).unwrap();
+    let (grid, srcs, recs, mut params) = geometry(three_d);
+    if dynamic {
+        params.dynamic = Some(dynamic_params(&grid));
+    }
+    let (all, rec) = tables(&grid, (&srcs, &recs), dynamic);
     let dims = grid.dims();
     let op =
         Kirchhoff::<T>::distributed(comm, &Host, &dims, &my_sources(comm, &all), &rec, &params)
@@ -183,10 +274,13 @@ fn case<T: TestScalar, E: TestEngine>(comm: &Communicator, three_d: bool) {
     let adj = values(&op.apply_adjoint(&y).unwrap());
 
     // Against the oracle on the gathered vectors.
+    let xcoord = |p: &[Vec<f64>]| p.iter().map(|p| p[p.len() - 2]).collect();
     let oracle = Oracle {
         src: all.clone(),
         rec: rec.clone(),
         p: params.clone(),
+        xs: (xcoord(&srcs), xcoord(&recs)),
+        grid: (grid.x[0], grid.x[1] - grid.x[0], grid.z.len()),
     };
     let xs: Vec<T> = global::<T>(&[ni], 71).iter().copied().collect();
     let ys: Vec<T> = y_global.iter().copied().collect();
@@ -247,13 +341,14 @@ fn case<T: TestScalar, E: TestEngine>(comm: &Communicator, three_d: bool) {
     );
 }
 
-/// 2-D and 3-D, f64, f32, Complex64 and Complex32 (every kernel of `kirchhoff.cu`).
+/// 2-D and 3-D, kinematic and dynamic, f64, f32, Complex64 and Complex32 (every kernel of
+/// `kirchhoff.cu`).
 pub fn kirchhoff_all_dtypes<E: TestEngine>(comm: &Communicator) {
-    for three_d in [false, true] {
-        case::<f64, E>(comm, three_d);
-        case::<f32, E>(comm, three_d);
-        case::<Complex64, E>(comm, three_d);
-        case::<Complex32, E>(comm, three_d);
+    for (three_d, dynamic) in [(false, false), (true, false), (false, true), (true, true)] {
+        case::<f64, E>(comm, three_d, dynamic);
+        case::<f32, E>(comm, three_d, dynamic);
+        case::<Complex64, E>(comm, three_d, dynamic);
+        case::<Complex32, E>(comm, three_d, dynamic);
     }
 }
 
@@ -323,6 +418,7 @@ pub fn kirchhoff_errors(comm: &Communicator) {
     bad(
         KirchhoffParams {
             wavcenter: 5,
+            dynamic: None,
             ..params.clone()
         },
         "wavcenter past the wavelet",
@@ -331,6 +427,7 @@ pub fn kirchhoff_errors(comm: &Communicator) {
         KirchhoffParams {
             wavelet: vec![f64::NAN],
             wavcenter: 0,
+            dynamic: None,
             ..params.clone()
         },
         "a NaN in the wavelet",
@@ -348,37 +445,142 @@ pub fn kirchhoff_errors(comm: &Communicator) {
     assert!(is_invalid_argument(
         &TravelTimes::constant_velocity(&grid, &srcs, 0.0).unwrap_err()
     ));
+
+    // Dynamic terms that cannot be, everywhere: tables without amplitudes, a velocity of the
+    // wrong length or negative, an aperture with min > max, an offset aperture in 3-D.
+    let dynamic = |d: DynamicParams| KirchhoffParams {
+        dynamic: Some(d),
+        ..params.clone()
+    };
+    let good = dynamic_params(&grid);
+    bad(dynamic(good.clone()), "dynamic terms on kinematic tables");
+    let (dall, drec) = tables(&grid, (&srcs, &recs), true);
+    let dmine = my_sources(comm, &dall);
+    let bad_dyn = |d: DynamicParams, what: &str| {
+        let r = Kirchhoff::<f64>::distributed(comm, &Host, &dims, &dmine, &drec, &dynamic(d));
+        expect_err(comm, r, is_invalid_argument, what);
+    };
+    bad_dyn(
+        DynamicParams {
+            velocity: vec![VEL; 2],
+            ..good.clone()
+        },
+        "a velocity of 2 values",
+    );
+    bad_dyn(
+        DynamicParams {
+            velocity: vec![-VEL],
+            ..good.clone()
+        },
+        "a negative velocity",
+    );
+    bad_dyn(
+        DynamicParams {
+            angle_aperture: Some((60.0, 30.0)),
+            ..good.clone()
+        },
+        "an angle aperture with min > max",
+    );
+    let (grid3, srcs3, recs3, _) = geometry(true);
+    let (all3, rec3) = tables(&grid3, (&srcs3, &recs3), true);
+    let p3 = KirchhoffParams {
+        dynamic: Some(DynamicParams {
+            aperture: Some((1.0, 2.0)),
+            ..dynamic_params(&grid3)
+        }),
+        ..params.clone()
+    };
+    let r = Kirchhoff::<f64>::distributed(
+        comm,
+        &Host,
+        &grid3.dims(),
+        &my_sources(comm, &all3),
+        &rec3,
+        &p3,
+    );
+    expect_err(comm, r, is_invalid_argument, "an offset aperture in 3-D");
+    // A NaN amplitude read on the last rank only: refused there, an error on every rank.
+    let mut amp = dmine.amplitudes().unwrap().amplitudes().to_vec();
+    if last && !amp.is_empty() {
+        amp[1] = f64::NAN;
+    }
+    let times = TravelTimes::from_table(dmine.as_slice().to_vec(), dmine.positions(), ni);
+    let xs: Vec<f64> = my_sources_positions(comm, &srcs)
+        .iter()
+        .map(|p| p[0])
+        .collect();
+    let r = comm
+        .agree_value(times.and_then(|t| t.with_amplitudes(&grid, amp, xs)))
+        .and_then(|t| {
+            Kirchhoff::<f64>::distributed(comm, &Host, &dims, &t, &drec, &dynamic(good.clone()))
+        });
+    expect_err(comm, r, |_| true, "a NaN amplitude on the last rank");
+}
+
+/// This rank's block of the positions `all` (as [`my_sources`]).
+fn my_sources_positions(comm: &Communicator, all: &[Vec<f64>]) -> Vec<Vec<f64>> {
+    let counts = balanced_counts(NS, comm.size());
+    let first: usize = counts[..comm.rank()].iter().sum();
+    all[first..first + counts[comm.rank()]].to_vec()
 }
 
 /// `Kirchhoff::constant_velocity_split` (every rank passes every position) is the operator of
 /// `distributed` on the balanced split of the sources, bit for bit; a bad velocity or position
 /// on the last rank only is an error on every rank.
 pub fn kirchhoff_split_constructor(comm: &Communicator) {
-    let (grid, srcs, recs, params) = geometry(false);
-    let split = |srcs: &[Vec<f64>], vel: f64| {
-        Kirchhoff::<f64>::constant_velocity_split(comm, &Host, &grid, (srcs, &recs), vel, &params)
+    let (grid, srcs, recs, kinematic) = geometry(false);
+    let split = |srcs: &[Vec<f64>], vel: f64, params: &KirchhoffParams| {
+        Kirchhoff::<f64>::constant_velocity_split(comm, &Host, &grid, (srcs, &recs), vel, params)
     };
-    let op = split(&srcs, VEL).unwrap();
-    let all = TravelTimes::constant_velocity(&grid, &srcs, VEL).unwrap();
-    let rec = TravelTimes::constant_velocity(&grid, &recs, VEL).unwrap();
-    let mine = my_sources(comm, &all);
-    let want = Kirchhoff::<f64>::distributed(comm, &Host, &grid.dims(), &mine, &rec, &params);
-    let want = want.unwrap();
-    assert_eq!(op.range(), want.range());
-    let x = dist(
-        comm,
-        &global::<f64>(&[grid.points()], 5),
-        op.domain().layout().unwrap(),
-    );
-    let x = DistVector::Array(x);
-    let (a, b) = (
-        op.apply(&x).unwrap().asarray(),
-        want.apply(&x).unwrap().asarray(),
-    );
-    assert!(
-        same_bits(&a, &b),
-        "constant_velocity_split against distributed"
-    );
+    // The angles with the vertical from the times' gradient: close to the straight rays'
+    // `atan2(x - x_s, z - z_s)` inside the grid (central differences), and the amplitudes
+    // PyLops' `1 / sqrt(d + eps)`.
+    let (dsrc, _) = tables(&grid, (&srcs, &recs), true);
+    let eps = TravelTimes::amplitude_eps(&grid, (&srcs, &recs), VEL).unwrap();
+    let a = dsrc.amplitudes().unwrap();
+    let (nx, nz) = (grid.x.len(), grid.z.len());
+    for (s, p) in srcs.iter().enumerate() {
+        for ix in 1..nx - 1 {
+            for iz in 1..nz - 1 {
+                let k = s * nx * nz + ix * nz + iz;
+                let (dx, dz) = (grid.x[ix] - p[0], grid.z[iz] - p[1]);
+                let e = (a.angles()[k] - dx.atan2(dz)).abs();
+                assert!(e < 0.05, "angle of source {s} at ({ix}, {iz}) off by {e}");
+                let want = 1.0 / ((dx * dx + dz * dz).sqrt() + eps).sqrt();
+                assert!((a.amplitudes()[k] - want).abs() < 1e-12 * want);
+            }
+        }
+    }
+    // Dynamic: the amplitudes' eps comes from every source, whatever rank builds a source's
+    // operator (so the image is the same at every rank count: PyLops-MPI's is not).
+    for dynamic in [false, true] {
+        let params = KirchhoffParams {
+            dynamic: dynamic.then(|| dynamic_params(&grid)),
+            ..kinematic.clone()
+        };
+        let op = split(&srcs, VEL, &params).unwrap();
+        let (all, rec) = tables(&grid, (&srcs, &recs), dynamic);
+        let mine = my_sources(comm, &all);
+        let want = Kirchhoff::<f64>::distributed(comm, &Host, &grid.dims(), &mine, &rec, &params);
+        let want = want.unwrap();
+        assert_eq!(op.range(), want.range());
+        let x = dist(
+            comm,
+            &global::<f64>(&[grid.points()], 5),
+            op.domain().layout().unwrap(),
+        );
+        let x = DistVector::Array(x);
+        let (a, b) = (
+            op.apply(&x).unwrap().asarray(),
+            want.apply(&x).unwrap().asarray(),
+        );
+        assert!(
+            same_bits(&a, &b),
+            "constant_velocity_split against distributed (dynamic {dynamic})"
+        );
+    }
+    let params = kinematic;
+    let split = |srcs: &[Vec<f64>], vel: f64| split(srcs, vel, &params);
     let last = comm.rank() + 1 == comm.size();
     let vel = if last { -1.0 } else { VEL };
     expect_err(

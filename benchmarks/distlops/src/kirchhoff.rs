@@ -40,6 +40,7 @@ pub fn w13(comm: &Communicator, reps: usize) -> Res<Vec<Record>> {
         dt: DT,
         wavelet,
         wavcenter,
+        dynamic: None,
     };
     let op = Kirchhoff::<f64>::constant_velocity_split(
         comm,

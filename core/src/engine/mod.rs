@@ -58,7 +58,9 @@ mod to_engine;
 pub use banded::Banded;
 pub use collectives::Collectives;
 pub use compute::{BinaryOp, Compute, GroupScale, NormTerm, OrderFree, Shrink};
-pub use demigration::{Demigration, TravelTimeGrid};
+pub use demigration::{
+    ApertureLimits, Demigration, DemigrationWeights, TravelTimeGrid, APERTURE_TAPER,
+};
 pub(crate) use dense::{check_batched_lens, check_matmul_lens};
 pub use dense::{Dense, MatOp};
 pub(crate) use fourier::check_gather;

@@ -2,12 +2,16 @@
 //! `waveeqprocessing.Kirchhoff`; [`TravelTimes`], the tables it reads; and
 //! [`Kirchhoff::distributed`], the sources split over ranks (PyLops-MPI's Kirchhoff benchmark).
 
+mod dynamic;
+
+pub use dynamic::{Amplitudes, DynamicParams};
+
 use super::shape::{check_matvec_on, check_rmatvec_on};
 use super::{Convolve1D, LocalOperator};
 use crate::VStack;
 use distlops_core::{
-    Banded, Communicator, Demigration, Error, Host, RealScalar, Result, Scalar, ToEngine,
-    TravelTimeGrid,
+    ApertureLimits, Banded, Communicator, Demigration, DemigrationWeights, Error, Host, Memory,
+    RealScalar, Result, Scalar, ToEngine, TravelTimeGrid,
 };
 use std::sync::{Arc, Mutex};
 
@@ -73,6 +77,8 @@ pub struct TravelTimes {
     table: Vec<f64>,
     n: usize,
     ni: usize,
+    /// The amplitudes and angles of dynamic Kirchhoff.
+    dynamic: Option<Amplitudes>,
 }
 
 impl TravelTimes {
@@ -122,7 +128,124 @@ impl TravelTimes {
             table,
             n: positions.len(),
             ni,
+            dynamic: None,
         })
+    }
+
+    /// [`constant_velocity`](Self::constant_velocity) with the tables of dynamic Kirchhoff
+    /// (PyLops' `mode="analytic"`, `dynamic=True`): with `d = t vel` the distance, the
+    /// amplitude `1 / sqrt(d + eps)` in 2-D and `1 / (d + eps)` in 3-D, and the angles from the
+    /// gradient of the times ([`with_amplitudes`](Self::with_amplitudes)). `eps` must be the
+    /// same for the sources and the receivers of an operator, whatever rank computes them:
+    /// [`amplitude_eps`](Self::amplitude_eps) gives PyLops' value over every position.
+    ///
+    /// # Errors
+    /// As [`constant_velocity`](Self::constant_velocity); [`Error::InvalidArgument`] if `eps` is
+    /// not finite and non-negative.
+    pub fn constant_velocity_dynamic(
+        grid: &ImageGrid,
+        positions: &[Vec<f64>],
+        vel: f64,
+        eps: f64,
+    ) -> Result<Self> {
+        let tt = Self::constant_velocity(grid, positions, vel)?;
+        if !(eps.is_finite() && eps >= 0.0) {
+            return Err(Error::InvalidArgument(format!(
+                "Kirchhoff: the amplitude's eps must be finite and non-negative, got {eps}"
+            )));
+        }
+        let three = grid.ndim() == 3;
+        let amp = tt
+            .table
+            .iter()
+            .map(|t| {
+                let d = t * vel + eps;
+                1.0 / if three { d } else { d.sqrt() }
+            })
+            .collect();
+        let xs = positions.iter().map(|p| p[p.len() - 2]);
+        tt.with_amplitudes(grid, amp, xs)
+    }
+
+    /// PyLops' `eps` of the analytic amplitudes, `1e-2 (max d_s + max d_r)`, the largest
+    /// distances (`t vel`, as the tables compute them) from any of `srcs` and any of `recs` to
+    /// the grid: computed from the grid's corners, so it needs no table and is the same on every
+    /// rank and for any split of the sources (PyLops-MPI's source-split operators compute it
+    /// from each rank's own sources, so its image depends on the rank count).
+    ///
+    /// # Errors
+    /// As [`constant_velocity`](Self::constant_velocity).
+    pub fn amplitude_eps(
+        grid: &ImageGrid,
+        (srcs, recs): (&[Vec<f64>], &[Vec<f64>]),
+        vel: f64,
+    ) -> Result<f64> {
+        let span = |a: &[f64]| {
+            let lo = a.iter().copied().fold(f64::INFINITY, f64::min);
+            let hi = a.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+            vec![lo, hi]
+        };
+        let corners = ImageGrid {
+            y: grid.y.as_deref().map(span),
+            x: span(&grid.x),
+            z: span(&grid.z),
+        };
+        let far = |p: &[Vec<f64>]| -> Result<f64> {
+            let t = Self::constant_velocity(&corners, p, vel)?;
+            Ok(t.table.iter().map(|t| t * vel).fold(0.0, f64::max))
+        };
+        Ok(1e-2 * (far(srcs)? + far(recs)?))
+    }
+
+    /// These travel times with the amplitude table `amplitudes` (`n` rows of `ni` values,
+    /// finite), for dynamic Kirchhoff; `xs` are the positions' `x` coordinates (for the offset
+    /// aperture). The angles with the vertical come from the gradient of the times on `grid`
+    /// (central differences, one-sided at the edges, with the grid's spacing; PyLops uses unit
+    /// spacing for tables it is given): `atan2(dt/dx, dt/dz)` in 2-D, `sign(dt/dx) acos((dt/dz) /
+    /// |grad t|)` in 3-D (0 where the gradient vanishes).
+    ///
+    /// # Errors
+    /// [`Error::ShapeMismatch`] if `amplitudes` does not have `n ni` values, `xs` `n`, or the
+    /// grid is not of `ni` points; [`Error::InvalidArgument`] for a non-finite amplitude or
+    /// position, or a bad grid.
+    pub fn with_amplitudes(
+        mut self,
+        grid: &ImageGrid,
+        amplitudes: Vec<f64>,
+        xs: impl IntoIterator<Item = f64>,
+    ) -> Result<Self> {
+        grid.check()?;
+        let xs: Vec<f64> = xs.into_iter().collect();
+        if amplitudes.len() != self.table.len() || xs.len() != self.n || grid.points() != self.ni {
+            return Err(Error::ShapeMismatch(format!(
+                "Kirchhoff: amplitudes of {} positions x {} points need {} values and {} \
+                 positions on a grid of {} points, got {}, {} and {}",
+                self.n,
+                self.ni,
+                self.table.len(),
+                self.n,
+                self.ni,
+                amplitudes.len(),
+                xs.len(),
+                grid.points()
+            )));
+        }
+        if amplitudes.iter().chain(&xs).any(|a| !a.is_finite()) {
+            return Err(Error::InvalidArgument(
+                "Kirchhoff: amplitudes and positions must be finite".into(),
+            ));
+        }
+        self.dynamic = Some(Amplitudes {
+            angle: dynamic::angles(grid, &self.table, self.n),
+            amp: amplitudes,
+            ix: dynamic::x_indices(grid, xs.into_iter()),
+        });
+        Ok(self)
+    }
+
+    /// The amplitudes and angles, if the table has them.
+    pub fn amplitudes(&self) -> Option<&Amplitudes> {
+        self.dynamic.as_ref()
     }
 
     /// A table computed elsewhere (an eikonal solver, a ray tracer), `n` rows of `ni` times,
@@ -156,7 +279,12 @@ impl TravelTimes {
                 k % ni.max(1)
             )));
         }
-        Ok(TravelTimes { table, n, ni })
+        Ok(TravelTimes {
+            table,
+            n,
+            ni,
+            dynamic: None,
+        })
     }
 
     /// The number of positions (rows).
@@ -183,6 +311,7 @@ impl TravelTimes {
             table: self.table[rows.start * self.ni..rows.end * self.ni].to_vec(),
             n: rows.len(),
             ni: self.ni,
+            dynamic: self.dynamic.as_ref().map(|d| d.rows(rows, self.ni)),
         }
     }
 }
@@ -198,6 +327,9 @@ pub struct KirchhoffParams {
     pub wavelet: Vec<f64>,
     /// The index of the wavelet's centre (PyLops' `wavcenter`).
     pub wavcenter: usize,
+    /// The dynamic terms (amplitudes, angles, apertures: PyLops' `dynamic=True`); `None`:
+    /// kinematic (PyLops' default). The travel-time tables must then carry [`Amplitudes`].
+    pub dynamic: Option<DynamicParams>,
 }
 
 /// `d = W K m`: Kirchhoff demigration of the reflectivity `m` on an image grid into traces
@@ -218,7 +350,18 @@ pub struct KirchhoffParams {
 /// * Engines: one execution on every engine, the engine's [`Demigration`] and [`Banded`] parts;
 ///   the tables are uploaded and the trace buffer allocated at construction. Host and device
 ///   give the same bits.
-/// * Not yet: the dynamic (amplitude) terms, aperture and angle limits, the wavelet filter.
+/// * Dynamic terms ([`KirchhoffParams::dynamic`], PyLops' `dynamic=True`): each point's
+///   contribution to trace `(s, r)` is weighted by
+///   `2 cos((theta_s - theta_r) / 2) a_s a_r tap_s tap_r o / v`, with `a` the amplitudes and
+///   `theta` the angles with the vertical of the tables ([`Amplitudes`]), `v` the velocity at
+///   the point, `tap` each side's angle-aperture taper and `o` the offset-aperture taper
+///   ([`DynamicParams`]). Where PyLops differs: its offset-aperture taper is never applied (a
+///   misplaced parenthesis makes its index always 0, a hard cut at `max`); its 3-D receiver
+///   angles take the sources' sign; its angles of user tables ignore the grid spacing; its
+///   source-split operators (PyLops-MPI's benchmark) compute the amplitudes' `eps` from each
+///   rank's sources ([`TravelTimes::amplitude_eps`] uses every source); a point outside an
+///   aperture adds `x 0` instead of nothing (the same but for a non-finite model).
+/// * Not yet: the wavelet filter (`wavfilter`).
 ///
 /// ```
 /// use distlops_operators::local::LocalOperator;
@@ -228,7 +371,7 @@ pub struct KirchhoffParams {
 /// let grid = ImageGrid::new_2d(vec![0.0], vec![100.0]);
 /// let src = TravelTimes::constant_velocity(&grid, &[vec![0.0, 0.0]], 1000.0)?;
 /// let rec = TravelTimes::constant_velocity(&grid, &[vec![0.0, 0.0]], 1000.0)?;
-/// let params = KirchhoffParams { nt: 100, dt: 0.004, wavelet: vec![1.0], wavcenter: 0 };
+/// let params = KirchhoffParams { nt: 100, dt: 0.004, wavelet: vec![1.0], wavcenter: 0, dynamic: None };
 /// let k = Kirchhoff::<f64>::new(&grid.dims(), &src, &rec, &params)?;
 /// let mut d = vec![0.0; 100];
 /// k.matvec(&[1.0], &mut d);
@@ -238,14 +381,73 @@ pub struct KirchhoffParams {
 /// ```
 pub struct Kirchhoff<T: Scalar, E: Banded + Demigration = Host> {
     grid: TravelTimeGrid,
-    src: E::Storage<f64>,
-    rec: Arc<E::Storage<f64>>,
+    src: Side<E>,
+    rec: Arc<Side<E>>,
+    /// The offset aperture: its limits, the traces' offsets and the taper.
+    aperture: Option<(ApertureLimits, E::Storage<f64>, E::Storage<f64>)>,
     conv: Convolve1D<T, E>,
     /// `K m` before the wavelet (forward), `W^H d` (adjoint).
     traces: Mutex<E::Storage<T>>,
     dims: Vec<usize>,
     dimsd: Vec<usize>,
     params: KirchhoffParams,
+}
+
+/// One side's tables on the engine: the travel times (`n` rows of `ni`), and with dynamic
+/// terms the weights `[P, Q]` of [`DemigrationWeights`] and the positions' horizontal grid
+/// indices (for the offset aperture).
+struct Side<E: Memory> {
+    times: E::Storage<f64>,
+    weights: Option<[E::Storage<f64>; 2]>,
+    ix: Option<Vec<f64>>,
+    n: usize,
+    ni: usize,
+}
+
+/// `v` on `engine`.
+fn upload<E: Memory>(engine: &E, v: &[f64]) -> Result<E::Storage<f64>> {
+    engine.upload(ndarray::ArrayView1::from(v).into_dyn())
+}
+
+impl<E: Memory> Side<E> {
+    /// `tt` on `engine`, with the weights of `dynamic` if given (`receivers`: the receivers'
+    /// side, which carries `2 / v`).
+    fn new(
+        engine: &E,
+        tt: &TravelTimes,
+        dynamic: Option<&DynamicParams>,
+        receivers: bool,
+    ) -> Result<Self> {
+        let weights = match dynamic {
+            None => None,
+            Some(d) => {
+                let [p, q] = dynamic::side_tables(tt, d, receivers)?;
+                Some([upload(engine, &p)?, upload(engine, &q)?])
+            }
+        };
+        Ok(Side {
+            times: upload(engine, &tt.table)?,
+            weights,
+            ix: tt.dynamic.as_ref().map(|d| d.ix.clone()),
+            n: tt.n,
+            ni: tt.ni,
+        })
+    }
+
+    /// The same tables on `engine`.
+    fn to_engine<F: Memory>(&self, engine: &F) -> Result<Side<F>> {
+        let copy = |b: &E::Storage<f64>| engine.upload(E::download(b).view());
+        Ok(Side {
+            times: copy(&self.times)?,
+            weights: match &self.weights {
+                None => None,
+                Some([p, q]) => Some([copy(p)?, copy(q)?]),
+            },
+            ix: self.ix.clone(),
+            n: self.n,
+            ni: self.ni,
+        })
+    }
 }
 
 impl<T: Scalar> Kirchhoff<T> {
@@ -260,13 +462,8 @@ impl<T: Scalar> Kirchhoff<T> {
         rec: &TravelTimes,
         params: &KirchhoffParams,
     ) -> Result<Self> {
-        let rec = Arc::new(host_table(rec));
-        Self::with_receivers(&Host, dims, src, rec, params)
+        Self::new_on(&Host, dims, src, rec, params)
     }
-}
-
-fn host_table(t: &TravelTimes) -> ndarray::ArrayD<f64> {
-    ndarray::Array1::from(t.table.clone()).into_dyn()
 }
 
 impl<T: Scalar, E: Banded + Demigration> Kirchhoff<T, E> {
@@ -278,6 +475,7 @@ impl<T: Scalar, E: Banded + Demigration> Kirchhoff<T, E> {
     /// [`Error::ShapeMismatch`] if the tables do not have `prod(dims)` points or there is no
     /// receiver; [`Error::InvalidArgument`] for `nt < 2`, a `dt` that is not finite and
     /// positive, an empty or non-finite wavelet longer than `nt`, or `wavcenter` outside it;
+    /// with dynamic terms, a table without [`Amplitudes`] or bad [`DynamicParams`];
     /// [`Error::Allocation`] if the engine has no room for the tables and traces.
     pub fn new_on(
         engine: &E,
@@ -286,26 +484,26 @@ impl<T: Scalar, E: Banded + Demigration> Kirchhoff<T, E> {
         rec: &TravelTimes,
         params: &KirchhoffParams,
     ) -> Result<Self> {
-        let rec = Arc::new(engine.upload(host_table(rec).view())?);
+        let rec = Arc::new(Side::new(engine, rec, params.dynamic.as_ref(), true)?);
         Self::with_receivers(engine, dims, src, rec, params)
     }
 
-    /// [`new_on`](Self::new_on) with the receivers' table already on `engine`, shared with
+    /// [`new_on`](Self::new_on) with the receivers' tables already on `engine`, shared with
     /// other operators (one per source, [`distributed`](Self::distributed)).
     fn with_receivers(
         engine: &E,
         dims: &[usize],
         src: &TravelTimes,
-        rec: Arc<E::Storage<f64>>,
+        rec: Arc<Side<E>>,
         params: &KirchhoffParams,
     ) -> Result<Self> {
         let ni: usize = dims.iter().product();
-        let nr = E::shape(&rec).iter().product::<usize>() / ni.max(1);
-        if dims.is_empty() || src.ni != ni || nr * ni != E::shape(&rec).iter().product::<usize>() {
+        let nr = rec.n;
+        if dims.is_empty() || src.ni != ni || rec.ni != ni {
             return Err(Error::ShapeMismatch(format!(
                 "Kirchhoff: the tables must have prod(dims) = {ni} points (model {dims:?}), the \
-                 sources' has {}",
-                src.ni
+                 sources' has {}, the receivers' {}",
+                src.ni, rec.ni
             )));
         }
         if nr == 0 {
@@ -314,12 +512,37 @@ impl<T: Scalar, E: Banded + Demigration> Kirchhoff<T, E> {
             ));
         }
         check_params(params)?;
+        if let Some(d) = &params.dynamic {
+            d.check(ni, dims.len())?;
+            if rec.weights.is_none() {
+                return Err(Error::InvalidArgument(
+                    "Kirchhoff: the receivers' tables were built without dynamic terms".into(),
+                ));
+            }
+        }
         let grid = TravelTimeGrid {
             ns: src.n,
             nr,
             ni,
             nt: params.nt,
             dt: params.dt,
+        };
+        let src = Side::new(engine, src, params.dynamic.as_ref(), false)?;
+        let aperture = match (&params.dynamic, &src.ix, &rec.ix) {
+            (
+                Some(DynamicParams {
+                    aperture: Some(lim),
+                    ..
+                }),
+                Some(s),
+                Some(r),
+            ) => {
+                let nz = *dims.last().expect("dims is not empty");
+                let (lim, off) = dynamic::aperture_offsets(s, r, nz, *lim);
+                let taper = dynamic::aperture_taper();
+                Some((lim, upload(engine, &off)?, upload(engine, &taper)?))
+            }
+            _ => None,
         };
         let wav: Vec<T> = params
             .wavelet
@@ -329,13 +552,27 @@ impl<T: Scalar, E: Banded + Demigration> Kirchhoff<T, E> {
         let conv = Convolve1D::new_on(engine, &[src.n * nr, params.nt], wav, params.wavcenter, 1)?;
         Ok(Kirchhoff {
             grid,
-            src: engine.upload(host_table(src).view())?,
-            rec,
-            conv,
             traces: Mutex::new(engine.zeros::<T>(&[src.n * nr * params.nt])?),
-            dims: dims.to_vec(),
             dimsd: vec![src.n, nr, params.nt],
+            src,
+            rec,
+            aperture,
+            conv,
+            dims: dims.to_vec(),
             params: params.clone(),
+        })
+    }
+
+    /// The engine's dynamic weights of this operator, if it has them.
+    fn weights(&self) -> Option<DemigrationWeights<'_, E>> {
+        let (s, r) = (self.src.weights.as_ref()?, self.rec.weights.as_ref()?);
+        Some(DemigrationWeights {
+            src: [E::slice(&s[0]), E::slice(&s[1])],
+            rec: [E::slice(&r[0]), E::slice(&r[1])],
+            aperture: self
+                .aperture
+                .as_ref()
+                .map(|(lim, off, taper)| (*lim, E::slice(off), E::slice(taper))),
         })
     }
 
@@ -368,7 +605,7 @@ impl<T: Scalar, E: Banded + Demigration> Kirchhoff<T, E> {
         E: 'static,
     {
         let ops = (|| {
-            let rec = Arc::new(engine.upload(host_table(rec).view())?);
+            let rec = Arc::new(Side::new(engine, rec, params.dynamic.as_ref(), true)?);
             (0..my_src.n)
                 .map(|s| {
                     let op = Self::with_receivers(
@@ -403,7 +640,7 @@ impl<T: Scalar, E: Banded + Demigration> Kirchhoff<T, E> {
     ///     let grid = ImageGrid::new_2d(vec![0.0, 10.0, 20.0], vec![0.0, 10.0]);
     ///     let srcs = vec![vec![0.0, 0.0], vec![10.0, 0.0], vec![20.0, 0.0]];
     ///     let recs = vec![vec![5.0, 0.0], vec![15.0, 0.0]];
-    ///     let params = KirchhoffParams { nt: 50, dt: 0.001, wavelet: vec![1.0], wavcenter: 0 };
+    ///     let params = KirchhoffParams { nt: 50, dt: 0.001, wavelet: vec![1.0], wavcenter: 0, dynamic: None };
     ///     let op = Kirchhoff::<f64>::constant_velocity_split(
     ///         &comm, &Host, &grid, (&srcs, &recs), 1000.0, &params,
     ///     )?;
@@ -431,8 +668,21 @@ impl<T: Scalar, E: Banded + Demigration> Kirchhoff<T, E> {
         let counts = distlops_core::balanced_counts(srcs.len(), comm.size());
         let first: usize = counts[..comm.rank()].iter().sum();
         let mine = &srcs[first..first + counts[comm.rank()]];
-        let tables = TravelTimes::constant_velocity(grid, mine, vel)
-            .and_then(|m| Ok((m, TravelTimes::constant_velocity(grid, recs, vel)?)));
+        let tables = (|| match &params.dynamic {
+            None => Ok((
+                TravelTimes::constant_velocity(grid, mine, vel)?,
+                TravelTimes::constant_velocity(grid, recs, vel)?,
+            )),
+            Some(_) => {
+                // eps from every source, so that each source's operator is the same whatever
+                // the rank count.
+                let eps = TravelTimes::amplitude_eps(grid, (srcs, recs), vel)?;
+                Ok((
+                    TravelTimes::constant_velocity_dynamic(grid, mine, vel, eps)?,
+                    TravelTimes::constant_velocity_dynamic(grid, recs, vel, eps)?,
+                ))
+            }
+        })();
         let (mine, rec) = comm.agree_value(tables)?;
         Self::distributed(comm, engine, &grid.dims(), &mine, &rec, params)
     }
@@ -486,13 +736,24 @@ impl<T: Scalar, E: Banded + Demigration, F: Banded + Demigration> ToEngine<F> fo
     /// # Errors
     /// [`Error::Allocation`] if the engine has no room.
     fn to_engine(&self, engine: &F) -> Result<Kirchhoff<T, F>> {
-        let rec = Arc::new(engine.upload(E::download(&self.rec).view())?);
-        let src = TravelTimes {
-            table: E::download(&self.src).into_raw_vec_and_offset().0,
-            n: self.grid.ns,
-            ni: self.grid.ni,
+        let aperture = match &self.aperture {
+            None => None,
+            Some((lim, off, taper)) => {
+                let copy = |b: &E::Storage<f64>| engine.upload(E::download(b).view());
+                Some((*lim, copy(off)?, copy(taper)?))
+            }
         };
-        Kirchhoff::with_receivers(engine, &self.dims, &src, rec, &self.params)
+        Ok(Kirchhoff {
+            grid: self.grid,
+            src: self.src.to_engine(engine)?,
+            rec: Arc::new(self.rec.to_engine(engine)?),
+            aperture,
+            conv: self.conv.to_engine(engine)?,
+            traces: Mutex::new(engine.zeros::<T>(&[self.grid.ns * self.grid.nr * self.grid.nt])?),
+            dims: self.dims.clone(),
+            dimsd: self.dimsd.clone(),
+            params: self.params.clone(),
+        })
     }
 }
 
@@ -506,16 +767,17 @@ impl<T: Scalar, E: Banded + Demigration> LocalOperator<T, E> for Kirchhoff<T, E>
     fn matvec(&self, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) {
         check_matvec_on::<T, E, _>(self, "Kirchhoff::matvec", &x, &y);
         let mut traces = self.traces.lock().unwrap_or_else(|e| e.into_inner());
-        let (src, rec) = (E::slice(&self.src), E::slice(&self.rec));
-        E::demigrate(&self.grid, src, rec, x, E::slice_mut(&mut traces));
+        let (src, rec) = (E::slice(&self.src.times), E::slice(&self.rec.times));
+        let w = self.weights();
+        E::demigrate(&self.grid, src, rec, w, x, E::slice_mut(&mut traces));
         self.conv.matvec(E::slice(&traces), y);
     }
     fn rmatvec(&self, y: E::Slice<'_, T>, x: E::SliceMut<'_, T>) {
         check_rmatvec_on::<T, E, _>(self, "Kirchhoff::rmatvec", &y, &x);
         let mut traces = self.traces.lock().unwrap_or_else(|e| e.into_inner());
         self.conv.rmatvec(y, E::slice_mut(&mut traces));
-        let (src, rec) = (E::slice(&self.src), E::slice(&self.rec));
-        E::migrate(&self.grid, src, rec, E::slice(&traces), x);
+        let (src, rec) = (E::slice(&self.src.times), E::slice(&self.rec.times));
+        E::migrate(&self.grid, src, rec, self.weights(), E::slice(&traces), x);
     }
     fn name(&self) -> String {
         format!(

@@ -68,7 +68,9 @@ pub use dense::to_dense;
 pub use diagonal::Diagonal;
 pub use first_derivative::{FirstDerivativeParams, LocalFirstDerivative};
 pub use identity::Identity;
-pub use kirchhoff::{ImageGrid, Kirchhoff, KirchhoffParams, TravelTimes};
+pub use kirchhoff::{
+    Amplitudes, DynamicParams, ImageGrid, Kirchhoff, KirchhoffParams, TravelTimes,
+};
 pub use matrix_mult::MatrixMult;
 pub use pad::Pad;
 pub use poststack::PoststackLinearModelling;

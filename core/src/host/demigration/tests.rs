@@ -3,6 +3,7 @@
 //! block and lane counts that do not divide the sizes.
 
 use super::*;
+use crate::engine::demigration::{ApertureLimits, APERTURE_TAPER};
 use num_complex::{Complex32, Complex64};
 
 /// Deterministic values in [0, 1) (SplitMix64).
@@ -58,6 +59,57 @@ fn bits<T: Scalar>(v: &[T]) -> Vec<(u64, u64)> {
         .collect()
 }
 
+/// Dynamic weights for `ns` sources and `nr` receivers over `ni` points: tables of either sign
+/// (some zero), and an offset aperture over depth columns of `nz` points (offsets 0 to 6,
+/// limits 1.5 to 4, so that the factor takes its three forms).
+struct Dynamic {
+    src: [Vec<f64>; 2],
+    rec: [Vec<f64>; 2],
+    offsets: Vec<f64>,
+    taper: Vec<f64>,
+    limits: ApertureLimits,
+}
+
+impl Dynamic {
+    fn new(ns: usize, nr: usize, ni: usize) -> Self {
+        let t = |n: usize, seed: u64| -> Vec<f64> {
+            (0..n * ni)
+                .map(|k| {
+                    let u = uniform(seed * 3_000_017 + k as u64);
+                    if k % 11 == 3 {
+                        0.0
+                    } else {
+                        4.0 * u - 2.0
+                    }
+                })
+                .collect()
+        };
+        let nz = [7, 5, 3, 1]
+            .into_iter()
+            .find(|nz| ni % nz == 0)
+            .unwrap_or(1);
+        Dynamic {
+            src: [t(ns, 8), t(ns, 9)],
+            rec: [t(nr, 10), t(nr, 11)],
+            offsets: (0..ns * nr).map(|k| (k % 7) as f64).collect(),
+            taper: (0..APERTURE_TAPER).map(|k| 1.0 - k as f64 / 20.0).collect(),
+            limits: ApertureLimits {
+                nz,
+                min: 1.5,
+                max: 4.0,
+            },
+        }
+    }
+
+    fn weights(&self, aperture: bool) -> DemigrationWeights<'_, Host> {
+        DemigrationWeights {
+            src: [&self.src[0], &self.src[1]],
+            rec: [&self.rec[0], &self.rec[1]],
+            aperture: aperture.then_some((self.limits, &self.offsets[..], &self.taper[..])),
+        }
+    }
+}
+
 fn check<T: Scalar>(ns: usize, nr: usize, ni: usize, nt: usize) {
     let dt = 0.004;
     let grid = TravelTimeGrid { ns, nr, ni, nt, dt };
@@ -65,22 +117,30 @@ fn check<T: Scalar>(ns: usize, nr: usize, ni: usize, nt: usize) {
     let rec = table(nr, ni, nt, dt, 2);
     let x = values::<T>(ni, 3);
     let y = values::<T>(ns * nr * nt, 4);
+    let dynamic = Dynamic::new(ns, nr, ni);
+    for weights in [
+        None,
+        Some(dynamic.weights(false)),
+        Some(dynamic.weights(true)),
+    ] {
+        let case = format!(
+            "{ns} x {nr} x {ni} x {nt}, weights {}, aperture {}",
+            weights.is_some(),
+            weights.is_some_and(|w| w.aperture.is_some())
+        );
+        let t = tables::<T>(&grid, (&src, &rec), weights, (ni, ns * nr * nt));
+        let mut want = values::<T>(ns * nr * nt, 5);
+        demigrate_reference(&t, &x, &mut want);
+        let mut got = values::<T>(ns * nr * nt, 6);
+        Host::demigrate(&grid, &src, &rec, weights, &x, &mut got);
+        assert_eq!(bits(&got), bits(&want), "demigrate {case}");
 
-    let mut want = values::<T>(ns * nr * nt, 5);
-    demigrate_reference(&grid, &src, &rec, &x, &mut want);
-    let mut got = values::<T>(ns * nr * nt, 6);
-    Host::demigrate(&grid, &src, &rec, &x, &mut got);
-    assert_eq!(
-        bits(&got),
-        bits(&want),
-        "demigrate {ns} x {nr} x {ni} x {nt}"
-    );
-
-    let mut want = vec![T::zero(); ni];
-    migrate_reference(&grid, &src, &rec, &y, &mut want);
-    let mut got = values::<T>(ni, 7);
-    Host::migrate(&grid, &src, &rec, &y, &mut got);
-    assert_eq!(bits(&got), bits(&want), "migrate {ns} x {nr} x {ni} x {nt}");
+        let mut want = vec![T::zero(); ni];
+        migrate_reference(&t, &y, &mut want);
+        let mut got = values::<T>(ni, 7);
+        Host::migrate(&grid, &src, &rec, weights, &y, &mut got);
+        assert_eq!(bits(&got), bits(&want), "migrate {case}");
+    }
 }
 
 fn check_sizes<T: Scalar>() {
@@ -135,4 +195,15 @@ fn the_test_tables_reach_every_case() {
         .any(|s| matches!(s, Some((_, f)) if *f == 0.0)));
     assert!(located.iter().filter(|s| s.is_some()).count() > 150);
     assert!(a.iter().zip(&b).any(|(a, b)| (a + b).is_nan()));
+}
+
+#[test]
+fn the_aperture_factor_takes_its_three_forms() {
+    let d = Dynamic::new(1, 7, 7 * 4);
+    let f: Vec<f64> = (0..7)
+        .flat_map(|off| (0..7).map(move |iz| (off, iz)))
+        .map(|(off, iz)| d.limits.factor(off as f64, iz, &d.taper))
+        .collect();
+    assert!(f.contains(&0.0) && f.contains(&1.0));
+    assert!(f.iter().any(|&v| v > 0.0 && v < 1.0));
 }
