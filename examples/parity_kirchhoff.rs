@@ -4,7 +4,8 @@
 //! DIR` wrote, results into `DIR/rs-npN` for `kirchhoff.py compare` (against serial PyLops'
 //! `waveeqprocessing.Kirchhoff(..., mode="analytic")`).
 //!
-//! Every case (a line of `DIR/cases.txt` with keys `vel`, `nt`, `dt`, `wavcenter`) reads the
+//! Every case (a line of `DIR/cases.txt` with keys `vel`, `nt`, `dt`, `wavcenter`, and for the
+//! dynamic operator `dynamic=1` with the angle aperture `alo`, `ahi` in degrees) reads the
 //! image grid's axes `DIR/{case}_gx.npy`, `_gz.npy` (and `_gy.npy` in 3-D), the positions
 //! `_srcs.npy` and `_recs.npy` (one row per position, coordinates `(y,) x, z`), the wavelet
 //! `_wav.npy`, the image `_x.npy` (`(ny,) nx, nz`) and the data `_y.npy` (`ns, nr, nt`), and
@@ -21,7 +22,7 @@ mod parity;
 use distlops::core::operator::LinearOperator;
 use distlops::core::{Communicator, Host};
 use distlops::ndarray::{ArrayD, Axis, Ix1, Ix2, IxDyn};
-use distlops::operators::local::{ImageGrid, Kirchhoff, KirchhoffParams};
+use distlops::operators::local::{DynamicParams, ImageGrid, Kirchhoff, KirchhoffParams};
 use parity::{BoxError, Case, Parity};
 use std::path::Path;
 
@@ -50,7 +51,14 @@ fn write_case(comm: &Communicator, dir: &Path, out: &Path, case: &Case) -> Resul
         dt: case.parse_or("dt", 0.0)?,
         wavelet: axis("wav")?,
         wavcenter: case.parse_or("wavcenter", 0)?,
-        dynamic: None,
+        dynamic: match case.parse_or("dynamic", 0)? {
+            0 => None,
+            _ => Some(DynamicParams {
+                velocity: vec![vel],
+                aperture: None,
+                angle_aperture: Some((case.parse_or("alo", 0.0)?, case.parse_or("ahi", 0.0)?)),
+            }),
+        },
     };
     let op = Kirchhoff::<f64>::constant_velocity_split(
         comm,

@@ -12,8 +12,11 @@ benchmark geometry scaled down (41 x 30 points every 8 m, v = 1000 m/s, 11 recei
 8 sources at z = 10, nt = 301, dt = 4 ms, a 41-sample Ricker wavelet of 20 Hz); the 3-D case a
 small volume (5 x 9 x 8 points every 10 m, 4 sources and 6 receivers). Both sides write the
 data of all sources in source order (`fwd`, flat `ns nr nt`) and the migrated image (`adj`,
-flat) of a random image `x` and random data `y`. Errors are `max |a - b| / max |b|` against
-each engine; a case passes within PARITY_TOL (default 1e-10) of both.
+flat) of a random image `x` and random data `y`. The `_dyn` cases are PyLops' `dynamic=True`
+(analytic amplitudes, angles from the travel-time gradient, an angle aperture; in 3-D with
+PyLops' receiver-angle sign corrected, see `fix_3d_receiver_angles`). Errors are
+`max |a - b| / max |b|` against each engine; a case passes within PARITY_TOL (default 1e-10) of
+both.
 """
 
 import os
@@ -28,7 +31,22 @@ ENGINES = ("numpy", "numba")
 CASES = [
     ("kirchhoff_2d", "dtype=f64 vel=1000 nt=301 dt=0.004"),
     ("kirchhoff_3d", "dtype=f64 vel=1500 nt=101 dt=0.004"),
+    # dynamic=True: amplitudes, angles, the angle aperture (alo, ahi) in degrees.
+    ("kirchhoff_2d_dyn", "dtype=f64 vel=1000 nt=301 dt=0.004 dynamic=1 alo=20 ahi=50"),
+    ("kirchhoff_3d_dyn", "dtype=f64 vel=1500 nt=101 dt=0.004 dynamic=1 alo=72 ahi=90"),
 ]
+
+
+def fix_3d_receiver_angles(op, gy, gx, gz, nr):
+    """PyLops' 3-D dynamic receiver angles take the sign of the *sources'* x gradient
+    (`np.sign(trav_srcs_grad[1])`); distlops uses each side's own. The reference is PyLops with
+    that one line corrected: the receivers' angles recomputed from their own gradient, with
+    PyLops' expressions."""
+    dsamp = (gy[1] - gy[0], gx[1] - gx[0], gz[1] - gz[0])
+    dims = (len(gy), len(gx), len(gz))
+    g = np.array(np.gradient(op.trav_recs.reshape(*dims, nr), *dsamp, axis=(0, 1, 2)))
+    op.angle_recs = (np.sign(g[1]) * np.arccos(g[-1] / np.sqrt(np.sum(g**2, axis=0)))
+                     ).reshape(np.prod(dims), nr)
 
 
 def geometry(name):
@@ -68,9 +86,14 @@ def make(folder):
             for what, a in arrays.items():
                 np.save(f"{folder}/{name}_{what}.npy", a)
             for engine in ENGINES:
+                dyn = {}
+                if p.get("dynamic") == "1":
+                    dyn = dict(dynamic=True, angleaperture=(float(p["alo"]), float(p["ahi"])))
                 op = pylops.waveeqprocessing.Kirchhoff(
                     gz, gx, t, srcs.T, recs.T, vel, wav, wavc, y=gy, mode="analytic",
-                    engine=engine)
+                    engine=engine, **dyn)
+                if dyn and gy is not None:
+                    fix_3d_receiver_angles(op, gy, gx, gz, len(recs))
                 np.save(f"{folder}/serial/{name}_{engine}_fwd.npy", (op @ x.ravel()).ravel())
                 np.save(f"{folder}/serial/{name}_{engine}_adj.npy", (op.H @ y.ravel()).ravel())
 

@@ -93,7 +93,7 @@ impl ApertureLimits {
     #[inline(always)]
     pub fn factor(&self, off: f64, iz: usize, taper: &[f64]) -> f64 {
         let a = off / (iz + 1) as f64;
-        if !(a < self.max) {
+        if a >= self.max || a.is_nan() {
             0.0
         } else if a < self.min {
             1.0
@@ -123,8 +123,16 @@ pub struct DemigrationWeights<'a, E: Memory> {
     pub rec: [E::Slice<'a, f64>; 2],
     /// The offset aperture: the limits, the `ns nr` offsets and the [`APERTURE_TAPER`] taper
     /// samples.
-    pub aperture: Option<(ApertureLimits, E::Slice<'a, f64>, E::Slice<'a, f64>)>,
+    pub aperture: Option<ApertureTables<'a, E>>,
 }
+
+/// The offset aperture of [`DemigrationWeights`]: the limits, the `ns nr` offsets and the
+/// [`APERTURE_TAPER`] taper samples.
+pub type ApertureTables<'a, E> = (
+    ApertureLimits,
+    <E as Memory>::Slice<'a, f64>,
+    <E as Memory>::Slice<'a, f64>,
+);
 
 impl<E: Memory> Clone for DemigrationWeights<'_, E> {
     fn clone(&self) -> Self {

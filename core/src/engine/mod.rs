@@ -59,7 +59,7 @@ pub use banded::Banded;
 pub use collectives::Collectives;
 pub use compute::{BinaryOp, Compute, GroupScale, NormTerm, OrderFree, Shrink};
 pub use demigration::{
-    ApertureLimits, Demigration, DemigrationWeights, TravelTimeGrid, APERTURE_TAPER,
+    ApertureLimits, ApertureTables, Demigration, DemigrationWeights, TravelTimeGrid, APERTURE_TAPER,
 };
 pub(crate) use dense::{check_batched_lens, check_matmul_lens};
 pub use dense::{Dense, MatOp};

@@ -384,7 +384,7 @@ pub struct Kirchhoff<T: Scalar, E: Banded + Demigration = Host> {
     src: Side<E>,
     rec: Arc<Side<E>>,
     /// The offset aperture: its limits, the traces' offsets and the taper.
-    aperture: Option<(ApertureLimits, E::Storage<f64>, E::Storage<f64>)>,
+    aperture: Option<Aperture<E>>,
     conv: Convolve1D<T, E>,
     /// `K m` before the wavelet (forward), `W^H d` (adjoint).
     traces: Mutex<E::Storage<T>>,
@@ -392,6 +392,13 @@ pub struct Kirchhoff<T: Scalar, E: Banded + Demigration = Host> {
     dimsd: Vec<usize>,
     params: KirchhoffParams,
 }
+
+/// The offset aperture on the engine: its limits, the traces' offsets and the taper.
+type Aperture<E> = (
+    ApertureLimits,
+    <E as Memory>::Storage<f64>,
+    <E as Memory>::Storage<f64>,
+);
 
 /// One side's tables on the engine: the travel times (`n` rows of `ni`), and with dynamic
 /// terms the weights `[P, Q]` of [`DemigrationWeights`] and the positions' horizontal grid

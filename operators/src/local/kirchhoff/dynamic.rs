@@ -113,7 +113,7 @@ pub(super) fn aperture_taper() -> Vec<f64> {
 fn angle_taper(theta: f64, lim: Option<(f64, f64)>, taper: &[f64]) -> f64 {
     let Some((lo, hi)) = lim else { return 1.0 };
     let a = theta.abs();
-    if !(a < hi) {
+    if a >= hi || a.is_nan() {
         0.0
     } else if a < lo {
         1.0
