@@ -100,6 +100,9 @@ impl Oracle {
             self.rec.amplitudes().unwrap(),
         );
         let (ts, tr) = (a.angles()[s * ni + i], b.angles()[r * ni + i]);
+        if ts.is_nan() || tr.is_nan() {
+            return 0.0; // an undefined angle: outside every aperture
+        }
         let v = d.velocity[if d.velocity.len() == 1 { 0 } else { i }];
         let amp =
             2.0 * ((ts - tr) / 2.0).cos() * a.amplitudes()[s * ni + i] * b.amplitudes()[r * ni + i]

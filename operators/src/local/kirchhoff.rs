@@ -202,7 +202,8 @@ impl TravelTimes {
     /// aperture). The angles with the vertical come from the gradient of the times on `grid`
     /// (central differences, one-sided at the edges, with the grid's spacing; PyLops uses unit
     /// spacing for tables it is given): `atan2(dt/dx, dt/dz)` in 2-D, `sign(dt/dx) acos((dt/dz) /
-    /// |grad t|)` in 3-D (0 where the gradient vanishes).
+    /// |grad t|)` in 3-D (NaN where the gradient vanishes: the point then contributes nothing
+    /// to that position's traces, as in PyLops).
     ///
     /// # Errors
     /// [`Error::ShapeMismatch`] if `amplitudes` does not have `n ni` values, `xs` `n`, or the

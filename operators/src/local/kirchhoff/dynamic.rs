@@ -147,7 +147,14 @@ pub(super) fn side_tables(
     let (mut p, mut q) = (Vec::with_capacity(n), Vec::with_capacity(n));
     for (k, (&a, &theta)) in d.amp.iter().zip(&d.angle).enumerate() {
         let i = k % tt.ni;
-        let mut c = a * angle_taper(theta, rad, &taper);
+        // An undefined angle (NaN): the point is outside every aperture.
+        let tap = if theta.is_nan() {
+            0.0
+        } else {
+            angle_taper(theta, rad, &taper)
+        };
+        let theta = if theta.is_nan() { 0.0 } else { theta };
+        let mut c = a * tap;
         if receivers {
             c *= 2.0 / v[if v.len() == 1 { 0 } else { i }];
         }
@@ -198,8 +205,9 @@ fn gradient(f: &[f64], dims: &[usize], h: &[f64], axis: usize) -> Vec<f64> {
 /// The angles with the vertical of the rays of a table of `n` rows on `grid`, from the
 /// gradient of the times (PyLops' expressions, with the grid's spacing): in 2-D
 /// `atan2(dt/dx, dt/dz)`; in 3-D `sign(dt/dx) acos((dt/dz) / |grad t|)` (each side its own
-/// sign: PyLops takes the receivers' sign from the sources' gradient), 0 where the gradient
-/// vanishes (PyLops: NaN).
+/// sign: PyLops takes the receivers' sign from the sources' gradient), NaN where the gradient
+/// vanishes (a point next to a position, whose angle is undefined: it then contributes
+/// nothing, as in PyLops).
 pub(super) fn angles(grid: &ImageGrid, table: &[f64], n: usize) -> Vec<f64> {
     let dims = grid.dims();
     let ni: usize = dims.iter().product();
@@ -219,7 +227,7 @@ pub(super) fn angles(grid: &ImageGrid, table: &[f64], n: usize) -> Vec<f64> {
                 if norm > 0.0 {
                     sign(gx[i]) * (gz[i] / norm).acos()
                 } else {
-                    0.0
+                    f64::NAN
                 }
             });
         }
