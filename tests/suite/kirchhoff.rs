@@ -18,7 +18,7 @@ use distlops::core::{
     Scalar, ToEngine,
 };
 use distlops::operators::local::{
-    DynamicParams, ImageGrid, Kirchhoff, KirchhoffParams, TravelTimes,
+    DynamicParams, ImageGrid, Kirchhoff, KirchhoffParams, LocalOperator, TravelTimes,
 };
 use distlops::operators::VStack;
 use ndarray::ArrayD;
@@ -324,6 +324,13 @@ fn case<T: TestScalar, E: TestEngine>(comm: &Communicator, three_d: bool, dynami
 
     // On engine E: the host's bits.
     let engine = E::for_rank(comm);
+    // One operator of every source, moved to E and back (`ToEngine`: its tables, weights and
+    // aperture), models the distributed operator's traces bit for bit.
+    let local = Kirchhoff::<T>::new(&dims, &all, &rec, &params).unwrap();
+    let back = local.to_engine(&engine).unwrap().to_engine(&Host).unwrap();
+    let mut moved = vec![T::zero(); NS * NR * params.nt];
+    back.matvec(&xs, &mut moved);
+    assert!(bits(&moved, &fwd), "{what}: to_engine and back");
     let dev: VStack<T, E> = Kirchhoff::<T, E>::distributed(
         comm,
         &engine,

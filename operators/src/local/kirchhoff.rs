@@ -417,6 +417,11 @@ fn upload<E: Memory>(engine: &E, v: &[f64]) -> Result<E::Storage<f64>> {
     engine.upload(ndarray::ArrayView1::from(v).into_dyn())
 }
 
+/// A copy of `block` on `engine`.
+fn copy_to<E: Memory, F: Memory>(engine: &F, block: &E::Storage<f64>) -> Result<F::Storage<f64>> {
+    engine.upload(E::download(block).view())
+}
+
 impl<E: Memory> Side<E> {
     /// `tt` on `engine`, with the weights of `dynamic` if given (`receivers`: the receivers'
     /// side, which carries `2 / v`).
@@ -444,7 +449,7 @@ impl<E: Memory> Side<E> {
 
     /// The same tables on `engine`.
     fn to_engine<F: Memory>(&self, engine: &F) -> Result<Side<F>> {
-        let copy = |b: &E::Storage<f64>| engine.upload(E::download(b).view());
+        let copy = |b: &E::Storage<f64>| copy_to::<E, F>(engine, b);
         Ok(Side {
             times: copy(&self.times)?,
             weights: match &self.weights {
@@ -746,10 +751,11 @@ impl<T: Scalar, E: Banded + Demigration, F: Banded + Demigration> ToEngine<F> fo
     fn to_engine(&self, engine: &F) -> Result<Kirchhoff<T, F>> {
         let aperture = match &self.aperture {
             None => None,
-            Some((lim, off, taper)) => {
-                let copy = |b: &E::Storage<f64>| engine.upload(E::download(b).view());
-                Some((*lim, copy(off)?, copy(taper)?))
-            }
+            Some((lim, off, taper)) => Some((
+                *lim,
+                copy_to::<E, F>(engine, off)?,
+                copy_to::<E, F>(engine, taper)?,
+            )),
         };
         Ok(Kirchhoff {
             grid: self.grid,
