@@ -3,12 +3,13 @@
 
 # step NAME SECONDS CMD [ARGS...]: one step of a test script, which cannot hang.
 #
-# Prints `==> NAME`, runs CMD with a time limit and returns its status. Past the limit the step's
-# whole process group (cargo, the test binaries, mpirun and its ranks) gets SIGTERM, then SIGKILL
-# 30 s later, and the step prints `FAILED (timeout after Ns): NAME` and returns 124. CMD is a
-# command, not a shell function (run a script, or `bash -c '...'`). DISTLOPS_STEP_SCALE (a whole
-# number, default 1) multiplies every limit, for a slow or loaded machine. Ctrl-C (or SIGTERM to
-# the script) ends the running step's process group too, and the script with status 130.
+# Prints `==> NAME`, runs CMD with a time limit, prints `<== NAME: N s (exit RC)` and returns its
+# status. Past the limit the step's whole process group (cargo, the test binaries, mpirun and its
+# ranks) gets SIGTERM, then SIGKILL 30 s later, and the step prints `FAILED (timeout after Ns):
+# NAME` and returns 124. CMD is a command, not a shell function (run a script, or `bash -c
+# '...'`). DISTLOPS_STEP_SCALE (a whole number, default 1) multiplies every limit, for a slow or
+# loaded machine. Ctrl-C (or SIGTERM to the script) ends the running step's process group too,
+# and the script with status 130.
 #
 # The limits are a few times what each step takes on a warm 2-core machine, so only a hang or a
 # large slow-down reaches them; the tests inside also have their own limits (Threads:
@@ -32,6 +33,8 @@ step() {
     echo "FAILED (timeout after ${limit}s): $name" >&2
     rc=124
   fi
+  # Every step's time, so a slow run's log says where its time went.
+  echo "<== $name: $((SECONDS - start)) s (exit $rc)"
   return "$rc"
 }
 
