@@ -3,7 +3,7 @@
 
 use crate::array::{DistributedArray, NormOrd};
 use crate::comm::{Communicator, Fingerprint};
-use crate::engine::{Engine, Host};
+use crate::engine::{BinaryOp, Engine, Host};
 use crate::error::{Error, Result};
 use crate::scalar::{RealScalar, Scalar};
 use crate::vector::Vector;
@@ -437,6 +437,30 @@ impl<T: Scalar, E: Engine> DistVector<T, E> {
         match (self, x) {
             (DistVector::Array(a), VectorRef::Array(b)) => Vector::axpby(a, alpha, b, beta),
             (DistVector::Stacked(a), VectorRef::Stacked(b)) => Vector::axpby(a, alpha, b, beta),
+            _ => Err(Self::mismatch()),
+        }
+    }
+
+    /// `out = self op other` element by element (the same structure for all three), into an
+    /// existing vector: one pass, no allocation (e.g. a difference `x - x_old` into a work
+    /// vector). No communication.
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`] if the structures or layouts differ.
+    pub fn binary_into(&self, op: BinaryOp, other: &Self, out: &mut Self) -> Result<()> {
+        match (self, other, out) {
+            (DistVector::Array(a), DistVector::Array(b), DistVector::Array(o)) => {
+                a.binary_into(op, b, o)
+            }
+            (DistVector::Stacked(a), DistVector::Stacked(b), DistVector::Stacked(o))
+                if a.parts.len() == b.parts.len() && a.parts.len() == o.parts.len() =>
+            {
+                a.parts
+                    .iter()
+                    .zip(&b.parts)
+                    .zip(o.parts.iter_mut())
+                    .try_for_each(|((a, b), o)| a.binary_into(op, b, o))
+            }
             _ => Err(Self::mismatch()),
         }
     }

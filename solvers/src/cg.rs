@@ -4,8 +4,8 @@
 use crate::cg_pipelined::CgPipelined;
 use crate::cg_single::{CgSingle, CgVectors};
 use crate::common::{
-    check_square, check_tol, data_residual, finite, finite_nonzero, nonzero, Callback, CgVariant,
-    Iterative, Progress, Residual, Result, SolveInfo, StopReason,
+    check_square, check_tol, data_residual_of, finite, finite_nonzero, nonzero, Callback,
+    CgVariant, Input, Iterative, Progress, Residual, Result, SolveInfo, StopReason,
 };
 use crate::fused::fused_vdots_agreed;
 use crate::table;
@@ -184,6 +184,9 @@ pub struct Cg<'a, T: Scalar, E: Engine = Host> {
     r: DistVector<T, E>,
     c: DistVector<T, E>,
     ac: DistVector<T, E>,
+    /// The classic recurrence's `b` of the last step: `c = r + b c` is made at the start of the
+    /// next step (the same operations), so a solve's last step does not pay for it.
+    pending: Option<T>,
     progress: Progress<T::Real>,
     /// The state of the variant's recurrences.
     recurrence: Recurrence<T, E>,
@@ -221,13 +224,25 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
         T: 'v,
         E: 'v,
     {
+        Self::setup_of(op, y.into().into(), x0.into().map(Input::from), params)
+    }
+
+    /// [`setup`](Self::setup) on vectors the solver may take ([`Input::Owned`]): the residual is
+    /// made in an owned `y`'s storage and the estimate in an owned `x0`'s, with no copy (an inner
+    /// solve's right-hand side and warm start).
+    pub(crate) fn setup_of(
+        op: &'a dyn LinearOperator<T, E>,
+        y: Input<'_, T, E>,
+        x0: Option<Input<'_, T, E>>,
+        params: CgParams,
+    ) -> Result<Self> {
         let checks = check_tol(NAME, params.tol).and_then(|()| check_square(op, NAME));
         // The work vector for `A c` holds `A x0` first.
         let Residual {
             residual: r,
             work: ac,
             x0,
-        } = data_residual(op, y.into(), x0.into(), NAME, &params.agreed(), checks)?;
+        } = data_residual_of(op, y, x0, NAME, &params.agreed(), checks)?;
         let x = x0.unwrap_or_else(|| r.zeros_like());
         let c = r.clone();
         let (recurrence, kold) = match params.variant {
@@ -259,6 +274,7 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
             r,
             c,
             ac,
+            pending: None,
             progress,
             params,
             recurrence,
@@ -313,6 +329,9 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
             return Ok(cost);
         }
         nonzero(kold, NAME, "r^H r (the residual is exactly zero)", it)?;
+        if let Some(b) = self.pending.take() {
+            self.c.axpby(T::one(), &self.r, b)?;
+        }
         // The solver's own vectors, made in the spaces agreed on at setup: no per-step agreement.
         self.op.matvec_unchecked(self.c.view(), &mut self.ac)?;
         // PyLops: |c . conj(A c)| = |vdot(A c, c)|.
@@ -323,8 +342,7 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
         self.r.axpy(-a, &self.ac)?;
         let [rr] = fused_vdots_agreed([(&self.r, &self.r)])?;
         let k = finite(rr.abs(), NAME, "r^H r", it)?;
-        let b = T::from_real(k / kold);
-        self.c.axpby(T::one(), &self.r, b)?;
+        self.pending = Some(T::from_real(k / kold));
         let cost = k.sqrt();
         self.progress.record(k, cost);
         Ok(cost)
@@ -356,6 +374,17 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
             x: self.x,
             info: self.progress.finish(NBAR),
         }
+    }
+
+    /// [`finalize`](Self::finalize), also giving back the residual's storage (`y - A x`), for
+    /// the next inner solve to take as its right-hand side's.
+    pub(crate) fn finalize_with_residual(self) -> (CgSolution<T, E>, DistVector<T, E>) {
+        let r = self.r;
+        let solution = CgSolution {
+            x: self.x,
+            info: self.progress.finish(NBAR),
+        };
+        (solution, r)
     }
 
     /// The current estimate.

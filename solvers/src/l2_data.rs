@@ -1,7 +1,8 @@
 //! [`L2Data`]: the data misfit `sigma/2 |A x - b|^2` as a proximal operator, its prox by an
 //! inner CG solve (PyLops-MPI's `MPIL2(Op, b)`).
 
-use crate::cg::{cg, CgParams};
+use crate::cg::{Cg, CgParams};
+use crate::common::Input;
 use crate::common::Result;
 use crate::normal::Normal;
 use crate::prox::{check_tau, check_weight, Proximal};
@@ -38,7 +39,16 @@ pub struct L2Data<'a, T: Scalar, E: Engine = Host> {
     /// Start each inner solve from the previous one's solution (default `true`, as PyLops).
     pub warm: bool,
     x0: Option<DistVector<T, E>>,
-    last: Mutex<Option<DistVector<T, E>>>,
+    state: Mutex<Inner<'a, T, E>>,
+}
+
+/// What a prox call leaves for the next: the warm start, the storage of the inner solve's
+/// residual (the next right-hand side is made in it), and the shifted normal operator with its
+/// work vector.
+struct Inner<'a, T: Scalar, E: Engine> {
+    last: Option<DistVector<T, E>>,
+    spare: Option<DistVector<T, E>>,
+    normal: Normal<'a, T, E>,
 }
 
 impl<'a, T: Scalar, E: Engine> L2Data<'a, T, E> {
@@ -79,7 +89,11 @@ impl<'a, T: Scalar, E: Engine> L2Data<'a, T, E> {
             inner: CgParams::default(),
             warm: true,
             x0: None,
-            last: Mutex::new(None),
+            state: Mutex::new(Inner {
+                last: None,
+                spare: None,
+                normal: Normal::new(op, Some(T::zero())),
+            }),
         })
     }
 
@@ -149,23 +163,42 @@ impl<T: Scalar, E: Engine> Proximal<T, E> for L2Data<'_, T, E> {
         if c == 0.0 {
             return Ok(());
         }
-        let mut last = self.last.lock().unwrap_or_else(|e| e.into_inner());
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        let state = &mut *state;
         // The previous solution, else x0, else x itself (a copy: x becomes the right-hand side).
-        let own;
-        let start = match last.as_ref().filter(|_| self.warm).or(self.x0.as_ref()) {
-            Some(v) => v.view(),
-            None => {
-                own = x.clone();
-                own.view()
-            }
+        let start = match state.last.take().filter(|_| self.warm) {
+            Some(v) => v,
+            None => self.x0.as_ref().map_or_else(|| x.clone(), Clone::clone),
         };
-        // x <- x + tau sigma A^H b, the right-hand side, in place.
+        state.normal.set_shift(real::<T>(c));
+        let params = self.inner.clone();
+        // An `x` outside A's domain on this rank: the solve's set-up reports it on every rank.
+        if let Err(e) = self.op.domain().check(x.view(), "L2Data x") {
+            let input = Input::Borrowed(x.view());
+            Cg::setup_of(&state.normal, input, Some(Input::Owned(start)), params)?;
+            return Err(e);
+        }
+        // x <- x + tau sigma A^H b, the right-hand side, in place; then x's storage goes to the
+        // solve (its residual is made there) and x takes the last solve's residual storage, so
+        // neither the right-hand side nor the start is copied.
         x.axpy(real::<T>(c), &self.ahb)?;
-        let normal = Normal::new(self.op, Some(real::<T>(c)));
-        let sol = cg(&normal, &*x, start, self.inner.clone(), None)?;
+        let spare = match state.spare.take() {
+            Some(v) => v,
+            None => x.zeros_like(),
+        };
+        let rhs = std::mem::replace(x, spare);
+        let mut solver = Cg::setup_of(
+            &state.normal,
+            Input::Owned(rhs),
+            Some(Input::Owned(start)),
+            params,
+        )?;
+        solver.run(None)?;
+        let (sol, residual) = solver.finalize_with_residual();
         x.copy_from(&sol.x)?;
+        state.spare = Some(residual);
         if self.warm {
-            *last = Some(sol.x);
+            state.last = Some(sol.x);
         }
         Ok(())
     }

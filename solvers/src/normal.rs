@@ -38,6 +38,16 @@ impl<'a, T: Scalar, E: Engine> Normal<'a, T, E> {
         }
     }
 
+    /// Sets the shift of `I + c A^H A` (made with a shift): an inner solve reuses the operator
+    /// and its work vectors when its step changes.
+    pub(crate) fn set_shift(&mut self, c: T) {
+        debug_assert!(
+            matches!(self.term, Term::Shift(_)),
+            "not a shifted operator"
+        );
+        self.term = Term::Shift(c);
+    }
+
     /// `A^H A + c B^H B`, `B` on `A`'s domain (the caller checks it). No communication.
     pub(crate) fn pair(
         op: &'a dyn LinearOperator<T, E>,

@@ -11,8 +11,8 @@ use crate::power_iteration::{power_iteration_on, PowerIterationParams};
 use crate::prox::Proximal;
 use crate::table;
 use distlops_core::{
-    DistVector, Engine, Error, Host, LinearOperator, LinearOperatorExt, Parameters, RealScalar,
-    Scalar, Vector, VectorRef,
+    BinaryOp, DistVector, Engine, Error, Host, LinearOperator, LinearOperatorExt, Parameters,
+    RealScalar, Scalar, Vector, VectorRef,
 };
 use std::time::Instant;
 
@@ -284,9 +284,12 @@ pub struct PrimalDual<'a, T: Scalar, E: Engine = Host> {
     tau: Steps,
     mu: Steps,
     x: DistVector<T, E>,
-    /// The previous `x` at the start of a step, `x - x_old` at its end.
+    /// The previous `x` during a step.
     xold: DistVector<T, E>,
+    /// `x + theta (x - x_old)`; `x - x_old` in the primal step, until its norm is taken.
     xhat: DistVector<T, E>,
+    /// `|x - x_old|^2`, taken by the primal step.
+    update: T,
     y: DistVector<T, E>,
     /// `K xhat` (and `K x` for the cost).
     kx: DistVector<T, E>,
@@ -352,6 +355,7 @@ impl<'a, T: Scalar, E: Engine> PrimalDual<'a, T, E> {
             mu,
             xold: x.clone(),
             xhat: x.clone(),
+            update: T::zero(),
             kx: y.zeros_like(),
             x,
             y,
@@ -411,8 +415,9 @@ impl<'a, T: Scalar, E: Engine> PrimalDual<'a, T, E> {
             self.dual_step(mu)?;
         }
         let it = k + 1;
-        let [uu] = fused_agreed([Reduction::Vdot(&self.xold, &self.xold)])?;
-        let xupdate = finite(uu.re(), NAME, "|x - x_old|^2", it)?.to_f64().sqrt();
+        let xupdate = finite(self.update.re(), NAME, "|x - x_old|^2", it)?
+            .to_f64()
+            .sqrt();
         if self.params.monitor || self.params.show {
             self.op.matvec_unchecked(self.x.view(), &mut self.kx)?;
             let pf = finite(self.proxf.value(self.x.view())?, NAME, "f(x)", it)?.to_f64();
@@ -440,15 +445,19 @@ impl<'a, T: Scalar, E: Engine> PrimalDual<'a, T, E> {
         self.proxg.proxdual_in_place(&mut self.y, mu)
     }
 
-    /// `x = prox_{tau f}(x_old - tau K^H y)` (`K^H y` made in `x`'s storage), then `x_old = x -
-    /// x_old` and `xhat = x + theta x_old`.
+    /// `x = prox_{tau f}(x_old - tau K^H y)` (`K^H y` made in `x`'s storage), then `xhat = x -
+    /// x_old`, its squared norm (the all-reduce of the step), and `xhat = x + theta xhat`: two
+    /// passes for the extrapolation and the update.
     fn primal_step(&mut self, tau: f64) -> Result<()> {
         self.op.rmatvec_unchecked(self.y.view(), &mut self.x)?;
         self.x.axpby(T::one(), &self.xold, real::<T>(-tau))?;
         self.proxf.prox_in_place(&mut self.x, tau)?;
-        self.xold.axpby(T::one(), &self.x, -T::one())?;
-        self.xhat.copy_from(&self.x)?;
-        self.xhat.axpy(real::<T>(self.params.theta), &self.xold)
+        self.x
+            .binary_into(BinaryOp::Sub, &self.xold, &mut self.xhat)?;
+        let [uu] = fused_agreed([Reduction::Vdot(&self.xhat, &self.xhat)])?;
+        self.update = uu;
+        self.xhat
+            .axpby(T::one(), &self.x, real::<T>(self.params.theta))
     }
 
     /// `Some` once a stopping criterion holds: [`StopReason::ToleranceReached`] if `tol > 0`
