@@ -15,7 +15,7 @@ use std::sync::Mutex;
 /// `f(x) = sigma/2 |A x - b|_2^2`, the least-squares data term of a proximal solver.
 ///
 /// * `prox_{tau f}(x)` solves `(I + tau sigma A^H A) z = x + tau sigma A^H b` by
-///   [`cg`] with [`inner`](Self::inner) (PyLops-MPI's defaults: 10 steps, `tol = 1e-4` on the
+///   [`cg`](crate::cg) with [`inner`](Self::inner) (PyLops-MPI's defaults: 10 steps, `tol = 1e-4` on the
 ///   squared residual), started from the previous call's solution when
 ///   [`warm`](Self::warm) (the default), else from `x0` if given, else from `x` itself. With
 ///   `tau sigma = 0`, `x` is returned unchanged. CG on these normal equations makes the same
