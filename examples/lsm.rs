@@ -19,7 +19,13 @@
 //! Threads (no MPI needed):   cargo run --release --example lsm -- 3
 //! MPI:                       cargo build --release --features mpi --example lsm
 //!                            mpirun -n 3 target/release/examples/lsm
-//! Options: `[RANKS]`, `--out DIR`, `--niter N` (default 60), `--no-figures`.
+//! Options: `[RANKS]`, `--out DIR`, `--niter N` (default 60), `--no-figures`, `--dynamic`
+//! (PyLops' `dynamic=True` with its defaults, [`DynamicParams::new`]: amplitudes, the
+//! obliquity factor and the angle taper), `--wavfilter` (PyLops' `wavfilter=True`, the wavelet
+//! through [`filtered_wavelet`]).
+//!
+//! [`DynamicParams::new`]: distlops::operators::local::DynamicParams::new
+//! [`filtered_wavelet`]: distlops::operators::local::filtered_wavelet
 //!
 //! [`Kirchhoff::distributed`]: distlops::operators::local::Kirchhoff::distributed
 
@@ -33,7 +39,9 @@ use distlops::core::{Communicator, DistVector, DistributedArray, Host, NormOrd};
 use distlops::core::{Vector, VectorRef};
 use distlops::io::npy::write_npy;
 use distlops::ndarray::{Array2, ArrayD, IxDyn};
-use distlops::operators::local::{ImageGrid, Kirchhoff, KirchhoffParams};
+use distlops::operators::local::{
+    filtered_wavelet, DynamicParams, ImageGrid, Kirchhoff, KirchhoffParams,
+};
 use distlops::operators::wavelets::ricker;
 use distlops::solvers::{cgls, CglsParams};
 use figures::{AxisCoords, ColourMap, Group, Image};
@@ -83,6 +91,8 @@ struct Args {
     out: PathBuf,
     niter: usize,
     figures: bool,
+    dynamic: bool,
+    wavfilter: bool,
 }
 
 fn args() -> Res<Args> {
@@ -91,6 +101,8 @@ fn args() -> Res<Args> {
         out: PathBuf::from("lsm-out"),
         niter: 60,
         figures: true,
+        dynamic: false,
+        wavfilter: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(s) = it.next() {
@@ -99,6 +111,8 @@ fn args() -> Res<Args> {
             "--out" => a.out = PathBuf::from(value()?),
             "--niter" => a.niter = value()?.parse()?,
             "--no-figures" => a.figures = false,
+            "--dynamic" => a.dynamic = true,
+            "--wavfilter" => a.wavfilter = true,
             n => a.ranks = n.parse().map_err(|_| format!("unknown argument {n}"))?,
         }
     }
@@ -126,13 +140,16 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
     let srcs = line(NS, 0.05 * width, 0.95 * width, 10.0);
     let recs = line(NR, 0.05 * width, 0.95 * width, 20.0);
     let t: Vec<f64> = (0..21).map(|k| k as f64 * DT).collect();
-    let (wavelet, wavcenter) = ricker(&t, 20.0);
+    let (mut wavelet, wavcenter) = ricker(&t, 20.0);
+    if args.wavfilter {
+        wavelet = filtered_wavelet(&wavelet, DT, 2)?;
+    }
     let params = KirchhoffParams {
         nt: NT,
         dt: DT,
         wavelet,
         wavcenter,
-        dynamic: None,
+        dynamic: args.dynamic.then(|| DynamicParams::new(VEL)),
     };
     // Each rank models a balanced block of the sources, in order.
     let op = Kirchhoff::<f64>::constant_velocity_split(
@@ -202,8 +219,14 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
     }
     if comm.rank() == 0 {
         println!(
-            "least-squares Kirchhoff migration: {NX} x {NZ} image, {NS} sources x {NR} receivers x \
-             {NT} samples on {} ranks; dot test {:.1e}",
+            "least-squares Kirchhoff migration{}{}: {NX} x {NZ} image, {NS} sources x {NR} \
+             receivers x {NT} samples on {} ranks; dot test {:.1e}",
+            if args.dynamic { ", dynamic" } else { "" },
+            if args.wavfilter {
+                ", filtered wavelet"
+            } else {
+                ""
+            },
             comm.size(),
             dot.rel_err
         );

@@ -5,7 +5,8 @@
 //! `waveeqprocessing.Kirchhoff(..., mode="analytic")`).
 //!
 //! Every case (a line of `DIR/cases.txt` with keys `vel`, `nt`, `dt`, `wavcenter`, and for the
-//! dynamic operator `dynamic=1` with the angle aperture `alo`, `ahi` in degrees) reads the
+//! dynamic operator `dynamic=1` with the angle aperture `alo`, `ahi` in degrees, and
+//! `wavfilter=1` for PyLops' `wavfilter=True`, the wavelet through [`filtered_wavelet`]) reads the
 //! image grid's axes `DIR/{case}_gx.npy`, `_gz.npy` (and `_gy.npy` in 3-D), the positions
 //! `_srcs.npy` and `_recs.npy` (one row per position, coordinates `(y,) x, z`), the wavelet
 //! `_wav.npy`, the image `_x.npy` (`(ny,) nx, nz`) and the data `_y.npy` (`ns, nr, nt`), and
@@ -22,7 +23,9 @@ mod parity;
 use distlops::core::operator::LinearOperator;
 use distlops::core::{Communicator, Host};
 use distlops::ndarray::{ArrayD, Axis, Ix1, Ix2, IxDyn};
-use distlops::operators::local::{DynamicParams, ImageGrid, Kirchhoff, KirchhoffParams};
+use distlops::operators::local::{
+    filtered_wavelet, DynamicParams, ImageGrid, Kirchhoff, KirchhoffParams,
+};
 use parity::{BoxError, Case, Parity};
 use std::path::Path;
 
@@ -46,10 +49,15 @@ fn write_case(comm: &Communicator, dir: &Path, out: &Path, case: &Case) -> Resul
     };
     let vel: f64 = case.parse_or("vel", 0.0)?;
     let (srcs, recs) = (positions(read("srcs")?)?, positions(read("recs")?)?);
+    let dt = case.parse_or("dt", 0.0)?;
+    let wavelet = match case.parse_or("wavfilter", 0)? {
+        0 => axis("wav")?,
+        _ => filtered_wavelet(&axis("wav")?, dt, grid.dims().len())?,
+    };
     let params = KirchhoffParams {
         nt: case.parse_or("nt", 0)?,
-        dt: case.parse_or("dt", 0.0)?,
-        wavelet: axis("wav")?,
+        dt,
+        wavelet,
         wavcenter: case.parse_or("wavcenter", 0)?,
         dynamic: match case.parse_or("dynamic", 0)? {
             0 => None,

@@ -38,5 +38,15 @@ for run in threads2 threads3 threads4 np1 np2 np3 np4; do
     fi
   done
 done
-[ "$status" -eq 0 ] && echo "lsm-ranks.sh: every image and the data bitwise identical on 1-4 ranks (threads and mpirun)"
+# The dynamic operator with the filtered wavelet: its own targets, and the same bits at 1 thread
+# rank and 3 MPI ranks (the other rank counts share the code paths checked above).
+lsm dyn-threads1 "$bin" 1 --dynamic --wavfilter --no-figures
+lsm dyn-np3 "$MPIEXEC" -n 3 "$bin" --dynamic --wavfilter --no-figures
+for f in "$tmp"/dyn-threads1/*.npy; do
+  if ! cmp -s "$f" "$tmp/dyn-np3/$(basename "$f")"; then
+    echo "lsm-ranks.sh: dyn-np3: $(basename "$f") differs from the 1-thread dynamic run's" >&2
+    status=1
+  fi
+done
+[ "$status" -eq 0 ] && echo "lsm-ranks.sh: every image and the data bitwise identical on 1-4 ranks (threads and mpirun), dynamic too"
 exit "$status"

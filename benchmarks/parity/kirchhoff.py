@@ -14,7 +14,8 @@ small volume (5 x 9 x 8 points every 10 m, 4 sources and 6 receivers). Both side
 data of all sources in source order (`fwd`, flat `ns nr nt`) and the migrated image (`adj`,
 flat) of a random image `x` and random data `y`. The `_dyn` cases are PyLops' `dynamic=True`
 (analytic amplitudes, angles from the travel-time gradient, an angle aperture; in 3-D with
-PyLops' receiver-angle sign corrected, see `fix_3d_receiver_angles`). Errors are
+PyLops' receiver-angle sign corrected, see `fix_3d_receiver_angles`), the `_wavfilter` cases
+its `wavfilter=True` (distlops: `filtered_wavelet`). Errors are
 `max |a - b| / max |b|` against each engine; a case passes within PARITY_TOL (default 1e-10) of
 both.
 """
@@ -34,6 +35,10 @@ CASES = [
     # dynamic=True: amplitudes, angles, the angle aperture (alo, ahi) in degrees.
     ("kirchhoff_2d_dyn", "dtype=f64 vel=1000 nt=301 dt=0.004 dynamic=1 alo=20 ahi=50"),
     ("kirchhoff_3d_dyn", "dtype=f64 vel=1500 nt=101 dt=0.004 dynamic=1 alo=72 ahi=90"),
+    # wavfilter=True: the wavelet reshaped for the omega factor (half derivative in 2-D,
+    # derivative in 3-D), distlops' filtered_wavelet.
+    ("kirchhoff_2d_wavfilter", "dtype=f64 vel=1000 nt=301 dt=0.004 wavfilter=1"),
+    ("kirchhoff_3d_wavfilter", "dtype=f64 vel=1500 nt=101 dt=0.004 wavfilter=1"),
 ]
 
 
@@ -51,7 +56,7 @@ def fix_3d_receiver_angles(op, gy, gx, gz, nr):
 
 def geometry(name):
     """The grid axes ((y,) x, z), sources and receivers (rows (y,) x, z) of a case."""
-    if name == "kirchhoff_2d":
+    if name.startswith("kirchhoff_2d"):
         gx, gz = np.arange(41) * 8.0, np.arange(30) * 8.0
         srcs = np.stack([np.linspace(40.0, 280.0, 8), np.full(8, 10.0)], axis=1)
         recs = np.stack([np.linspace(40.0, 280.0, 11), np.full(11, 20.0)], axis=1)
@@ -89,10 +94,12 @@ def make(folder):
                 dyn = {}
                 if p.get("dynamic") == "1":
                     dyn = dict(dynamic=True, angleaperture=(float(p["alo"]), float(p["ahi"])))
+                if p.get("wavfilter") == "1":
+                    dyn["wavfilter"] = True
                 op = pylops.waveeqprocessing.Kirchhoff(
                     gz, gx, t, srcs.T, recs.T, vel, wav, wavc, y=gy, mode="analytic",
                     engine=engine, **dyn)
-                if dyn and gy is not None:
+                if dyn.get("dynamic") and gy is not None:
                     fix_3d_receiver_angles(op, gy, gx, gz, len(recs))
                 np.save(f"{folder}/serial/{name}_{engine}_fwd.npy", (op @ x.ravel()).ravel())
                 np.save(f"{folder}/serial/{name}_{engine}_adj.npy", (op.H @ y.ravel()).ravel())

@@ -3,8 +3,10 @@
 //! [`Kirchhoff::distributed`], the sources split over ranks (PyLops-MPI's Kirchhoff benchmark).
 
 mod dynamic;
+mod wavelet;
 
 pub use dynamic::{Amplitudes, DynamicParams};
+pub use wavelet::filtered_wavelet;
 
 use super::shape::{check_matvec_on, check_rmatvec_on};
 use super::{Convolve1D, LocalOperator};
@@ -335,7 +337,8 @@ pub struct KirchhoffParams {
 
 /// `d = W K m`: Kirchhoff demigration of the reflectivity `m` on an image grid into traces
 /// `d[s, r, t]` for sources `s` and receivers `r` (PyLops' `Kirchhoff(z, x, t, srcs, recs, vel,
-/// wav, wavcenter)` with its defaults `dynamic=False`, `wavfilter=False`).
+/// wav, wavcenter)` with its defaults `dynamic=False`, `wavfilter=False`; for `wavfilter=True`
+/// pass [`filtered_wavelet`] as the wavelet).
 ///
 /// * `K` spreads every image point along its travel-time curve: with `t = T_s[i] + T_r[i]` the
 ///   travel time from source `s` to point `i` and back to receiver `r`, `q = t / dt`,
