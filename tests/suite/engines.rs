@@ -1011,6 +1011,10 @@ pub const CUDA_TESTS: &[(&str, fn(&Communicator))] = &[
         super::kirchhoff::kirchhoff_all_dtypes::<distlops::core::Cuda>,
     ),
     (
+        "kirchhoff::kirchhoff_image_split_all_dtypes[cuda]",
+        super::kirchhoff::kirchhoff_image_split_all_dtypes::<distlops::core::Cuda>,
+    ),
+    (
         "nonstationary::engine_all_dtypes[cuda]",
         super::nonstationary::engine_all_dtypes::<distlops::core::Cuda>,
     ),

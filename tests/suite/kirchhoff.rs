@@ -91,6 +91,23 @@ fn taper_factor(a: f64, (lo, hi): (f64, f64)) -> f64 {
 }
 
 impl Oracle {
+    /// The oracle of the tables `all` (every source) and `rec` of `srcs` and `recs` on `grid`.
+    fn new(
+        grid: &ImageGrid,
+        (srcs, recs): (&[Vec<f64>], &[Vec<f64>]),
+        (all, rec): (&TravelTimes, &TravelTimes),
+        params: &KirchhoffParams,
+    ) -> Oracle {
+        let xcoord = |p: &[Vec<f64>]| p.iter().map(|p| p[p.len() - 2]).collect();
+        Oracle {
+            src: all.clone(),
+            rec: rec.clone(),
+            p: params.clone(),
+            xs: (xcoord(srcs), xcoord(recs)),
+            grid: (grid.x[0], grid.x[1] - grid.x[0], grid.z.len()),
+        }
+    }
+
     /// PyLops' `damp * aptap` of point `i` in trace `(s, r)` (1 when kinematic).
     fn weight(&self, s: usize, r: usize, i: usize) -> f64 {
         let Some(d) = &self.p.dynamic else { return 1.0 };
@@ -190,6 +207,46 @@ impl Oracle {
     }
 }
 
+/// Runs `$case::<T, $engine>(comm, three_d, dynamic)` in 2-D and 3-D, kinematic and dynamic,
+/// for f64, f32, Complex64 and Complex32.
+macro_rules! every_case {
+    ($case:ident, $engine:ty, $comm:expr) => {
+        for (three_d, dynamic) in [(false, false), (true, false), (false, true), (true, true)] {
+            $case::<f64, $engine>($comm, three_d, dynamic);
+            $case::<f32, $engine>($comm, three_d, dynamic);
+            $case::<Complex64, $engine>($comm, three_d, dynamic);
+            $case::<Complex32, $engine>($comm, three_d, dynamic);
+        }
+    };
+}
+
+/// Asserts that `dev`, the operator built on `engine`, gives the host's forward `fwd` of `x`
+/// and adjoint `adj` of `y`, bit for bit.
+fn engine_bits<T: TestScalar, E: TestEngine>(
+    what: &str,
+    engine: &E,
+    dev: &dyn LinearOperator<T, E>,
+    (x, y): (&DistVector<T>, &DistVector<T>),
+    (fwd, adj): (&[T], &[T]),
+) {
+    let (dx, dy) = (x.to_engine(engine).unwrap(), y.to_engine(engine).unwrap());
+    assert!(
+        bits(&values(&dev.apply(&dx).unwrap()), fwd),
+        "{what}: forward on the engine is not the host's bits"
+    );
+    assert!(
+        bits(&values(&dev.apply_adjoint(&dy).unwrap()), adj),
+        "{what}: adjoint on the engine is not the host's bits"
+    );
+}
+
+/// Whether `a` and `b` hold the same bits.
+fn bits<T: TestScalar>(a: &[T], b: &[T]) -> bool {
+    let a = ArrayD::from_shape_vec(vec![a.len()], a.to_vec()).unwrap();
+    let b = ArrayD::from_shape_vec(vec![b.len()], b.to_vec()).unwrap();
+    same_bits(&a, &b)
+}
+
 fn real<T: Scalar>(v: f64) -> T::Real {
     T::Real::real_from_f64(v)
 }
@@ -277,14 +334,7 @@ fn case<T: TestScalar, E: TestEngine>(comm: &Communicator, three_d: bool, dynami
     let adj = values(&op.apply_adjoint(&y).unwrap());
 
     // Against the oracle on the gathered vectors.
-    let xcoord = |p: &[Vec<f64>]| p.iter().map(|p| p[p.len() - 2]).collect();
-    let oracle = Oracle {
-        src: all.clone(),
-        rec: rec.clone(),
-        p: params.clone(),
-        xs: (xcoord(&srcs), xcoord(&recs)),
-        grid: (grid.x[0], grid.x[1] - grid.x[0], grid.z.len()),
-    };
+    let oracle = Oracle::new(&grid, (&srcs, &recs), (&all, &rec), &params);
     let xs: Vec<T> = global::<T>(&[ni], 71).iter().copied().collect();
     let ys: Vec<T> = y_global.iter().copied().collect();
     let tol = 1e3 * T::TOL;
@@ -308,11 +358,6 @@ fn case<T: TestScalar, E: TestEngine>(comm: &Communicator, three_d: bool, dynami
         one.domain().layout().unwrap(),
     ));
     let y1 = DistVector::Array(dist(&serial, &y_global, one.range().layout().unwrap()));
-    let bits = |a: &[T], b: &[T]| {
-        let a = ArrayD::from_shape_vec(vec![a.len()], a.to_vec()).unwrap();
-        let b = ArrayD::from_shape_vec(vec![b.len()], b.to_vec()).unwrap();
-        same_bits(&a, &b)
-    };
     assert!(
         bits(&fwd, &values(&one.apply(&x1).unwrap())),
         "{what}: forward differs from one rank's"
@@ -340,26 +385,13 @@ fn case<T: TestScalar, E: TestEngine>(comm: &Communicator, three_d: bool, dynami
         &params,
     )
     .unwrap();
-    let (dx, dy) = (x.to_engine(&engine).unwrap(), y.to_engine(&engine).unwrap());
-    assert!(
-        bits(&values(&dev.apply(&dx).unwrap()), &fwd),
-        "{what}: forward on the engine is not the host's bits"
-    );
-    assert!(
-        bits(&values(&dev.apply_adjoint(&dy).unwrap()), &adj),
-        "{what}: adjoint on the engine is not the host's bits"
-    );
+    engine_bits(&what, &engine, &dev, (&x, &y), (&fwd, &adj));
 }
 
 /// 2-D and 3-D, kinematic and dynamic, f64, f32, Complex64 and Complex32 (every kernel of
 /// `kirchhoff.cu`).
 pub fn kirchhoff_all_dtypes<E: TestEngine>(comm: &Communicator) {
-    for (three_d, dynamic) in [(false, false), (true, false), (false, true), (true, true)] {
-        case::<f64, E>(comm, three_d, dynamic);
-        case::<f32, E>(comm, three_d, dynamic);
-        case::<Complex64, E>(comm, three_d, dynamic);
-        case::<Complex32, E>(comm, three_d, dynamic);
-    }
+    every_case!(case, E, comm);
 }
 
 /// Mistakes, each an error on every rank: a NaN in the last rank's table only, a table of the
@@ -609,4 +641,170 @@ pub fn kirchhoff_split_constructor(comm: &Communicator) {
         |_| true,
         "a NaN position on the last rank",
     );
+}
+
+/// `Kirchhoff::constant_velocity_image_split` (the image split along its first axis, parts of
+/// 2 lines in 2-D and of 1 in 3-D, so that some ranks hold no part at 3 and 4 ranks): the forward
+/// against the oracle, the adjoint the serial operator's bits, a dot test, the same bits as on
+/// one rank, and on engine `E` the host's bits.
+fn image_split_case<T: TestScalar, E: TestEngine>(
+    comm: &Communicator,
+    three_d: bool,
+    dynamic: bool,
+) {
+    let what = format!(
+        "Kirchhoff::image_split {}{} on {} ({}, {} ranks)",
+        if three_d { "3-D" } else { "2-D" },
+        if dynamic { " dynamic" } else { "" },
+        E::NAME,
+        T::SUFFIX,
+        comm.size()
+    );
+    let (grid, srcs, recs, mut params) = geometry(three_d);
+    if dynamic {
+        params.dynamic = Some(dynamic_params(&grid));
+    }
+    let lines = if three_d { 1 } else { 2 };
+    let build = |comm: &Communicator| {
+        Kirchhoff::<T>::constant_velocity_image_split(
+            comm,
+            &Host,
+            &grid,
+            (&srcs, &recs),
+            VEL,
+            &params,
+            lines,
+        )
+        .unwrap()
+    };
+    let op = build(comm);
+    let ni = grid.points();
+    let (xg, yg) = (
+        global::<T>(&[ni], 73),
+        global::<T>(&[NS * NR * params.nt], 74),
+    );
+    let x = DistVector::Array(dist(comm, &xg, op.domain().layout().unwrap()));
+    let y = DistVector::Array(dist(comm, &yg, op.range().layout().unwrap()));
+    let fwd = values(&op.apply(&x).unwrap());
+    let adj = values(&op.apply_adjoint(&y).unwrap());
+
+    let (all, rec) = tables(&grid, (&srcs, &recs), dynamic);
+    let oracle = Oracle::new(&grid, (&srcs, &recs), (&all, &rec), &params);
+    let (xs, ys): (Vec<T>, Vec<T>) = (xg.iter().copied().collect(), yg.iter().copied().collect());
+    let e = max_rel(&fwd, &oracle.forward(&xs));
+    assert!(e <= 1e3 * T::TOL, "{what}: forward {e:e}");
+    // Every point's sum is the serial operator's: its bits.
+    let serial = Kirchhoff::<T>::new(&grid.dims(), &all, &rec, &params).unwrap();
+    let mut want = vec![T::zero(); ni];
+    serial.rmatvec(&ys, &mut want);
+    assert!(
+        bits(&adj, &want),
+        "{what}: adjoint differs from the serial operator's"
+    );
+    let d = dottest(&op, &x, &y).unwrap();
+    assert!(d.passes(T::TOL), "{what}: dot test {d:?}");
+
+    // The same bits as on one rank.
+    let one_comm = Communicator::serial();
+    let one = build(&one_comm);
+    let x1 = DistVector::Array(dist(&one_comm, &xg, one.domain().layout().unwrap()));
+    assert!(
+        bits(&fwd, &values(&one.apply(&x1).unwrap())),
+        "{what}: forward differs from one rank's"
+    );
+
+    // On engine E: the host's bits.
+    let engine = E::for_rank(comm);
+    let dev = Kirchhoff::<T, E>::constant_velocity_image_split(
+        comm,
+        &engine,
+        &grid,
+        (&srcs, &recs),
+        VEL,
+        &params,
+        lines,
+    )
+    .unwrap();
+    engine_bits(&what, &engine, &dev, (&x, &y), (&fwd, &adj));
+}
+
+/// The image split, 2-D and 3-D, kinematic and dynamic, f64, f32, Complex64 and Complex32.
+pub fn kirchhoff_image_split_all_dtypes<E: TestEngine>(comm: &Communicator) {
+    every_case!(image_split_case, E, comm);
+}
+
+/// Mistakes in an image split, each an error on every rank: no line per part, a NaN velocity
+/// on the last rank only, tables of the wrong width from the last rank's reader, a velocity of
+/// the wrong length; and `TravelTimes::constant_velocity_lines` of lines past the axis.
+pub fn kirchhoff_image_split_errors(comm: &Communicator) {
+    let (grid, srcs, recs, params) = geometry(false);
+    let last = comm.rank() + 1 == comm.size();
+    let split = |vel: f64, params: &KirchhoffParams, lines: usize| {
+        Kirchhoff::<f64>::constant_velocity_image_split(
+            comm,
+            &Host,
+            &grid,
+            (&srcs, &recs),
+            vel,
+            params,
+            lines,
+        )
+    };
+    expect_err(
+        comm,
+        split(VEL, &params, 0),
+        is_invalid_argument,
+        "0 lines per part",
+    );
+    let vel = if last { f64::NAN } else { VEL };
+    expect_err(
+        comm,
+        split(vel, &params, 2),
+        |_| true,
+        "a NaN velocity on the last rank",
+    );
+    let dynamic = KirchhoffParams {
+        dynamic: Some(DynamicParams {
+            velocity: vec![VEL; 3],
+            ..dynamic_params(&grid)
+        }),
+        ..params.clone()
+    };
+    expect_err(
+        comm,
+        split(VEL, &dynamic, 2),
+        is_invalid_argument,
+        "a velocity of 3 values",
+    );
+    // 9 lines in parts of 2: the last rank holds a part at every rank count up to 4.
+    let r = Kirchhoff::<f64>::image_split(
+        comm,
+        &Host,
+        &grid.dims(),
+        2,
+        |lines| {
+            let t = |p: &[Vec<f64>]| {
+                TravelTimes::constant_velocity_lines(&grid, p, VEL, None, lines.clone())
+            };
+            let src = if last {
+                TravelTimes::from_table(vec![0.01; NS * 3], NS, 3)?
+            } else {
+                t(&srcs)?
+            };
+            Ok((src, t(&recs)?))
+        },
+        &params,
+    );
+    expect_err(
+        comm,
+        r.map(|_| ()),
+        |_| true,
+        "a table of the wrong width on the last rank",
+    );
+    assert!(is_invalid_argument(
+        &TravelTimes::constant_velocity_lines(&grid, &srcs, VEL, None, 8..10).unwrap_err()
+    ));
+    assert!(is_invalid_argument(
+        &TravelTimes::constant_velocity_lines(&grid, &srcs, VEL, Some(-1.0), 0..1).unwrap_err()
+    ));
 }

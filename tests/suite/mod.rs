@@ -434,6 +434,14 @@ pub const TESTS: &[(&str, fn(&Communicator))] = &[
         kirchhoff::kirchhoff_split_constructor,
     ),
     (
+        "kirchhoff::kirchhoff_image_split_all_dtypes[host]",
+        kirchhoff::kirchhoff_image_split_all_dtypes::<distlops::core::Host>,
+    ),
+    (
+        "kirchhoff::kirchhoff_image_split_errors",
+        kirchhoff::kirchhoff_image_split_errors,
+    ),
+    (
         "nonstationary::default_layout",
         nonstationary::default_layout,
     ),

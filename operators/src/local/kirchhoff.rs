@@ -3,9 +3,11 @@
 //! [`Kirchhoff::distributed`], the sources split over ranks (PyLops-MPI's Kirchhoff benchmark).
 
 mod dynamic;
+mod image_split;
 mod wavelet;
 
 pub use dynamic::{Amplitudes, DynamicParams};
+pub use image_split::image_split_lines;
 pub use wavelet::filtered_wavelet;
 
 use super::shape::{check_matvec_on, check_rmatvec_on};
@@ -150,23 +152,8 @@ impl TravelTimes {
         vel: f64,
         eps: f64,
     ) -> Result<Self> {
-        let tt = Self::constant_velocity(grid, positions, vel)?;
-        if !(eps.is_finite() && eps >= 0.0) {
-            return Err(Error::InvalidArgument(format!(
-                "Kirchhoff: the amplitude's eps must be finite and non-negative, got {eps}"
-            )));
-        }
-        let three = grid.ndim() == 3;
-        let amp = tt
-            .table
-            .iter()
-            .map(|t| {
-                let d = t * vel + eps;
-                1.0 / if three { d } else { d.sqrt() }
-            })
-            .collect();
-        let xs = positions.iter().map(|p| p[p.len() - 2]);
-        tt.with_amplitudes(grid, amp, xs)
+        grid.check()?;
+        Self::constant_velocity_lines(grid, positions, vel, Some(eps), 0..grid.dims()[0])
     }
 
     /// PyLops' `eps` of the analytic amplitudes, `1e-2 (max d_s + max d_r)`, the largest
@@ -239,7 +226,7 @@ impl TravelTimes {
             ));
         }
         self.dynamic = Some(Amplitudes {
-            angle: dynamic::angles(grid, &self.table, self.n),
+            angle: dynamic::angles(&grid.dims(), &dynamic::spacing(grid), &self.table, self.n),
             amp: amplitudes,
             ix: dynamic::x_indices(grid, xs.into_iter()),
         });
@@ -365,7 +352,9 @@ pub struct KirchhoffParams {
 ///   source-split operators (PyLops-MPI's benchmark) compute the amplitudes' `eps` from each
 ///   rank's sources ([`TravelTimes::amplitude_eps`] uses every source); a point outside an
 ///   aperture adds `x 0` instead of nothing (the same but for a non-finite model).
-/// * Not yet: the wavelet filter (`wavfilter`).
+/// * Distributed: [`Kirchhoff::distributed`] (the sources split over the ranks, the image on
+///   every rank) or [`Kirchhoff::image_split`] (the image split along its first axis, the
+///   data on every rank).
 ///
 /// ```
 /// use distlops_operators::local::LocalOperator;
@@ -389,8 +378,10 @@ pub struct Kirchhoff<T: Scalar, E: Banded + Demigration = Host> {
     rec: Arc<Side<E>>,
     /// The offset aperture: its limits, the traces' offsets and the taper.
     aperture: Option<Aperture<E>>,
-    conv: Convolve1D<T, E>,
-    /// `K m` before the wavelet (forward), `W^H d` (adjoint).
+    /// `W`; `None`: `K` alone (the parts of [`Kirchhoff::image_split`], whose wavelet is
+    /// applied once to their sum).
+    conv: Option<Convolve1D<T, E>>,
+    /// `K m` before the wavelet (forward), `W^H d` (adjoint); empty without `conv`.
     traces: Mutex<E::Storage<T>>,
     dims: Vec<usize>,
     dimsd: Vec<usize>,
@@ -501,17 +492,19 @@ impl<T: Scalar, E: Banded + Demigration> Kirchhoff<T, E> {
         params: &KirchhoffParams,
     ) -> Result<Self> {
         let rec = Arc::new(Side::new(engine, rec, params.dynamic.as_ref(), true)?);
-        Self::with_receivers(engine, dims, src, rec, params)
+        Self::with_receivers(engine, dims, src, rec, params, true)
     }
 
     /// [`new_on`](Self::new_on) with the receivers' tables already on `engine`, shared with
-    /// other operators (one per source, [`distributed`](Self::distributed)).
+    /// other operators (one per source, [`distributed`](Self::distributed)); without the
+    /// wavelet's convolution unless `wavelet`.
     fn with_receivers(
         engine: &E,
         dims: &[usize],
         src: &TravelTimes,
         rec: Arc<Side<E>>,
         params: &KirchhoffParams,
+        wavelet: bool,
     ) -> Result<Self> {
         let ni: usize = dims.iter().product();
         let nr = rec.n;
@@ -560,15 +553,15 @@ impl<T: Scalar, E: Banded + Demigration> Kirchhoff<T, E> {
             }
             _ => None,
         };
-        let wav: Vec<T> = params
-            .wavelet
-            .iter()
-            .map(|&w| T::from_real(T::Real::real_from_f64(w)))
-            .collect();
-        let conv = Convolve1D::new_on(engine, &[src.n * nr, params.nt], wav, params.wavcenter, 1)?;
+        let (conv, buffer) = if wavelet {
+            let conv = Self::wavelet_of(engine, src.n * nr, params)?;
+            (Some(conv), src.n * nr * params.nt)
+        } else {
+            (None, 0)
+        };
         Ok(Kirchhoff {
             grid,
-            traces: Mutex::new(engine.zeros::<T>(&[src.n * nr * params.nt])?),
+            traces: Mutex::new(engine.zeros::<T>(&[buffer])?),
             dimsd: vec![src.n, nr, params.nt],
             src,
             rec,
@@ -630,6 +623,7 @@ impl<T: Scalar, E: Banded + Demigration> Kirchhoff<T, E> {
                         &my_src.rows(s..s + 1),
                         rec.clone(),
                         params,
+                        true,
                     )?;
                     Ok(Box::new(op) as Box<dyn LocalOperator<T, E>>)
                 })
@@ -712,6 +706,24 @@ impl<T: Scalar, E: Banded + Demigration> Kirchhoff<T, E> {
     pub fn params(&self) -> &KirchhoffParams {
         &self.params
     }
+
+    /// `W`: the convolution of `traces` traces of `params.nt` samples with the wavelet.
+    fn wavelet_of(engine: &E, traces: usize, params: &KirchhoffParams) -> Result<Convolve1D<T, E>> {
+        let wav: Vec<T> = params
+            .wavelet
+            .iter()
+            .map(|&w| T::from_real(T::Real::real_from_f64(w)))
+            .collect();
+        Convolve1D::new_on(engine, &[traces, params.nt], wav, params.wavcenter, 1)
+    }
+
+    /// The length of the trace buffer: the data's with the wavelet's convolution, 0 without.
+    fn traces_len(&self) -> usize {
+        match self.conv {
+            Some(_) => self.grid.ns * self.grid.nr * self.grid.nt,
+            None => 0,
+        }
+    }
 }
 
 fn check_params(p: &KirchhoffParams) -> Result<()> {
@@ -765,8 +777,12 @@ impl<T: Scalar, E: Banded + Demigration, F: Banded + Demigration> ToEngine<F> fo
             src: self.src.to_engine(engine)?,
             rec: Arc::new(self.rec.to_engine(engine)?),
             aperture,
-            conv: self.conv.to_engine(engine)?,
-            traces: Mutex::new(engine.zeros::<T>(&[self.grid.ns * self.grid.nr * self.grid.nt])?),
+            conv: self
+                .conv
+                .as_ref()
+                .map(|c| c.to_engine(engine))
+                .transpose()?,
+            traces: Mutex::new(engine.zeros::<T>(&[self.traces_len()])?),
             dims: self.dims.clone(),
             dimsd: self.dimsd.clone(),
             params: self.params.clone(),
@@ -783,17 +799,23 @@ impl<T: Scalar, E: Banded + Demigration> LocalOperator<T, E> for Kirchhoff<T, E>
     }
     fn matvec(&self, x: E::Slice<'_, T>, y: E::SliceMut<'_, T>) {
         check_matvec_on::<T, E, _>(self, "Kirchhoff::matvec", &x, &y);
-        let mut traces = self.traces.lock().unwrap_or_else(|e| e.into_inner());
         let (src, rec) = (E::slice(&self.src.times), E::slice(&self.rec.times));
         let w = self.weights();
+        let Some(conv) = &self.conv else {
+            return E::demigrate(&self.grid, src, rec, w, x, y);
+        };
+        let mut traces = self.traces.lock().unwrap_or_else(|e| e.into_inner());
         E::demigrate(&self.grid, src, rec, w, x, E::slice_mut(&mut traces));
-        self.conv.matvec(E::slice(&traces), y);
+        conv.matvec(E::slice(&traces), y);
     }
     fn rmatvec(&self, y: E::Slice<'_, T>, x: E::SliceMut<'_, T>) {
         check_rmatvec_on::<T, E, _>(self, "Kirchhoff::rmatvec", &y, &x);
-        let mut traces = self.traces.lock().unwrap_or_else(|e| e.into_inner());
-        self.conv.rmatvec(y, E::slice_mut(&mut traces));
         let (src, rec) = (E::slice(&self.src.times), E::slice(&self.rec.times));
+        let Some(conv) = &self.conv else {
+            return E::migrate(&self.grid, src, rec, self.weights(), y, x);
+        };
+        let mut traces = self.traces.lock().unwrap_or_else(|e| e.into_inner());
+        conv.rmatvec(y, E::slice_mut(&mut traces));
         E::migrate(&self.grid, src, rec, self.weights(), E::slice(&traces), x);
     }
     fn name(&self) -> String {

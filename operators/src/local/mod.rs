@@ -69,7 +69,8 @@ pub use diagonal::Diagonal;
 pub use first_derivative::{FirstDerivativeParams, LocalFirstDerivative};
 pub use identity::Identity;
 pub use kirchhoff::{
-    filtered_wavelet, Amplitudes, DynamicParams, ImageGrid, Kirchhoff, KirchhoffParams, TravelTimes,
+    filtered_wavelet, image_split_lines, Amplitudes, DynamicParams, ImageGrid, Kirchhoff,
+    KirchhoffParams, TravelTimes,
 };
 pub use matrix_mult::MatrixMult;
 pub use pad::Pad;

@@ -202,22 +202,26 @@ fn gradient(f: &[f64], dims: &[usize], h: &[f64], axis: usize) -> Vec<f64> {
         .collect()
 }
 
-/// The angles with the vertical of the rays of a table of `n` rows on `grid`, from the
-/// gradient of the times (PyLops' expressions, with the grid's spacing): in 2-D
-/// `atan2(dt/dx, dt/dz)`; in 3-D `sign(dt/dx) acos((dt/dz) / |grad t|)` (each side its own
-/// sign: PyLops takes the receivers' sign from the sources' gradient), NaN where the gradient
-/// vanishes (a point next to a position, whose angle is undefined: it then contributes
-/// nothing, as in PyLops).
-pub(super) fn angles(grid: &ImageGrid, table: &[f64], n: usize) -> Vec<f64> {
-    let dims = grid.dims();
-    let ni: usize = dims.iter().product();
+/// The grid's spacing along each axis (`(y,) x, z`; 1 along an axis of one point).
+pub(super) fn spacing(grid: &ImageGrid) -> Vec<f64> {
     let step = |a: &[f64]| if a.len() > 1 { a[1] - a[0] } else { 1.0 };
     let mut h: Vec<f64> = grid.y.iter().map(|y| step(y)).collect();
     h.extend([step(&grid.x), step(&grid.z)]);
+    h
+}
+
+/// The angles with the vertical of the rays of a table of `n` rows on a grid of shape `dims`
+/// and spacing `h` ([`spacing`]), from the gradient of the times (PyLops' expressions, with the
+/// grid's spacing): in 2-D `atan2(dt/dx, dt/dz)`; in 3-D `sign(dt/dx) acos((dt/dz) / |grad t|)`
+/// (each side its own sign: PyLops takes the receivers' sign from the sources' gradient), NaN
+/// where the gradient vanishes (a point next to a position, whose angle is undefined: it then
+/// contributes nothing, as in PyLops).
+pub(super) fn angles(dims: &[usize], h: &[f64], table: &[f64], n: usize) -> Vec<f64> {
+    let ni: usize = dims.iter().product();
     let nd = dims.len();
     let mut out = Vec::with_capacity(n * ni);
     for row in table.chunks_exact(ni.max(1)).take(n) {
-        let g: Vec<Vec<f64>> = (0..nd).map(|a| gradient(row, &dims, &h, a)).collect();
+        let g: Vec<Vec<f64>> = (0..nd).map(|a| gradient(row, dims, h, a)).collect();
         let (gx, gz) = (&g[nd - 2], &g[nd - 1]);
         for i in 0..ni {
             out.push(if nd == 2 {
