@@ -22,7 +22,11 @@
 //! Options: `[RANKS]`, `--out DIR`, `--niter N` (default 60), `--no-figures`, `--dynamic`
 //! (PyLops' `dynamic=True` with its defaults, [`DynamicParams::new`]: amplitudes, the
 //! obliquity factor and the angle taper), `--wavfilter` (PyLops' `wavfilter=True`, the wavelet
-//! through [`filtered_wavelet`]).
+//! through [`filtered_wavelet`]), `--image-split LINES` (the image split over the ranks in
+//! parts of `LINES` lines of x, every source on every rank: [`Kirchhoff::image_split`]
+//! instead of the sources split).
+//!
+//! [`Kirchhoff::image_split`]: distlops::operators::local::Kirchhoff::image_split
 //!
 //! [`DynamicParams::new`]: distlops::operators::local::DynamicParams::new
 //! [`filtered_wavelet`]: distlops::operators::local::filtered_wavelet
@@ -34,8 +38,8 @@
 #[path = "poststack/figures.rs"]
 mod figures;
 
-use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt};
-use distlops::core::{Communicator, DistVector, DistributedArray, Host, NormOrd};
+use distlops::core::operator::{dottest, LinearOperator, LinearOperatorExt, Op, Space};
+use distlops::core::{Communicator, DistVector, DistributedArray, Host, NormOrd, Partition};
 use distlops::core::{Vector, VectorRef};
 use distlops::io::npy::write_npy;
 use distlops::ndarray::{Array2, ArrayD, IxDyn};
@@ -93,6 +97,8 @@ struct Args {
     figures: bool,
     dynamic: bool,
     wavfilter: bool,
+    /// Lines of x per part of an image split; `None`: the sources split.
+    image_split: Option<usize>,
 }
 
 fn args() -> Res<Args> {
@@ -103,6 +109,7 @@ fn args() -> Res<Args> {
         figures: true,
         dynamic: false,
         wavfilter: false,
+        image_split: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(s) = it.next() {
@@ -113,6 +120,7 @@ fn args() -> Res<Args> {
             "--no-figures" => a.figures = false,
             "--dynamic" => a.dynamic = true,
             "--wavfilter" => a.wavfilter = true,
+            "--image-split" => a.image_split = Some(value()?.parse()?),
             n => a.ranks = n.parse().map_err(|_| format!("unknown argument {n}"))?,
         }
     }
@@ -126,7 +134,20 @@ fn rel_err(a: &DistVector<f64>, b: VectorRef<'_, f64>) -> Res<f64> {
     Ok(e.norm(NormOrd::Two)? / b.to_owned().norm(NormOrd::Two)?)
 }
 
-/// The image `(NX, NZ)` of a Broadcast vector as rows of depth, columns of x.
+/// The vector of `space` whose value at global index `i` is `f(i)`, each rank making its own
+/// part (all of it when the space is Broadcast).
+fn by_index(comm: &Communicator, space: &Space, f: impl Fn(usize) -> f64) -> Res<DistVector<f64>> {
+    let layout = space.layout()?;
+    let first = match layout.partition() {
+        Partition::Scatter => layout.offset(comm.rank()),
+        _ => 0,
+    };
+    let local = ArrayD::from_shape_fn(IxDyn(&[layout.local_len(comm.rank())]), |i| f(first + i[0]));
+    Ok(DistributedArray::from_local_with_layout(comm, layout, local)?.into())
+}
+
+/// The image `(NX, NZ)` of a vector as rows of depth, columns of x.
+/// [Collective](distlops::core#collective-calls) for a Scatter vector (an image split).
 fn section(v: &DistVector<f64>) -> Array2<f64> {
     let a = v.asarray();
     Array2::from_shape_fn((NZ, NX), |(iz, ix)| a[ix * NZ + iz])
@@ -151,32 +172,25 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
         wavcenter,
         dynamic: args.dynamic.then(|| DynamicParams::new(VEL)),
     };
-    // Each rank models a balanced block of the sources, in order.
-    let op = Kirchhoff::<f64>::constant_velocity_split(
-        comm,
-        &Host,
-        &grid,
-        (&srcs, &recs),
-        VEL,
-        &params,
-    )?;
+    let split = (&srcs[..], &recs[..]);
+    let op: Op<f64> = match args.image_split {
+        // Each rank models a balanced block of the sources, in order (the image on every rank).
+        None => Op::new(Kirchhoff::<f64>::constant_velocity_split(
+            comm, &Host, &grid, split, VEL, &params,
+        )?),
+        // Each rank holds a block of the image's lines of x (the data on every rank).
+        Some(lines) => Kirchhoff::<f64>::constant_velocity_image_split(
+            comm, &Host, &grid, split, VEL, &params, lines,
+        )?,
+    };
 
-    // The true reflectivity (replicated) and the data (each rank its sources' traces).
-    let m_true = ArrayD::from_shape_fn(IxDyn(&[NX * NZ]), |i| reflectivity(i[0] / NZ, i[0] % NZ));
-    let m: DistVector<f64> =
-        DistributedArray::from_local_with_layout(comm, op.domain().layout()?, m_true)?.into();
+    // The true reflectivity and the data; the dot test on a model and data of other patterns.
+    // Each rank makes its own part from the global index: the same vectors on every rank
+    // count and for either split.
+    let m = by_index(comm, op.domain(), |i| reflectivity(i / NZ, i % NZ))?;
     let d = op.apply(&m)?;
-    // The dot test on the model and data of another pattern (by global index: the same on
-    // every rank count).
-    let range = op.range().layout()?;
-    let first_row = range.offset(comm.rank());
-    let y = ArrayD::from_shape_fn(IxDyn(&[range.count(comm.rank())]), |i| {
-        ((first_row + i[0]) * 7919 % 1000) as f64 / 500.0 - 1.0
-    });
-    let y: DistVector<f64> = DistributedArray::from_local_with_layout(comm, range, y)?.into();
-    let x = ArrayD::from_shape_fn(IxDyn(&[NX * NZ]), |i| (i[0] % 13) as f64 / 6.0 - 1.0);
-    let x: DistVector<f64> =
-        DistributedArray::from_local_with_layout(comm, op.domain().layout()?, x)?.into();
+    let y = by_index(comm, op.range(), |i| (i * 7919 % 1000) as f64 / 500.0 - 1.0)?;
+    let x = by_index(comm, op.domain(), |i| (i % 13) as f64 / 6.0 - 1.0)?;
     let dot = dottest(&op, &x, &y)?;
     if !dot.passes(1e-12) {
         return Err(format!("dot test failed: {dot:?}").into());
@@ -217,10 +231,16 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
         };
         write_npy(args.out.join(format!("{name}.npy")), a)?;
     }
+    // Gathered on every rank (a collective call for an image split).
+    let sections = [section(&m), section(&migrated), section(&lsm)];
     if comm.rank() == 0 {
         println!(
-            "least-squares Kirchhoff migration{}{}: {NX} x {NZ} image, {NS} sources x {NR} \
+            "least-squares Kirchhoff migration{}{}{}: {NX} x {NZ} image, {NS} sources x {NR} \
              receivers x {NT} samples on {} ranks; dot test {:.1e}",
+            match args.image_split {
+                Some(l) => format!(", the image split in parts of {l} lines"),
+                None => String::new(),
+            },
             if args.dynamic { ", dynamic" } else { "" },
             if args.wavfilter {
                 ", filtered wavelet"
@@ -248,7 +268,6 @@ fn run(comm: &Communicator, args: &Args) -> Res<()> {
                 name: "depth (m)".into(),
                 values: axis(NZ),
             };
-            let sections = [section(&m), section(&migrated), section(&lsm)];
             let captions = [
                 "true reflectivity".to_string(),
                 "migration (adjoint)".to_string(),

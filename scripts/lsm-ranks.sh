@@ -42,11 +42,18 @@ done
 # rank and 3 MPI ranks (the other rank counts share the code paths checked above).
 lsm dyn-threads1 "$bin" 1 --dynamic --wavfilter --no-figures
 lsm dyn-np3 "$MPIEXEC" -n 3 "$bin" --dynamic --wavfilter --no-figures
-for f in "$tmp"/dyn-threads1/*.npy; do
-  if ! cmp -s "$f" "$tmp/dyn-np3/$(basename "$f")"; then
-    echo "lsm-ranks.sh: dyn-np3: $(basename "$f") differs from the 1-thread dynamic run's" >&2
-    status=1
-  fi
+# The image split over the ranks (parts of 4 lines of x): its targets, the same bits at 1 thread
+# rank and 3 MPI ranks (3 ranks of 11 parts: uneven blocks).
+lsm split-threads1 "$bin" 1 --image-split 4 --no-figures
+lsm split-np3 "$MPIEXEC" -n 3 "$bin" --image-split 4 --no-figures
+for pair in dyn-threads1:dyn-np3 split-threads1:split-np3; do
+  one="${pair%%:*}" three="${pair##*:}"
+  for f in "$tmp/$one"/*.npy; do
+    if ! cmp -s "$f" "$tmp/$three/$(basename "$f")"; then
+      echo "lsm-ranks.sh: $three: $(basename "$f") differs from the $one run's" >&2
+      status=1
+    fi
+  done
 done
-[ "$status" -eq 0 ] && echo "lsm-ranks.sh: every image and the data bitwise identical on 1-4 ranks (threads and mpirun), dynamic too"
+[ "$status" -eq 0 ] && echo "lsm-ranks.sh: every image and the data bitwise identical on 1-4 ranks (threads and mpirun), dynamic and image-split runs too"
 exit "$status"
