@@ -4,13 +4,15 @@
 use crate::cg_pipelined::CgPipelined;
 use crate::cg_single::{CgSingle, CgVectors};
 use crate::common::{
-    check_square, check_tol, data_residual_of, finite, finite_nonzero, nonzero, Callback,
-    CgVariant, Input, Iterative, Progress, Residual, Result, SolveInfo, StopReason,
+    check_square, check_tol, data_residual, finite, finite_nonzero, nonzero, Callback, CgVariant,
+    Iterative, Progress, Residual, Result, SolveInfo, StopReason,
 };
 use crate::fused::fused_vdots_agreed;
 use crate::table;
 use distlops_core::VectorRef;
-use distlops_core::{DistVector, Engine, Host, LinearOperator, Parameters, Scalar, Vector};
+use distlops_core::{
+    DistVector, Engine, Host, LinearOperator, LinearOperatorExt, Parameters, Scalar, Vector,
+};
 use num_traits::Float;
 
 const NAME: &str = "CG";
@@ -67,6 +69,29 @@ pub struct CgSolution<T: Scalar, E: Engine = Host> {
     pub x: DistVector<T, E>,
     /// Stop reason, iterations, and the cost history: `|y - A x|_2` after setup and every step.
     pub info: SolveInfo<T::Real>,
+}
+
+/// The vectors of a CG solve besides its estimate, handed from one inner solve to the next
+/// ([`Cg::finalize_into_parts`], [`Cg::from_parts`]): the residual and the storage of the
+/// direction and of `A c`. All in the operator's domain.
+pub(crate) struct CgSpares<T: Scalar, E: Engine> {
+    /// The residual `y - A x`.
+    pub(crate) r: DistVector<T, E>,
+    /// The storage of `A c` (any values).
+    pub(crate) ac: DistVector<T, E>,
+    /// The storage of the direction `c` (any values).
+    pub(crate) c: DistVector<T, E>,
+}
+
+impl<T: Scalar, E: Engine> CgSpares<T, E> {
+    /// Three zero vectors like `x`.
+    pub(crate) fn like(x: &DistVector<T, E>) -> Self {
+        CgSpares {
+            r: x.zeros_like(),
+            ac: x.zeros_like(),
+            c: x.zeros_like(),
+        }
+    }
 }
 
 /// Conjugate gradient for `A x = y` with `A` square and Hermitian positive definite, in PyLops'
@@ -224,27 +249,57 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
         T: 'v,
         E: 'v,
     {
-        Self::setup_of(op, y.into().into(), x0.into().map(Input::from), params)
-    }
-
-    /// [`setup`](Self::setup) on vectors the solver may take ([`Input::Owned`]): the residual is
-    /// made in an owned `y`'s storage and the estimate in an owned `x0`'s, with no copy (an inner
-    /// solve's right-hand side and warm start).
-    pub(crate) fn setup_of(
-        op: &'a dyn LinearOperator<T, E>,
-        y: Input<'_, T, E>,
-        x0: Option<Input<'_, T, E>>,
-        params: CgParams,
-    ) -> Result<Self> {
         let checks = check_tol(NAME, params.tol).and_then(|()| check_square(op, NAME));
         // The work vector for `A c` holds `A x0` first.
         let Residual {
             residual: r,
             work: ac,
             x0,
-        } = data_residual_of(op, y, x0, NAME, &params.agreed(), checks)?;
+        } = data_residual(op, y.into(), x0.into(), NAME, &params.agreed(), checks)?;
         let x = x0.unwrap_or_else(|| r.zeros_like());
         let c = r.clone();
+        Self::start(op, x, r, ac, c, params)
+    }
+
+    /// The agreement [`setup`](Self::setup) makes, for a caller that then makes the residual
+    /// itself and starts the solve with [`from_parts`](Self::from_parts): the ranks agree on
+    /// `checks` (the caller's own, with `tol` and the operator's squareness) and on the
+    /// parameters. Collective.
+    pub(crate) fn agree(
+        op: &dyn LinearOperator<T, E>,
+        params: &CgParams,
+        checks: Result<()>,
+    ) -> Result<()> {
+        let checks = checks
+            .and_then(|()| check_tol(NAME, params.tol))
+            .and_then(|()| check_square(op, NAME));
+        op.agree_solve(NAME, &params.agreed(), checks)
+    }
+
+    /// A solve from `x0` with `spares.r` already `y - A x0` (`spares.ac` and `spares.c` any
+    /// values, in the same space): the set-up after the agreement
+    /// ([`agree`](Self::agree)), with no copy and no product (the classic recurrences; the
+    /// other variants make theirs). Collective (one all-reduce).
+    pub(crate) fn from_parts(
+        op: &'a dyn LinearOperator<T, E>,
+        x: DistVector<T, E>,
+        spares: CgSpares<T, E>,
+        params: CgParams,
+    ) -> Result<Self> {
+        let CgSpares { r, ac, mut c } = spares;
+        c.copy_from(&r)?;
+        Self::start(op, x, r, ac, c, params)
+    }
+
+    /// The set-up's last part: `c = r` given, `kold = r^H r`, the table header.
+    fn start(
+        op: &'a dyn LinearOperator<T, E>,
+        x: DistVector<T, E>,
+        r: DistVector<T, E>,
+        ac: DistVector<T, E>,
+        c: DistVector<T, E>,
+        params: CgParams,
+    ) -> Result<Self> {
         let (recurrence, kold) = match params.variant {
             CgVariant::Classic => {
                 let [rr] = fused_vdots_agreed([(&r, &r)])?;
@@ -376,15 +431,20 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
         }
     }
 
-    /// [`finalize`](Self::finalize), also giving back the residual's storage (`y - A x`), for
-    /// the next inner solve to take as its right-hand side's.
-    pub(crate) fn finalize_with_residual(self) -> (CgSolution<T, E>, DistVector<T, E>) {
-        let r = self.r;
+    /// [`finalize`](Self::finalize), also giving back the residual `y - A x` (recurred) and
+    /// the storage of the other work vectors, for the next inner solve to start from
+    /// ([`from_parts`](Self::from_parts)).
+    pub(crate) fn finalize_into_parts(self) -> (CgSolution<T, E>, CgSpares<T, E>) {
+        let spares = CgSpares {
+            r: self.r,
+            ac: self.ac,
+            c: self.c,
+        };
         let solution = CgSolution {
             x: self.x,
             info: self.progress.finish(NBAR),
         };
-        (solution, r)
+        (solution, spares)
     }
 
     /// The current estimate.

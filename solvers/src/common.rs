@@ -225,38 +225,6 @@ pub(crate) fn check_square<T: Scalar, E: Engine>(
     Ok(())
 }
 
-/// A solver's input vector: borrowed (the solver copies it where it needs its own) or given to
-/// the solver, which then works in its storage (an inner solve's right-hand side and start).
-pub(crate) enum Input<'v, T: Scalar, E: Engine> {
-    /// The caller keeps the vector.
-    Borrowed(VectorRef<'v, T, E>),
-    /// The solver takes the vector.
-    Owned(DistVector<T, E>),
-}
-
-impl<'v, T: Scalar, E: Engine> Input<'v, T, E> {
-    fn view(&self) -> VectorRef<'_, T, E> {
-        match self {
-            Input::Borrowed(v) => *v,
-            Input::Owned(v) => v.view(),
-        }
-    }
-
-    /// The vector itself, or a copy of the borrowed one.
-    fn into_owned(self) -> DistVector<T, E> {
-        match self {
-            Input::Borrowed(v) => v.to_owned(),
-            Input::Owned(v) => v,
-        }
-    }
-}
-
-impl<'v, T: Scalar, E: Engine> From<VectorRef<'v, T, E>> for Input<'v, T, E> {
-    fn from(v: VectorRef<'v, T, E>) -> Self {
-        Input::Borrowed(v)
-    }
-}
-
 /// The setup CG and CGLS share: checks `y` (against the range) and `x0` (against the domain),
 /// and returns the data residual `y - A x0` with a work vector of the range that holds `A x0`
 /// (zero, and the product saved, when `x0` is `None`).
@@ -275,43 +243,29 @@ pub(crate) fn data_residual<T: Scalar, E: Engine>(
     params: &Parameters,
     checks: Result<()>,
 ) -> Result<Residual<T, E>> {
-    data_residual_of(op, y.into(), x0.map(Input::from), solver, params, checks)
-}
-
-/// [`data_residual`] of vectors the solver may take: the residual is made in an owned `y`'s
-/// storage and the estimate starts in an owned `x0`'s, with no copy.
-pub(crate) fn data_residual_of<T: Scalar, E: Engine>(
-    op: &dyn LinearOperator<T, E>,
-    y: Input<'_, T, E>,
-    x0: Option<Input<'_, T, E>>,
-    solver: &str,
-    params: &Parameters,
-    checks: Result<()>,
-) -> Result<Residual<T, E>> {
     let checks = checks.and_then(|()| {
-        op.range().check(y.view(), &format!("{solver} data y"))?;
-        if let Some(x0) = &x0 {
+        op.range().check(y, &format!("{solver} data y"))?;
+        if let Some(x0) = x0 {
             op.domain()
-                .check(x0.view(), &format!("{solver} initial guess x0"))?;
+                .check(x0, &format!("{solver} initial guess x0"))?;
         }
         Ok(())
     });
     op.agree_solve(solver, params, checks)?;
-    y.view().check_replicas(&format!("{solver} data y"))?;
-    if let Some(x0) = &x0 {
-        x0.view()
-            .check_replicas(&format!("{solver} initial guess x0"))?;
+    y.check_replicas(&format!("{solver} data y"))?;
+    if let Some(x0) = x0 {
+        x0.check_replicas(&format!("{solver} initial guess x0"))?;
     }
-    let mut residual = y.into_owned();
+    let mut residual = y.to_owned();
     let mut work = residual.zeros_like();
-    if let Some(x0) = &x0 {
-        op.matvec_unchecked(x0.view(), &mut work)?;
+    if let Some(x0) = x0 {
+        op.matvec_unchecked(x0, &mut work)?;
         residual.axpy(-T::one(), &work)?;
     }
     Ok(Residual {
         residual,
         work,
-        x0: x0.map(Input::into_owned),
+        x0: x0.map(VectorRef::to_owned),
     })
 }
 

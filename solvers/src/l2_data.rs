@@ -1,14 +1,13 @@
 //! [`L2Data`]: the data misfit `sigma/2 |A x - b|^2` as a proximal operator, its prox by an
 //! inner CG solve (PyLops-MPI's `MPIL2(Op, b)`).
 
-use crate::cg::{Cg, CgParams};
-use crate::common::Input;
+use crate::cg::{Cg, CgParams, CgSpares};
 use crate::common::Result;
 use crate::normal::Normal;
 use crate::prox::{check_tau, check_weight, Proximal};
 use distlops_core::{
-    DistVector, Engine, Host, LinearOperator, LinearOperatorExt, Parameters, RealScalar, Scalar,
-    Vector, VectorRef,
+    BinaryOp, DistVector, Engine, Host, LinearOperator, LinearOperatorExt, Parameters, RealScalar,
+    Scalar, Vector, VectorRef,
 };
 use std::sync::Mutex;
 
@@ -20,7 +19,10 @@ use std::sync::Mutex;
 ///   [`warm`](Self::warm) (the default), else from `x0` if given, else from `x` itself. With
 ///   `tau sigma = 0`, `x` is returned unchanged. CG on these normal equations makes the same
 ///   iterates as PyLops-MPI's default CGLS on `[sqrt(tau sigma) A; I]` in exact arithmetic
-///   (one product with `A` and one with `A^H` per step for both).
+///   (one product with `A` and one with `A^H` per step for both). Warm-started with the same
+///   `tau`, the initial residual is made from the previous solve's residual with no product
+///   (PyLops-MPI spends one with `A` and one with `A^H` on it); every 51st solve makes it by
+///   the products again.
 /// * `prox_{tau f*}`: by the Moreau identity (the default of
 ///   [`Proximal::proxdual_in_place`]); PyLops-MPI 0.8.0 raises for `MPIL2`.
 /// * [`grad`](Self::grad) `= sigma A^H (A x - b)`.
@@ -42,12 +44,22 @@ pub struct L2Data<'a, T: Scalar, E: Engine = Host> {
     state: Mutex<Inner<'a, T, E>>,
 }
 
-/// What a prox call leaves for the next: the warm start, the storage of the inner solve's
-/// residual (the next right-hand side is made in it), and the shifted normal operator with its
-/// work vector.
+/// The solves in a row whose initial residual comes from the previous solve's (recurred)
+/// residual instead of a product; the one after them makes it by products again, so rounding
+/// in the recurrence cannot build up over a long run.
+const RECURRED_STARTS: usize = 50;
+
+/// What a prox call leaves for the next: the warm start, its image under the shifted normal
+/// operator (from the solve's residual), the storage of the inner solve's residual and work
+/// vectors, and the shifted normal operator with its work vector.
 struct Inner<'a, T: Scalar, E: Engine> {
     last: Option<DistVector<T, E>>,
-    spare: Option<DistVector<T, E>>,
+    /// `(c, (I + c A^H A) last)` with the shift `c` it was made for: `rhs - r` of the solve
+    /// that made `last`.
+    image: Option<(f64, DistVector<T, E>)>,
+    /// The solves since the initial residual was last made by products.
+    recurred: usize,
+    spares: Option<CgSpares<T, E>>,
     normal: Normal<'a, T, E>,
 }
 
@@ -91,7 +103,9 @@ impl<'a, T: Scalar, E: Engine> L2Data<'a, T, E> {
             x0: None,
             state: Mutex::new(Inner {
                 last: None,
-                spare: None,
+                image: None,
+                recurred: 0,
+                spares: None,
                 normal: Normal::new(op, Some(T::zero())),
             }),
         })
@@ -157,6 +171,12 @@ impl<T: Scalar, E: Engine> Proximal<T, E> for L2Data<'_, T, E> {
     }
 
     /// The inner CG solve of `(I + tau sigma A^H A) z = x + tau sigma A^H b`.
+    ///
+    /// Warm-started with the same shift, the initial residual `rhs - (I + c A^H A) z_prev` is
+    /// made from the previous solve's residual (`(I + c A^H A) z_prev = rhs_prev - r_prev`, kept
+    /// between the calls), which saves the two products PyLops-MPI spends on it; every
+    /// `RECURRED_STARTS + 1`-th solve makes it by products again. The same iterates in exact
+    /// arithmetic; in rounding, the difference of CG's recurred and true residuals.
     fn prox_in_place(&self, x: &mut DistVector<T, E>, tau: f64) -> Result<()> {
         check_tau("L2Data", tau)?;
         let c = tau * self.sigma;
@@ -165,41 +185,57 @@ impl<T: Scalar, E: Engine> Proximal<T, E> for L2Data<'_, T, E> {
         }
         let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
         let state = &mut *state;
-        // The previous solution, else x0, else x itself (a copy: x becomes the right-hand side).
-        let start = match state.last.take().filter(|_| self.warm) {
+        let params = self.inner.clone();
+        // An `x` outside A's domain on any rank: an error on every rank, before any product.
+        let checks = self.op.domain().check(x.view(), "L2Data x");
+        Cg::agree(&state.normal, &params, checks)?;
+        x.view().check_replicas("L2Data x")?;
+        // The previous solution, else x0, else x itself.
+        let warm = state.last.take().filter(|_| self.warm);
+        let recur = warm.is_some()
+            && state.recurred < RECURRED_STARTS
+            && state.image.as_ref().is_some_and(|(shift, _)| *shift == c);
+        let start = match warm {
             Some(v) => v,
             None => self.x0.as_ref().map_or_else(|| x.clone(), Clone::clone),
         };
         state.normal.set_shift(real::<T>(c));
-        let params = self.inner.clone();
-        // An `x` outside A's domain on this rank: the solve's set-up reports it on every rank.
-        if let Err(e) = self.op.domain().check(x.view(), "L2Data x") {
-            let input = Input::Borrowed(x.view());
-            Cg::setup_of(&state.normal, input, Some(Input::Owned(start)), params)?;
-            return Err(e);
-        }
-        // x <- x + tau sigma A^H b, the right-hand side, in place; then x's storage goes to the
-        // solve (its residual is made there) and x takes the last solve's residual storage, so
-        // neither the right-hand side nor the start is copied.
+        // x <- x + tau sigma A^H b, the right-hand side, in place; r = rhs - N start.
         x.axpy(real::<T>(c), &self.ahb)?;
-        let spare = match state.spare.take() {
+        let mut spares = match state.spares.take() {
             Some(v) => v,
-            None => x.zeros_like(),
+            None => CgSpares::like(x),
         };
-        let rhs = std::mem::replace(x, spare);
-        let mut solver = Cg::setup_of(
-            &state.normal,
-            Input::Owned(rhs),
-            Some(Input::Owned(start)),
-            params,
-        )?;
-        solver.run(None)?;
-        let (sol, residual) = solver.finalize_with_residual();
-        x.copy_from(&sol.x)?;
-        state.spare = Some(residual);
-        if self.warm {
-            state.last = Some(sol.x);
+        match (&state.image, recur) {
+            (Some((_, image)), true) => {
+                x.binary_into(BinaryOp::Sub, image, &mut spares.r)?;
+                state.recurred += 1;
+            }
+            _ => {
+                state
+                    .normal
+                    .matvec_unchecked(start.view(), &mut spares.ac)?;
+                x.binary_into(BinaryOp::Sub, &spares.ac, &mut spares.r)?;
+                state.recurred = 0;
+            }
         }
+        let mut solver = Cg::from_parts(&state.normal, start, spares, params)?;
+        solver.run(None)?;
+        let (sol, spares) = solver.finalize_into_parts();
+        if self.warm {
+            // N z = rhs - r, for the next call's residual.
+            let mut image = match state.image.take() {
+                Some((_, v)) => v,
+                None => x.zeros_like(),
+            };
+            x.binary_into(BinaryOp::Sub, &spares.r, &mut image)?;
+            state.image = Some((c, image));
+            x.copy_from(&sol.x)?;
+            state.last = Some(sol.x);
+        } else {
+            x.copy_from(&sol.x)?;
+        }
+        state.spares = Some(spares);
         Ok(())
     }
 

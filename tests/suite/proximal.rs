@@ -260,6 +260,29 @@ fn l2data_generic<T: TestScalar>(comm: &Communicator) {
             &format!("L2Data prox, tau = {tau}, warm = {warm}"),
         );
     }
+    // The same step call after call (warm: the initial residual comes from the previous
+    // solve's, and is made by products again after 50 such calls), on a changing input.
+    f.warm = true;
+    let (tau, c) = (0.5, 0.5 * sigma);
+    for k in 0..55 {
+        let s = 1.0 + 0.25 * k as f64;
+        let mut xk = x.clone();
+        xk.scale(T::make(s, 0.0));
+        let p = f.prox(xk.view(), tau).unwrap();
+        let want: Vec<T> = (0..n)
+            .map(|i| {
+                let rhs = xg[[i]] * T::make(s, 0.0) + d[i].conj() * bg[[i]] * T::make(c, 0.0);
+                rhs / T::make(1.0 + c * d[i].abs2().to_f64(), 0.0)
+            })
+            .collect();
+        let want = ArrayD::from_shape_vec(IxDyn(&[n]), want).unwrap();
+        assert_close(
+            &all_values(&p),
+            &values(&[want]),
+            1e-12,
+            &format!("L2Data prox, call {k} with the same step"),
+        );
+    }
     let value = Proximal::<T>::value(&f, x.view()).unwrap().to_f64();
     let r: Vec<T> = (0..n).map(|i| d[i] * xg[[i]] - bg[[i]]).collect();
     let want = sigma / 2.0 * r.iter().map(|z| z.abs2().to_f64()).sum::<f64>();
