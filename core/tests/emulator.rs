@@ -126,21 +126,28 @@ fn check<T: Gen>(n: usize, nranks: usize) {
             GroupScale::Project(r(0.5)),
             GroupScale::Shrink(r(0.0)),
         ] {
-            let (mut h0, mut h1) = (Host::duplicate(hb), Host::duplicate(hy.local_block()));
-            let (mut d0, mut d1) = (Cuda::duplicate(db), Cuda::duplicate(dy.local_block()));
+            let (h0, h1) = (Host::duplicate(hb), Host::duplicate(hy.local_block()));
+            let (d0, d1) = (Cuda::duplicate(db), Cuda::duplicate(dy.local_block()));
             let mut hw = Host
                 .zeros::<T::Real>(&[Host::group_scale_work(len)])
                 .unwrap();
             let mut dw = cuda
                 .zeros::<T::Real>(&[Cuda::group_scale_work(len)])
                 .unwrap();
-            Host::group_scale(op, &mut [&mut h0, &mut h1], &mut hw);
-            Cuda::group_scale(op, &mut [&mut d0, &mut d1], &mut dw);
-            assert_eq!(
-                (Cuda::download(&d0), Cuda::download(&d1)),
-                (h0, h1),
-                "group_scale {op:?}"
-            );
+            for alpha in [None, Some(T::from_real(r(0.75)))] {
+                let (mut h0, mut h1) = (Host::duplicate(&h0), Host::duplicate(&h1));
+                let (mut d0, mut d1) = (Cuda::duplicate(&d0), Cuda::duplicate(&d1));
+                let (ha, da) = ([hy.local_block(), hb], [dy.local_block(), db]);
+                let hadd = alpha.map(|a| (a, &ha[..]));
+                let dadd = alpha.map(|a| (a, &da[..]));
+                Host::group_scale(op, &mut [&mut h0, &mut h1], hadd, &mut hw);
+                Cuda::group_scale(op, &mut [&mut d0, &mut d1], dadd, &mut dw);
+                assert_eq!(
+                    (Cuda::download(&d0), Cuda::download(&d1)),
+                    (h0, h1),
+                    "group_scale {op:?} (added: {alpha:?})"
+                );
+            }
         }
         let copy = StridedCopy::new(&[len / 2], (1, &[2], len), (0, &[1], len)).unwrap();
         let mut hout = Host.zeros::<T>(&[len]).unwrap();

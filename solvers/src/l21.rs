@@ -84,7 +84,7 @@ impl<T: Scalar, E: Engine> Proximal<T, E> for L21 {
         check_weight("sigma", "L21", self.sigma)?;
         check_tau("L21", tau)?;
         let ts = <T::Real as RealScalar>::real_from_f64(tau * self.sigma);
-        group_scale(&mut parts_of(x)?, GroupScale::Shrink(ts))
+        group_scale(&mut parts_of(x)?, None, GroupScale::Shrink(ts))
     }
 
     /// The projection: every element's vector scaled by `sigma / max(n_i, sigma)` (`tau` is
@@ -93,7 +93,29 @@ impl<T: Scalar, E: Engine> Proximal<T, E> for L21 {
         check_weight("sigma", "L21", self.sigma)?;
         crate::prox::check_positive("L21", "tau", tau)?;
         let s = <T::Real as RealScalar>::real_from_f64(self.sigma);
-        group_scale(&mut parts_of(x)?, GroupScale::Project(s))
+        group_scale(&mut parts_of(x)?, None, GroupScale::Project(s))
+    }
+
+    /// The projection of `y + alpha x` in one pass over `y` (on the host; on a device the sum
+    /// is one more kernel per part), the same bits as `axpy` then
+    /// [`proxdual_in_place`](Proximal::proxdual_in_place).
+    fn proxdual_of_sum_in_place(
+        &self,
+        y: &mut DistVector<T, E>,
+        alpha: f64,
+        x: &DistVector<T, E>,
+        tau: f64,
+    ) -> Result<()> {
+        check_weight("sigma", "L21", self.sigma)?;
+        crate::prox::check_positive("L21", "tau", tau)?;
+        let s = <T::Real as RealScalar>::real_from_f64(self.sigma);
+        let mut parts = parts_of(y)?;
+        let added = parts_of_ref(x, &parts)?;
+        group_scale(
+            &mut parts,
+            Some((real::<T>(alpha), &added)),
+            GroupScale::Project(s),
+        )
     }
 
     fn name(&self) -> String {
@@ -157,8 +179,42 @@ fn lengths_into_first<T: Scalar>(blocks: &mut [&mut [T]]) {
 ///
 /// # Errors
 /// [`Error::Allocation`] if the engine has no room for its work space.
+/// The parts of `x`, which must be plain arrays with the layouts of `parts` (the parts of `y`).
+fn parts_of_ref<'x, T: Scalar, E: Engine>(
+    x: &'x DistVector<T, E>,
+    parts: &[&mut DistributedArray<T, E>],
+) -> Result<Vec<&'x DistributedArray<T, E>>> {
+    let xs: Vec<&DistributedArray<T, E>> = match x {
+        DistVector::Array(a) => vec![a],
+        DistVector::Stacked(s) => s
+            .parts()
+            .iter()
+            .filter_map(|p| match p {
+                DistVector::Array(a) => Some(a),
+                DistVector::Stacked(_) => None,
+            })
+            .collect(),
+    };
+    let nested = matches!(x, DistVector::Stacked(s) if s.parts().len() != xs.len());
+    let same = !nested
+        && xs.len() == parts.len()
+        && xs.iter().zip(parts).all(|(a, b)| a.layout() == b.layout());
+    if !same {
+        return Err(Error::LayoutMismatch(
+            "L21: the added vector must have the stack's structure and layouts".into(),
+        ));
+    }
+    Ok(xs)
+}
+
+/// An `f64` as a real `T`.
+fn real<T: Scalar>(v: f64) -> T {
+    T::from_real(<T::Real as RealScalar>::real_from_f64(v))
+}
+
 fn group_scale<T: Scalar, E: Engine>(
     parts: &mut [&mut DistributedArray<T, E>],
+    add: Option<(T, &[&DistributedArray<T, E>])>,
     op: GroupScale<T::Real>,
 ) -> Result<()> {
     let n = parts[0].local_shape().iter().product();
@@ -167,6 +223,9 @@ fn group_scale<T: Scalar, E: Engine>(
         .zeros::<T::Real>(&[E::group_scale_work(n)])?;
     let mut blocks: Vec<&mut E::Storage<T>> =
         parts.iter_mut().map(|a| a.local_block_mut()).collect();
-    E::group_scale(op, &mut blocks, &mut work);
+    let added: Option<(T, Vec<&E::Storage<T>>)> =
+        add.map(|(alpha, a)| (alpha, a.iter().map(|p| p.local_block()).collect()));
+    let added = added.as_ref().map(|(alpha, a)| (*alpha, a.as_slice()));
+    E::group_scale(op, &mut blocks, added, &mut work);
     Ok(())
 }

@@ -441,8 +441,8 @@ impl<'a, T: Scalar, E: Engine> PrimalDual<'a, T, E> {
     /// `y = prox_{mu g*}(y + mu K xhat)`.
     fn dual_step(&mut self, mu: f64) -> Result<()> {
         self.op.matvec_unchecked(self.xhat.view(), &mut self.kx)?;
-        self.y.axpy(real::<T>(mu), &self.kx)?;
-        self.proxg.proxdual_in_place(&mut self.y, mu)
+        self.proxg
+            .proxdual_of_sum_in_place(&mut self.y, mu, &self.kx, mu)
     }
 
     /// `x = prox_{tau f}(x_old - tau K^H y)` (`K^H y` made in `x`'s storage), then `xhat = x -

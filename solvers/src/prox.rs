@@ -106,6 +106,28 @@ pub trait Proximal<T: Scalar, E: Engine = Host>: Send + Sync {
         )
     }
 
+    /// `y <- prox_{tau f*}(y + alpha x)`, in place: a dual step (`PrimalDual`'s
+    /// `y = prox_{mu g*}(y + mu K xhat)`). The default is [`axpy`](Vector::axpy) then
+    /// [`proxdual_in_place`](Self::proxdual_in_place); [`L21`](crate::L21) does both in one pass
+    /// over `y` with the same bits.
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`] if `x` is not laid out as `y`; those of
+    /// [`proxdual_in_place`](Self::proxdual_in_place).
+    fn proxdual_of_sum_in_place(
+        &self,
+        y: &mut DistVector<T, E>,
+        alpha: f64,
+        x: &DistVector<T, E>,
+        tau: f64,
+    ) -> Result<()> {
+        y.axpy(
+            T::from_real(<T::Real as RealScalar>::real_from_f64(alpha)),
+            x,
+        )?;
+        self.proxdual_in_place(y, tau)
+    }
+
     /// `prox_{tau f*}(x)` in a new vector.
     ///
     /// # Errors

@@ -128,6 +128,28 @@ fn l21_generic<T: TestScalar>(comm: &Communicator) {
             1e-15,
             &format!("{what}: proxdual"),
         );
+        // The dual step's fused form: the bits of axpy then the projection.
+        let addend: Vec<ArrayD<T>> = (0..3).map(|k| global::<T>(&SHAPE, 21 + k)).collect();
+        let a = stack(comm, &addend, &layout);
+        let mut fused = x.clone();
+        l21.proxdual_of_sum_in_place(&mut fused, 0.6, &a, tau)
+            .unwrap();
+        let mut apart = x.clone();
+        apart.axpy(T::make(0.6, 0.0), &a).unwrap();
+        l21.proxdual_in_place(&mut apart, tau).unwrap();
+        assert_eq!(
+            all_values(&fused),
+            all_values(&apart),
+            "{what}: proxdual of a sum"
+        );
+        let two = stack(comm, &addend[..2], &layout);
+        let e = l21
+            .proxdual_of_sum_in_place(&mut fused, 0.6, &two, tau)
+            .unwrap_err();
+        assert!(
+            matches!(e, Error::LayoutMismatch(_)),
+            "{what}: an addend of two parts: {e}"
+        );
         // One part: the L1 norm of the moduli.
         let one = DistVector::Array(dist(comm, &globals[0], &layout));
         let v = Proximal::<T>::value(&l21, one.view()).unwrap().to_f64();

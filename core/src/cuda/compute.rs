@@ -97,8 +97,16 @@ impl Compute for Cuda {
     fn group_scale<T: Scalar>(
         op: GroupScale<T::Real>,
         parts: &mut [&mut DeviceBlock<T>],
+        add: Option<(T, &[&DeviceBlock<T>])>,
         work: &mut DeviceBlock<T::Real>,
     ) {
+        // The sum first, by the axpy kernel (the host's rounding); then the map.
+        if let Some((alpha, a)) = add {
+            assert_eq!(a.len(), parts.len(), "group_scale: one addend per part");
+            for (p, a) in parts.iter_mut().zip(a) {
+                Self::axpy(alpha, a, p);
+            }
+        }
         let Some(n) = parts.first().map(|p| p.len()) else {
             return;
         };

@@ -246,10 +246,14 @@ pub trait Compute: Memory {
     /// elements (none on the host, which keeps its sums in registers and on the stack).
     fn group_scale_work(n: usize) -> usize;
     /// The group map `op` on parts of one length (see [`GroupScale`]); `work` holds at least
-    /// [`group_scale_work`](Self::group_scale_work) reals.
+    /// [`group_scale_work`](Self::group_scale_work) reals. With `add = Some((alpha, a))` (one
+    /// `a_k` per part, of the same length), the map is applied to `x_k + alpha a_k` (rounded as
+    /// [`axpy`](Self::axpy) rounds it) and the result stored in `x_k`: the dual step
+    /// `y = prox(y + mu K x)` in one pass over `y` on the host.
     fn group_scale<T: Scalar>(
         op: GroupScale<T::Real>,
         parts: &mut [&mut Self::Storage<T>],
+        add: Option<(T, &[&Self::Storage<T>])>,
         work: &mut Self::Storage<T::Real>,
     );
 

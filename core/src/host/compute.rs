@@ -100,10 +100,16 @@ impl Compute for Host {
     fn group_scale<T: Scalar>(
         op: GroupScale<T::Real>,
         parts: &mut [&mut ArrayD<T>],
+        add: Option<(T, &[&ArrayD<T>])>,
         _work: &mut ArrayD<T::Real>,
     ) {
         let mut blocks: Vec<&mut [T]> = parts.iter_mut().map(|p| flat_mut(p)).collect();
-        host_group_scale(&mut blocks, |n| op.factor(n));
+        let add = add.map(|(alpha, a)| {
+            assert_eq!(a.len(), blocks.len(), "group_scale: one addend per part");
+            (alpha, a.iter().map(|p| flat(p)).collect::<Vec<&[T]>>())
+        });
+        let add = add.as_ref().map(|(alpha, a)| (*alpha, a.as_slice()));
+        host_group_scale(&mut blocks, add, |n| op.factor(n));
     }
     fn strided_copy<T: Scalar>(copy: &StridedCopy, x: &[T], y: &mut [T]) {
         super::strided::copy(copy, x, y);
@@ -114,13 +120,19 @@ impl Compute for Host {
 }
 
 /// Every `b_k[i]` scaled by `factor(n_i)`, `n_i = sqrt(sum_k |b_k[i]|^2)`, a chunk of elements
-/// at a time: the factors of a chunk first (reading every part), then each part's chunk scaled
-/// (loops the compiler vectorises; the same operations in the same order as element by element).
-fn host_group_scale<T: Scalar>(blocks: &mut [&mut [T]], factor: impl Fn(T::Real) -> T::Real) {
+/// at a time: the factors of a chunk first (reading every part, and first adding `alpha a_k` to
+/// it when `add` is given), then each part's chunk scaled (loops the compiler vectorises; the
+/// same operations in the same order as element by element, the sum rounded as `axpy`'s).
+fn host_group_scale<T: Scalar>(
+    blocks: &mut [&mut [T]],
+    add: Option<(T, &[&[T]])>,
+    factor: impl Fn(T::Real) -> T::Real,
+) {
     const CHUNK: usize = 512;
     let n = blocks.first().map_or(0, |b| b.len());
     assert!(
-        blocks.iter().all(|b| b.len() == n),
+        blocks.iter().all(|b| b.len() == n)
+            && add.is_none_or(|(_, a)| a.iter().all(|a| a.len() == n)),
         "group_scale on parts of different lengths"
     );
     let mut factors = [T::Real::zero(); CHUNK];
@@ -128,9 +140,17 @@ fn host_group_scale<T: Scalar>(blocks: &mut [&mut [T]], factor: impl Fn(T::Real)
         let end = (start + CHUNK).min(n);
         let factors = &mut factors[..end - start];
         factors.fill(T::Real::zero());
-        for b in blocks.iter() {
-            for (f, v) in factors.iter_mut().zip(&b[start..end]) {
-                *f += v.abs2();
+        for (k, b) in blocks.iter_mut().enumerate() {
+            let b = &mut b[start..end];
+            if let Some((alpha, a)) = add {
+                for ((f, v), &w) in factors.iter_mut().zip(b).zip(&a[k][start..end]) {
+                    *v += alpha * w;
+                    *f += v.abs2();
+                }
+            } else {
+                for (f, v) in factors.iter_mut().zip(&*b) {
+                    *f += v.abs2();
+                }
             }
         }
         for f in factors.iter_mut() {
