@@ -7,7 +7,8 @@ use crate::common::{
     check_square, check_tol, data_residual, finite, finite_nonzero, nonzero, Callback, CgVariant,
     Iterative, Progress, Residual, Result, SolveInfo, StopReason,
 };
-use crate::fused::fused_vdots_agreed;
+use crate::fused::{cg_update_agreed, fused_vdots_agreed};
+use crate::normal::Normal;
 use crate::table;
 use distlops_core::VectorRef;
 use distlops_core::{
@@ -209,6 +210,9 @@ pub struct Cg<'a, T: Scalar, E: Engine = Host> {
     r: DistVector<T, E>,
     c: DistVector<T, E>,
     ac: DistVector<T, E>,
+    /// The operator again when it is a shifted normal operator (an inner solve's): its last
+    /// pass then makes `c^H A c`'s sums too.
+    normal: Option<&'a Normal<'a, T, E>>,
     /// The classic recurrence's `b` of the last step: `c = r + b c` is made at the start of the
     /// next step (the same operations), so a solve's last step does not pay for it.
     pending: Option<T>,
@@ -281,14 +285,16 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
     /// ([`agree`](Self::agree)), with no copy and no product (the classic recurrences; the
     /// other variants make theirs). Collective (one all-reduce).
     pub(crate) fn from_parts(
-        op: &'a dyn LinearOperator<T, E>,
+        normal: &'a Normal<'a, T, E>,
         x: DistVector<T, E>,
         spares: CgSpares<T, E>,
         params: CgParams,
     ) -> Result<Self> {
         let CgSpares { r, ac, mut c } = spares;
         c.copy_from(&r)?;
-        Self::start(op, x, r, ac, c, params)
+        let mut solver = Self::start(normal, x, r, ac, c, params)?;
+        solver.normal = Some(normal);
+        Ok(solver)
     }
 
     /// The set-up's last part: `c = r` given, `kold = r^H r`, the table header.
@@ -329,6 +335,7 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
             r,
             c,
             ac,
+            normal: None,
             pending: None,
             progress,
             params,
@@ -388,14 +395,19 @@ impl<'a, T: Scalar, E: Engine> Cg<'a, T, E> {
             self.c.axpby(T::one(), &self.r, b)?;
         }
         // The solver's own vectors, made in the spaces agreed on at setup: no per-step agreement.
-        self.op.matvec_unchecked(self.c.view(), &mut self.ac)?;
         // PyLops: |c . conj(A c)| = |vdot(A c, c)|.
-        let [cac] = fused_vdots_agreed([(&self.ac, &self.c)])?;
+        let cac = match self.normal {
+            Some(normal) => normal.matvec_vdot(&self.c, &mut self.ac)?,
+            None => {
+                self.op.matvec_unchecked(self.c.view(), &mut self.ac)?;
+                let [cac] = fused_vdots_agreed([(&self.ac, &self.c)])?;
+                cac
+            }
+        };
         let cac = finite_nonzero(cac.abs(), NAME, "c^H A c", it)?;
         let a = T::from_real(kold / cac);
-        self.x.axpy(a, &self.c)?;
-        self.r.axpy(-a, &self.ac)?;
-        let [rr] = fused_vdots_agreed([(&self.r, &self.r)])?;
+        // x += a c, r -= a A c and r^H r in one pass.
+        let rr = cg_update_agreed(a, &self.c, &mut self.x, &self.ac, &mut self.r)?;
         let k = finite(rr.abs(), NAME, "r^H r", it)?;
         self.pending = Some(T::from_real(k / kold));
         let cost = k.sqrt();

@@ -308,3 +308,110 @@ fn agree_pairs<T: Scalar, E: Engine>(pairs: &[VdotPair<'_, T, E>]) -> distlops_c
         .reduce_comm()
         .agree_on("fused vdots", fp, describe, local)
 }
+
+/// A structure mismatch of the vectors of a fused update.
+fn update_mismatch() -> distlops_core::Error {
+    distlops_core::Error::LayoutMismatch("the vectors of a fused update differ in structure".into())
+}
+
+/// Pushes CG's update `x += a c`, `r -= a q` with this rank's share of `r^H r`, array by array
+/// in depth-first part order (as [`push_vdots`] pushes `vdot(r, r)`).
+fn push_cg_update<T: Scalar, E: Engine>(
+    a: T,
+    c: &DistVector<T, E>,
+    x: &mut DistVector<T, E>,
+    q: &DistVector<T, E>,
+    r: &mut DistVector<T, E>,
+    sums: &mut ReproSums<T>,
+) -> distlops_core::Result<()> {
+    match (c, x, q, r) {
+        (
+            DistVector::Array(c),
+            DistVector::Array(x),
+            DistVector::Array(q),
+            DistVector::Array(r),
+        ) => r.push_cg_update(a, q, x, c, sums),
+        (
+            DistVector::Stacked(c),
+            DistVector::Stacked(x),
+            DistVector::Stacked(q),
+            DistVector::Stacked(r),
+        ) if c.len() == x.len() && c.len() == q.len() && c.len() == r.len() => {
+            let parts = c.parts().iter().zip(x.parts_mut()).zip(q.parts());
+            for (((c, x), q), r) in parts.zip(r.parts_mut()) {
+                push_cg_update(a, c, x, q, r, sums)?;
+            }
+            Ok(())
+        }
+        _ => Err(update_mismatch()),
+    }
+}
+
+/// CG's `x += a c`, `r -= a q` and `r^H r` of vectors the ranks have agreed on: one pass over
+/// them on the host and one all-reduce when they are fusable (see [`can_fuse`]), else the
+/// two `axpy`s and [`fused_vdots_agreed`]. The bits of the latter on both paths.
+///
+/// # Errors
+/// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the vectors differ in
+/// structure or layout.
+pub(crate) fn cg_update_agreed<T: Scalar, E: Engine>(
+    a: T,
+    c: &DistVector<T, E>,
+    x: &mut DistVector<T, E>,
+    q: &DistVector<T, E>,
+    r: &mut DistVector<T, E>,
+) -> distlops_core::Result<T> {
+    if !can_fuse(&[c, &*x, q, &*r]) {
+        distlops_core::Vector::axpy(x, a, c)?;
+        distlops_core::Vector::axpy(r, -a, q)?;
+        let [rr] = fused_vdots_agreed([(&*r, &*r)])?;
+        return Ok(rr);
+    }
+    let mut sums = ReproSums::new();
+    push_cg_update(a, c, x, q, r, &mut sums)?;
+    let mut totals = sums.all_reduce(first_array(r).reduce_comm()).into_iter();
+    Ok(combine_parts(r, &mut totals))
+}
+
+/// Pushes `y = alpha x + beta y` with this rank's share of `vdot(y, x)`, array by array.
+fn push_axpby_vdot<T: Scalar, E: Engine>(
+    alpha: T,
+    x: &DistVector<T, E>,
+    beta: T,
+    y: &mut DistVector<T, E>,
+    sums: &mut ReproSums<T>,
+) -> distlops_core::Result<()> {
+    match (x, y) {
+        (DistVector::Array(x), DistVector::Array(y)) => y.push_axpby_vdot(alpha, x, beta, sums),
+        (DistVector::Stacked(x), DistVector::Stacked(y)) if x.len() == y.len() => x
+            .parts()
+            .iter()
+            .zip(y.parts_mut())
+            .try_for_each(|(x, y)| push_axpby_vdot(alpha, x, beta, y, sums)),
+        _ => Err(update_mismatch()),
+    }
+}
+
+/// `y = alpha x + beta y` and `vdot(y, x)` of vectors the ranks have agreed on: one pass and
+/// one all-reduce when fusable, else `axpby` and [`fused_vdots_agreed`], with the latter's bits
+/// on both paths.
+///
+/// # Errors
+/// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the vectors differ in
+/// structure or layout.
+pub(crate) fn axpby_vdot_agreed<T: Scalar, E: Engine>(
+    alpha: T,
+    x: &DistVector<T, E>,
+    beta: T,
+    y: &mut DistVector<T, E>,
+) -> distlops_core::Result<T> {
+    if !can_fuse(&[x, &*y]) {
+        distlops_core::Vector::axpby(y, alpha, x, beta)?;
+        let [v] = fused_vdots_agreed([(&*y, x)])?;
+        return Ok(v);
+    }
+    let mut sums = ReproSums::new();
+    push_axpby_vdot(alpha, x, beta, y, &mut sums)?;
+    let mut totals = sums.all_reduce(first_array(y).reduce_comm()).into_iter();
+    Ok(combine_parts(y, &mut totals))
+}

@@ -1,6 +1,7 @@
 //! [`Normal`]: `A^H A`, `I + c A^H A` or `A^H A + c B^H B` of borrowed operators, for the power
 //! iterations that estimate step sizes and for the inner solves of proximal operators and ADMM.
 
+use crate::fused::{axpby_vdot_agreed, fused_vdots_agreed};
 use distlops_core::operator::Scratch;
 use distlops_core::{
     Communicator, DistVector, Engine, LinearOperator, Result, Scalar, Space, Vector, VectorRef,
@@ -59,6 +60,24 @@ impl<'a, T: Scalar, E: Engine> Normal<'a, T, E> {
             term: Term::Second(c, b),
             ..Self::new(op, None)
         }
+    }
+}
+
+impl<T: Scalar, E: Engine> Normal<'_, T, E> {
+    /// `y = N x` and `vdot(y, x)` (CG's `c^H A c`), of vectors in the agreed spaces: with a
+    /// shift, the shift's pass `y = x + c y` makes the reduction's sums too (one pass, the bits
+    /// of the pass and the separate reduction). Collective (the products, one all-reduce).
+    pub(crate) fn matvec_vdot(&self, x: &DistVector<T, E>, y: &mut DistVector<T, E>) -> Result<T> {
+        if let Term::Shift(c) = self.term {
+            self.in_range.with(self.op.comm(), x.view(), |ax| {
+                self.op.matvec_unchecked(x.view(), ax)?;
+                self.op.rmatvec_unchecked(ax.view(), y)
+            })?;
+            return axpby_vdot_agreed(T::one(), x, c, y);
+        }
+        self.matvec_unchecked(x.view(), y)?;
+        let [v] = fused_vdots_agreed([(&*y, x)])?;
+        Ok(v)
     }
 }
 

@@ -94,6 +94,7 @@ fn vector_ops<T: TestScalar, E: TestEngine>(comm: &Communicator) {
                     what(&format!("norm {ord:?}"))
                 );
             }
+            fused_updates::<T, E>(comm, &engine, &shape, &layout, &what("fused updates"));
             let mut hy = y.clone();
             let (alpha, beta) = (T::make(0.7, -0.2), T::make(-1.3, 0.4));
             hy.axpy(alpha, &x).unwrap();
@@ -512,6 +513,41 @@ pub fn solvers_all_dtypes<E: TestEngine>(comm: &Communicator) {
     solvers_on_engine::<Complex64, E>(comm);
     solvers_on_engine::<f32, E>(comm);
     solvers_on_engine::<Complex32, E>(comm);
+}
+
+/// CG's fused update (`x += a c`, `r -= a q`, `r^H r`) and the shifted normal operator's pass
+/// with its reduction (`y = x + b y`, `y^H x`) on engine `E`: the bits of the separate
+/// operations on the host, for the vectors and the sums.
+fn fused_updates<T: TestScalar, E: TestEngine>(
+    comm: &Communicator,
+    engine: &E,
+    shape: &[usize],
+    layout: &distlops::core::Layout,
+    what: &str,
+) {
+    use distlops::core::repro::ReproSums;
+    let [c, x, q, r] = [21, 22, 23, 24].map(|seed| dist(comm, &global::<T>(shape, seed), layout));
+    let [dc, mut dx, dq, mut dr] = [&c, &x, &q, &r].map(|v| on(v, engine));
+    let (a, b) = (T::make(0.35, 0.1), T::make(-0.6, 0.2));
+    let mut sums = ReproSums::new();
+    dr.push_cg_update(a, &dq, &mut dx, &dc, &mut sums).unwrap();
+    let fused = sums.all_reduce(dr.reduce_comm());
+    let (mut hx, mut hr) = (x.clone(), r.clone());
+    hx.axpy(a, &c).unwrap();
+    hr.axpy(-a, &q).unwrap();
+    let want = hr.vdot(&hr).unwrap();
+    assert_eq!(fused, vec![want], "{what}: r^H r");
+    assert!(same_bits(&dx.asarray(), &hx.asarray()), "{what}: x");
+    assert!(same_bits(&dr.asarray(), &hr.asarray()), "{what}: r");
+    let mut sums = ReproSums::new();
+    let mut dy = on(&q, engine);
+    dy.push_axpby_vdot(T::one(), &dc, b, &mut sums).unwrap();
+    let fused = sums.all_reduce(dy.reduce_comm());
+    let mut hy = q.clone();
+    hy.axpby(T::one(), &c, b).unwrap();
+    let want = hy.vdot(&c).unwrap();
+    assert_eq!(fused, vec![want], "{what}: y^H x");
+    assert!(same_bits(&dy.asarray(), &hy.asarray()), "{what}: y");
 }
 
 /// Every dtype.

@@ -176,6 +176,58 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         Ok(())
     }
 
+    /// CG's update with its reduction, one pass on the host: `x += a c`, `self -= a q`, then
+    /// this rank's share of `vdot(self, self)` pushed onto `sums` (as
+    /// [`push_vdot`](Self::push_vdot); the bits of [`axpy`](Self::axpy) twice and
+    /// [`vdot`](Self::vdot)). No communication.
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`] if the four layouts differ (nothing is changed).
+    pub fn push_cg_update(
+        &mut self,
+        a: T,
+        q: &Self,
+        x: &mut Self,
+        c: &Self,
+        sums: &mut ReproSums<T>,
+    ) -> Result<()> {
+        self.check_same_layout(q)?;
+        self.check_same_layout(x)?;
+        self.check_same_layout(c)?;
+        let tree = self.sum_tree();
+        let values = E::cg_update_nodes(
+            a,
+            &c.local,
+            &mut x.local,
+            &q.local,
+            &mut self.local,
+            &tree.block_nodes(),
+        );
+        sums.push_values(tree, &values);
+        Ok(())
+    }
+
+    /// `self = alpha x + beta self` and this rank's share of `vdot(self, x)` pushed onto `sums`,
+    /// one pass on the host (the bits of [`axpby`](Self::axpby) and [`vdot`](Self::vdot)). No
+    /// communication.
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`] if the layouts differ (nothing is changed).
+    pub fn push_axpby_vdot(
+        &mut self,
+        alpha: T,
+        x: &Self,
+        beta: T,
+        sums: &mut ReproSums<T>,
+    ) -> Result<()> {
+        self.check_same_layout(x)?;
+        let tree = self.sum_tree();
+        let values =
+            E::axpby_vdot_nodes(alpha, &x.local, beta, &mut self.local, &tree.block_nodes());
+        sums.push_values(tree, &values);
+        Ok(())
+    }
+
     /// The canonical summation tree of this array's reductions, seen from this rank: over the
     /// blocks of the ranks of [`reduce_comm`](Self::reduce_comm) in rank order for Scatter arrays
     /// (the colour group's members when masked), over the local copy alone (no communication) for

@@ -265,6 +265,35 @@ pub trait Compute: Memory {
         y: &Self::Storage<T>,
         nodes: &[BlockNode],
     ) -> Vec<T>;
+    /// CG's update and its reduction in one pass where the engine can: `x += a c`,
+    /// `r -= a q` (rounded as [`axpy`](Self::axpy) with `-a`), then the nodes of
+    /// `sum conj(r_i) r_i` as [`dot_nodes`](Self::dot_nodes) gives them: the same bits as the
+    /// three calls, which is what the default makes.
+    fn cg_update_nodes<T: Scalar>(
+        a: T,
+        c: &Self::Storage<T>,
+        x: &mut Self::Storage<T>,
+        q: &Self::Storage<T>,
+        r: &mut Self::Storage<T>,
+        nodes: &[BlockNode],
+    ) -> Vec<T> {
+        Self::axpy(a, c, x);
+        Self::axpy(-a, q, r);
+        Self::dot_nodes(true, r, r, nodes)
+    }
+    /// [`axpby`](Self::axpby) `y = alpha x + beta y`, then the nodes of `sum conj(y_i) x_i`
+    /// (a shifted normal operator's output and CG's `c^H A c`) in one pass where the engine
+    /// can; the same bits as the two calls, which is what the default makes.
+    fn axpby_vdot_nodes<T: Scalar>(
+        alpha: T,
+        x: &Self::Storage<T>,
+        beta: T,
+        y: &mut Self::Storage<T>,
+        nodes: &[BlockNode],
+    ) -> Vec<T> {
+        Self::axpby(alpha, x, beta, y);
+        Self::dot_nodes(true, y, x, nodes)
+    }
     /// The values of the given nodes of the canonical sum tree of the norm terms of `x`.
     fn norm_nodes<T: Scalar>(
         term: NormTerm,

@@ -7,6 +7,8 @@ use crate::repro::{node_value, BlockNode};
 use crate::scalar::Scalar;
 use ndarray::ArrayD;
 use num_traits::{Float, Zero};
+use std::cell::RefCell;
+use std::ops::Range;
 
 impl Compute for Host {
     fn fill<T: Scalar>(y: &mut ArrayD<T>, value: T) {
@@ -52,6 +54,50 @@ impl Compute for Host {
         } else {
             eval(&|r| kernels::dot(&x[r.clone()], &y[r]))
         }
+    }
+    fn cg_update_nodes<T: Scalar>(
+        a: T,
+        c: &ArrayD<T>,
+        x: &mut ArrayD<T>,
+        q: &ArrayD<T>,
+        r: &mut ArrayD<T>,
+        nodes: &[BlockNode],
+    ) -> Vec<T> {
+        let (c, q) = (flat(c), flat(q));
+        let (x, r) = (flat_mut(x), flat_mut(r));
+        assert!(
+            c.len() == x.len() && q.len() == r.len() && x.len() == r.len(),
+            "cg_update on blocks of different lengths"
+        );
+        let state = RefCell::new((x, r));
+        leafwise(c.len(), nodes, |range| {
+            let mut s = state.borrow_mut();
+            let (x, r) = &mut *s;
+            kernels::axpy(a, &c[range.clone()], &mut x[range.clone()]);
+            kernels::axpy(-a, &q[range.clone()], &mut r[range.clone()]);
+            kernels::vdot(&r[range.clone()], &r[range])
+        })
+    }
+    fn axpby_vdot_nodes<T: Scalar>(
+        alpha: T,
+        x: &ArrayD<T>,
+        beta: T,
+        y: &mut ArrayD<T>,
+        nodes: &[BlockNode],
+    ) -> Vec<T> {
+        let x = flat(x);
+        let y = flat_mut(y);
+        assert_eq!(
+            x.len(),
+            y.len(),
+            "axpby_vdot on blocks of different lengths"
+        );
+        let state = RefCell::new(y);
+        leafwise(x.len(), nodes, |range| {
+            let mut y = state.borrow_mut();
+            kernels::axpby(alpha, &x[range.clone()], beta, &mut y[range.clone()]);
+            kernels::vdot(&y[range.clone()], &x[range])
+        })
     }
     fn norm_nodes<T: Scalar>(term: NormTerm, x: &ArrayD<T>, nodes: &[BlockNode]) -> Vec<T::Real> {
         let x = flat(x);
@@ -117,6 +163,32 @@ impl Compute for Host {
     fn strided_add<T: Scalar>(copy: &StridedCopy, x: &[T], y: &mut [T]) {
         super::strided::add(copy, x, y);
     }
+}
+
+/// The values of `nodes` with `leaf` run once on every leaf of the block `0..n`, in order,
+/// when the nodes cover the block exactly (a block's nodes do); `leaf` first updates its range
+/// and then gives its sum, so an update and its reduction make one pass over the data. Nodes
+/// that do not cover the block: every element updated once all the same (the ranges outside
+/// the nodes by `leaf` too, their sums dropped).
+fn leafwise<T: Scalar>(n: usize, nodes: &[BlockNode], leaf: impl Fn(Range<usize>) -> T) -> Vec<T> {
+    let mut pos = 0;
+    let mut values = Vec::with_capacity(nodes.len());
+    for node in nodes {
+        let range = node.range.clone();
+        assert!(
+            range.start >= pos && range.end <= n,
+            "block nodes out of order"
+        );
+        if range.start > pos {
+            leaf(pos..range.start);
+        }
+        values.push(node_value(node.level, range.clone(), &leaf));
+        pos = range.end;
+    }
+    if pos < n {
+        leaf(pos..n);
+    }
+    values
 }
 
 /// Every `b_k[i]` scaled by `factor(n_i)`, `n_i = sqrt(sum_k |b_k[i]|^2)`, a chunk of elements
