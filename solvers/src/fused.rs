@@ -415,3 +415,55 @@ pub(crate) fn axpby_vdot_agreed<T: Scalar, E: Engine>(
     let mut totals = sums.all_reduce(first_array(y).reduce_comm()).into_iter();
     Ok(combine_parts(y, &mut totals))
 }
+
+/// Pushes the extrapolation `xhat = x + theta (x - x_old)` with this rank's share of
+/// `|x - x_old|^2`, array by array.
+fn push_extrapolate<T: Scalar, E: Engine>(
+    theta: T,
+    x: &DistVector<T, E>,
+    x_old: &DistVector<T, E>,
+    xhat: &mut DistVector<T, E>,
+    sums: &mut ReproSums<T>,
+) -> distlops_core::Result<()> {
+    match (x, x_old, xhat) {
+        (DistVector::Array(x), DistVector::Array(o), DistVector::Array(h)) => {
+            h.push_extrapolate(theta, x, o, sums)
+        }
+        (DistVector::Stacked(x), DistVector::Stacked(o), DistVector::Stacked(h))
+            if x.len() == o.len() && x.len() == h.len() =>
+        {
+            let parts = x.parts().iter().zip(o.parts());
+            for ((x, o), h) in parts.zip(h.parts_mut()) {
+                push_extrapolate(theta, x, o, h, sums)?;
+            }
+            Ok(())
+        }
+        _ => Err(update_mismatch()),
+    }
+}
+
+/// `PrimalDual`'s extrapolation of vectors the ranks have agreed on: `d = x - x_old`,
+/// `|d|^2`, and `xhat = x + theta d` in `xhat`, one pass and one all-reduce when fusable, else
+/// `binary_into`, [`fused_agreed`] and `axpby`, with the latter's bits on both paths. Returns
+/// `vdot(d, d)`.
+///
+/// # Errors
+/// [`Error::LayoutMismatch`](distlops_core::Error::LayoutMismatch) if the vectors differ in
+/// structure or layout.
+pub(crate) fn extrapolate_agreed<T: Scalar, E: Engine>(
+    theta: T,
+    x: &DistVector<T, E>,
+    x_old: &DistVector<T, E>,
+    xhat: &mut DistVector<T, E>,
+) -> distlops_core::Result<T> {
+    if !can_fuse(&[x, x_old, &*xhat]) {
+        x.binary_into(distlops_core::BinaryOp::Sub, x_old, xhat)?;
+        let [dd] = fused_agreed([Reduction::Vdot(&*xhat, &*xhat)])?;
+        distlops_core::Vector::axpby(xhat, T::one(), x, theta)?;
+        return Ok(dd);
+    }
+    let mut sums = ReproSums::new();
+    push_extrapolate(theta, x, x_old, xhat, &mut sums)?;
+    let mut totals = sums.all_reduce(first_array(x).reduce_comm()).into_iter();
+    Ok(combine_parts(x, &mut totals))
+}

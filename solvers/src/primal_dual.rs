@@ -5,14 +5,14 @@
 use crate::common::{
     check_tol, closing, drive, finite, Callback, Result, SolveInfo, Stepper, StopReason,
 };
-use crate::fused::{fused_agreed, Reduction};
+use crate::fused::extrapolate_agreed;
 use crate::normal::Normal;
 use crate::power_iteration::{power_iteration_on, PowerIterationParams};
 use crate::prox::Proximal;
 use crate::table;
 use distlops_core::{
-    BinaryOp, DistVector, Engine, Error, Host, LinearOperator, LinearOperatorExt, Parameters,
-    RealScalar, Scalar, Vector, VectorRef,
+    DistVector, Engine, Error, Host, LinearOperator, LinearOperatorExt, Parameters, RealScalar,
+    Scalar, Vector, VectorRef,
 };
 use std::time::Instant;
 
@@ -446,18 +446,15 @@ impl<'a, T: Scalar, E: Engine> PrimalDual<'a, T, E> {
     }
 
     /// `x = prox_{tau f}(x_old - tau K^H y)` (`K^H y` made in `x`'s storage), then `xhat = x -
-    /// x_old`, its squared norm (the all-reduce of the step), and `xhat = x + theta xhat`: two
-    /// passes for the extrapolation and the update.
+    /// x_old`, its squared norm (the all-reduce of the step), and `xhat = x + theta xhat`: one
+    /// pass for the extrapolation and the update on the host.
     fn primal_step(&mut self, tau: f64) -> Result<()> {
         self.op.rmatvec_unchecked(self.y.view(), &mut self.x)?;
         self.x.axpby(T::one(), &self.xold, real::<T>(-tau))?;
         self.proxf.prox_in_place(&mut self.x, tau)?;
-        self.x
-            .binary_into(BinaryOp::Sub, &self.xold, &mut self.xhat)?;
-        let [uu] = fused_agreed([Reduction::Vdot(&self.xhat, &self.xhat)])?;
-        self.update = uu;
-        self.xhat
-            .axpby(T::one(), &self.x, real::<T>(self.params.theta))
+        let theta = real::<T>(self.params.theta);
+        self.update = extrapolate_agreed(theta, &self.x, &self.xold, &mut self.xhat)?;
+        Ok(())
     }
 
     /// `Some` once a stopping criterion holds: [`StopReason::ToleranceReached`] if `tol > 0`

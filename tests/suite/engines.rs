@@ -515,8 +515,8 @@ pub fn solvers_all_dtypes<E: TestEngine>(comm: &Communicator) {
     solvers_on_engine::<Complex32, E>(comm);
 }
 
-/// CG's fused update (`x += a c`, `r -= a q`, `r^H r`) and the shifted normal operator's pass
-/// with its reduction (`y = x + b y`, `y^H x`) on engine `E`: the bits of the separate
+/// CG's fused update (`x += a c`, `r -= a q`, `r^H r`), the shifted normal operator's pass
+/// with its reduction (`y = x + b y`, `y^H x`) and PrimalDual's extrapolation on engine `E`: the bits of the separate
 /// operations on the host, for the vectors and the sums.
 fn fused_updates<T: TestScalar, E: TestEngine>(
     comm: &Communicator,
@@ -548,6 +548,18 @@ fn fused_updates<T: TestScalar, E: TestEngine>(
     let want = hy.vdot(&c).unwrap();
     assert_eq!(fused, vec![want], "{what}: y^H x");
     assert!(same_bits(&dy.asarray(), &hy.asarray()), "{what}: y");
+    // The extrapolation xhat = x + theta (x - x_old) with |x - x_old|^2.
+    let mut sums = ReproSums::new();
+    let mut dh = on(&r, engine);
+    dh.push_extrapolate(b, &dc, &dq, &mut sums).unwrap();
+    let fused = sums.all_reduce(dh.reduce_comm());
+    let mut hh = r.clone();
+    c.binary_into(distlops::core::BinaryOp::Sub, &q, &mut hh)
+        .unwrap();
+    let want = hh.vdot(&hh).unwrap();
+    hh.axpby(T::one(), &c, b).unwrap();
+    assert_eq!(fused, vec![want], "{what}: |x - x_old|^2");
+    assert!(same_bits(&dh.asarray(), &hh.asarray()), "{what}: xhat");
 }
 
 /// Every dtype.

@@ -228,6 +228,34 @@ impl<T: Scalar, E: Engine> DistributedArray<T, E> {
         Ok(())
     }
 
+    /// `d = x - x_old`, this rank's share of `vdot(d, d)` pushed onto `sums`, and
+    /// `self = x + theta d`: a primal-dual extrapolation, one pass on the host (the bits of
+    /// [`binary_into`](Self::binary_into), [`vdot`](Self::vdot) and [`axpby`](Self::axpby)). No
+    /// communication.
+    ///
+    /// # Errors
+    /// [`Error::LayoutMismatch`] if the layouts differ (nothing is changed).
+    pub fn push_extrapolate(
+        &mut self,
+        theta: T,
+        x: &Self,
+        x_old: &Self,
+        sums: &mut ReproSums<T>,
+    ) -> Result<()> {
+        self.check_same_layout(x)?;
+        self.check_same_layout(x_old)?;
+        let tree = self.sum_tree();
+        let values = E::extrapolate_nodes(
+            theta,
+            &x.local,
+            &x_old.local,
+            &mut self.local,
+            &tree.block_nodes(),
+        );
+        sums.push_values(tree, &values);
+        Ok(())
+    }
+
     /// The canonical summation tree of this array's reductions, seen from this rank: over the
     /// blocks of the ranks of [`reduce_comm`](Self::reduce_comm) in rank order for Scatter arrays
     /// (the colour group's members when masked), over the local copy alone (no communication) for

@@ -294,6 +294,22 @@ pub trait Compute: Memory {
         Self::axpby(alpha, x, beta, y);
         Self::dot_nodes(true, y, x, nodes)
     }
+    /// A primal-dual extrapolation in one pass where the engine can: `d = x - x_old`
+    /// ([`binary`](Self::binary)), the nodes of `sum conj(d_i) d_i`, then `xhat = x + theta d`
+    /// (rounded as [`axpby`](Self::axpby)`(1, x, theta, d)`), into `xhat`; the same bits as
+    /// the three calls, which is what the default makes.
+    fn extrapolate_nodes<T: Scalar>(
+        theta: T,
+        x: &Self::Storage<T>,
+        x_old: &Self::Storage<T>,
+        xhat: &mut Self::Storage<T>,
+        nodes: &[BlockNode],
+    ) -> Vec<T> {
+        Self::binary(BinaryOp::Sub, x, x_old, xhat);
+        let values = Self::dot_nodes(true, xhat, xhat, nodes);
+        Self::axpby(T::one(), x, theta, xhat);
+        values
+    }
     /// The values of the given nodes of the canonical sum tree of the norm terms of `x`.
     fn norm_nodes<T: Scalar>(
         term: NormTerm,

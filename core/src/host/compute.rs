@@ -99,6 +99,29 @@ impl Compute for Host {
             kernels::vdot(&y[range.clone()], &x[range])
         })
     }
+    fn extrapolate_nodes<T: Scalar>(
+        theta: T,
+        x: &ArrayD<T>,
+        x_old: &ArrayD<T>,
+        xhat: &mut ArrayD<T>,
+        nodes: &[BlockNode],
+    ) -> Vec<T> {
+        let (x, x_old) = (flat(x), flat(x_old));
+        let xhat = flat_mut(xhat);
+        assert!(
+            x.len() == x_old.len() && x.len() == xhat.len(),
+            "extrapolate on blocks of different lengths"
+        );
+        let state = RefCell::new(xhat);
+        leafwise(x.len(), nodes, |range| {
+            let mut xhat = state.borrow_mut();
+            let (x, d) = (&x[range.clone()], &mut xhat[range.clone()]);
+            kernels::zip_map_into(x, &x_old[range], d, |a, b| BinaryOp::Sub.apply(a, b));
+            let value = kernels::vdot(d, d);
+            kernels::axpby(T::one(), x, theta, d);
+            value
+        })
+    }
     fn norm_nodes<T: Scalar>(term: NormTerm, x: &ArrayD<T>, nodes: &[BlockNode]) -> Vec<T::Real> {
         let x = flat(x);
         nodes
