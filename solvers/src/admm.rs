@@ -2,13 +2,14 @@
 //! `min_x 1/2 |Op x - b|^2 + g(A x)` (pyproximal's and PyLops-MPI's `ADMML2`).
 
 use crate::cg::{cg, CgParams};
+use crate::common::real;
 use crate::common::stepper_basics;
 use crate::common::{check_tol, record, splitting_stop, Callback, Result, SolveInfo, StopReason};
 use crate::normal::Normal;
 use crate::prox::Proximal;
 use distlops_core::{
-    DistVector, Engine, Error, Host, LinearOperator, LinearOperatorExt, Parameters, RealScalar,
-    Scalar, Vector, VectorRef,
+    DistVector, Engine, Error, Host, LinearOperator, LinearOperatorExt, Parameters, Scalar, Vector,
+    VectorRef,
 };
 
 const NAME: &str = "ADMML2";
@@ -133,11 +134,6 @@ pub struct AdmmL2<'a, T: Scalar, E: Engine = Host> {
     iiter: usize,
     xupdate: f64,
     stop: Option<StopReason>,
-}
-
-/// An `f64` as a real `T`.
-fn real<T: Scalar>(v: f64) -> T {
-    T::from_real(<T::Real as RealScalar>::real_from_f64(v))
 }
 
 impl<'a, T: Scalar, E: Engine> AdmmL2<'a, T, E> {

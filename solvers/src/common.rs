@@ -550,3 +550,9 @@ pub(crate) fn splitting_stop<T: Scalar, E: Engine>(
     };
     Ok((update, stop))
 }
+
+/// An `f64` as a real `T` (rounded for single precision): a step, weight or coefficient of a
+/// solver in the vectors' scalar type.
+pub(crate) fn real<T: Scalar>(v: f64) -> T {
+    T::from_real(<T::Real as RealScalar>::real_from_f64(v))
+}

@@ -2,6 +2,7 @@
 //! (PyLops-MPI's `ISTA` / `ista` and `FISTA` / `fista`). FISTA is ISTA plus Nesterov's momentum,
 //! so both live here and share one step.
 
+use crate::common::real;
 use crate::common::{
     check_tol, closing, data_residual, drive, finite, Callback, Result, SolveInfo, Stepper,
     StopReason,
@@ -278,11 +279,6 @@ fn check_params(name: &'static str, p: &IstaParams) -> Result<()> {
         }
     }
     Ok(())
-}
-
-/// An `f64` as a real `T` (rounding for single precision).
-fn real<T: Scalar>(v: f64) -> T {
-    T::from_real(<T::Real as RealScalar>::real_from_f64(v))
 }
 
 impl<'a, T: Scalar, E: Engine> Ista<'a, T, E> {

@@ -2,6 +2,7 @@
 //! inner CG solve (PyLops-MPI's `MPIL2(Op, b)`).
 
 use crate::cg::{Cg, CgParams, CgSpares};
+use crate::common::real;
 use crate::common::Result;
 use crate::normal::Normal;
 use crate::prox::{check_tau, check_weight, Proximal};
@@ -155,11 +156,6 @@ impl<'a, T: Scalar, E: Engine> L2Data<'a, T, E> {
         r.axpy(-T::one(), &self.b)?;
         Ok(r)
     }
-}
-
-/// An `f64` as a real `T`.
-fn real<T: Scalar>(v: f64) -> T {
-    T::from_real(<T::Real as RealScalar>::real_from_f64(v))
 }
 
 impl<T: Scalar, E: Engine> Proximal<T, E> for L2Data<'_, T, E> {

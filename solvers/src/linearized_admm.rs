@@ -2,6 +2,7 @@
 //! `min_x f(x) + g(A x)` with two proximable functions (pyproximal's `LinearizedADMM`).
 
 use crate::admm::AdmmL2Solution;
+use crate::common::real;
 use crate::common::stepper_basics;
 use crate::common::{check_tol, record, splitting_stop, Callback, Result, StopReason};
 use crate::normal::Normal;
@@ -128,11 +129,6 @@ pub struct LinearizedAdmm<'a, T: Scalar, E: Engine = Host> {
     iiter: usize,
     xupdate: f64,
     stop: Option<StopReason>,
-}
-
-/// An `f64` as a real `T`.
-fn real<T: Scalar>(v: f64) -> T {
-    T::from_real(<T::Real as RealScalar>::real_from_f64(v))
 }
 
 impl<'a, T: Scalar, E: Engine> LinearizedAdmm<'a, T, E> {

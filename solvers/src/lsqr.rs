@@ -1,6 +1,7 @@
 //! [`Lsqr`]: Paige and Saunders' LSQR for damped least squares (SciPy's
 //! `scipy.sparse.linalg.lsqr`, PyLops' `LSQR` / `lsqr`; PyLops-MPI has none).
 
+use crate::common::real;
 use crate::common::{
     data_residual, finite, finite_nonzero, Callback, Residual, Result, SolveInfo, StopReason,
 };
@@ -701,11 +702,6 @@ impl<'a, T: Scalar, E: Engine> Lsqr<'a, T, E> {
     pub fn params(&self) -> &LsqrParams {
         &self.params
     }
-}
-
-/// An `f64` as a real `T` (rounding for single precision).
-fn real<T: Scalar>(v: f64) -> T {
-    T::from_real(<T::Real as RealScalar>::real_from_f64(v))
 }
 
 /// Solves `min |y - A x|^2 + damp^2 |x - x0|^2` by LSQR (SciPy's `lsqr(A, b, damp, atol, btol,

@@ -1,6 +1,7 @@
 //! [`Precomposition`]: a proximable function of an affine map of its argument,
 //! `g(x) = f(a x + b)`.
 
+use crate::common::real;
 use crate::common::Result;
 use crate::prox::{check_tau, map_in_place, Proximal};
 use distlops_core::{DistVector, Engine, Error, Host, RealScalar, Scalar, Vector, VectorRef};
@@ -105,11 +106,6 @@ impl<F: Proximal<T, E>, T: Scalar, E: Engine> Precomposition<F, T, E> {
         self.shift(&mut y, 1.0)?;
         Ok(y)
     }
-}
-
-/// An `f64` as a real `T`.
-fn real<T: Scalar>(v: f64) -> T {
-    T::from_real(<T::Real as RealScalar>::real_from_f64(v))
 }
 
 impl<F: Proximal<T, E>, T: Scalar, E: Engine> Proximal<T, E> for Precomposition<F, T, E> {

@@ -2,6 +2,7 @@
 //! two proximable functions and a linear operator (pyproximal's `PrimalDual`, PyLops-MPI 0.8.0's
 //! distributed one).
 
+use crate::common::real;
 use crate::common::{
     check_tol, closing, drive, finite, Callback, Result, SolveInfo, Stepper, StopReason,
 };
@@ -182,11 +183,6 @@ fn invalid(message: String) -> Error {
         solver: NAME,
         message,
     }
-}
-
-/// An `f64` as a real `T`.
-fn real<T: Scalar>(v: f64) -> T {
-    T::from_real(<T::Real as RealScalar>::real_from_f64(v))
 }
 
 /// The result of [`primal_dual`] / `finalize`: pyproximal's `x` (and `y` with `returny`).

@@ -121,10 +121,7 @@ pub trait Proximal<T: Scalar, E: Engine = Host>: Send + Sync {
         x: &DistVector<T, E>,
         tau: f64,
     ) -> Result<()> {
-        y.axpy(
-            T::from_real(<T::Real as RealScalar>::real_from_f64(alpha)),
-            x,
-        )?;
+        y.axpy(crate::common::real(alpha), x)?;
         self.proxdual_in_place(y, tau)
     }
 

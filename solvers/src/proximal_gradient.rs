@@ -2,6 +2,7 @@
 //! with FISTA's or Vandenberghe's acceleration and backtracking (pyproximal's
 //! `ProximalGradient`, PyLops-MPI 0.8.0's distributed one, which lacks backtracking).
 
+use crate::common::real;
 use crate::common::stepper_basics;
 use crate::common::{check_tol, finite, record, Callback, Result, SolveInfo, StopReason};
 use crate::fused::{fused_agreed, Reduction};
@@ -108,11 +109,6 @@ impl ProximalGradientParams {
         }
         Ok(())
     }
-}
-
-/// An `f64` as a real `T`.
-fn real<T: Scalar>(v: f64) -> T {
-    T::from_real(<T::Real as RealScalar>::real_from_f64(v))
 }
 
 /// The result of [`proximal_gradient`] / `finalize`.
