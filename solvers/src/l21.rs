@@ -1,6 +1,7 @@
 //! [`L21`]: the mixed `L2,1` norm of a stack of vectors, the penalty of isotropic total
 //! variation on a stacked gradient.
 
+use crate::common::real;
 use crate::common::Result;
 use crate::elementwise::with_blocks;
 use crate::prox::{check_tau, check_weight, norm, Proximal};
@@ -184,32 +185,22 @@ fn parts_of_ref<'x, T: Scalar, E: Engine>(
     x: &'x DistVector<T, E>,
     parts: &[&mut DistributedArray<T, E>],
 ) -> Result<Vec<&'x DistributedArray<T, E>>> {
-    let xs: Vec<&DistributedArray<T, E>> = match x {
-        DistVector::Array(a) => vec![a],
-        DistVector::Stacked(s) => s
-            .parts()
-            .iter()
-            .filter_map(|p| match p {
-                DistVector::Array(a) => Some(a),
-                DistVector::Stacked(_) => None,
-            })
-            .collect(),
+    // None for a nested stack.
+    let xs: Option<Vec<&DistributedArray<T, E>>> = match x {
+        DistVector::Array(a) => Some(vec![a]),
+        DistVector::Stacked(s) => s.parts().iter().map(DistVector::as_array).collect(),
     };
-    let nested = matches!(x, DistVector::Stacked(s) if s.parts().len() != xs.len());
-    let same = !nested
-        && xs.len() == parts.len()
-        && xs.iter().zip(parts).all(|(a, b)| a.layout() == b.layout());
-    if !same {
-        return Err(Error::LayoutMismatch(
+    match xs {
+        Some(xs)
+            if xs.len() == parts.len()
+                && xs.iter().zip(parts).all(|(a, b)| a.layout() == b.layout()) =>
+        {
+            Ok(xs)
+        }
+        _ => Err(Error::LayoutMismatch(
             "L21: the added vector must have the stack's structure and layouts".into(),
-        ));
+        )),
     }
-    Ok(xs)
-}
-
-/// An `f64` as a real `T`.
-fn real<T: Scalar>(v: f64) -> T {
-    T::from_real(<T::Real as RealScalar>::real_from_f64(v))
 }
 
 fn group_scale<T: Scalar, E: Engine>(

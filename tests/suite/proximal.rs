@@ -262,22 +262,23 @@ fn l2data_generic<T: TestScalar>(comm: &Communicator) {
         tol: 1e-28,
         ..CgParams::default()
     };
+    // prox_{tau f}(s x): (I + c D^H D) z = s x + c D^H b, element by element (c = tau sigma).
+    let exact = |s: f64, c: f64| -> ArrayD<T> {
+        let want: Vec<T> = (0..n)
+            .map(|i| {
+                let rhs = xg[[i]] * T::make(s, 0.0) + d[i].conj() * bg[[i]] * T::make(c, 0.0);
+                rhs / T::make(1.0 + c * d[i].abs2().to_f64(), 0.0)
+            })
+            .collect();
+        ArrayD::from_shape_vec(IxDyn(&[n]), want).unwrap()
+    };
     for (tau, warm) in [(0.5, true), (2.0, true), (0.7, false)] {
         f.warm = warm;
         let c = tau * sigma;
         let p = f.prox(x.view(), tau).unwrap();
-        // (I + c D^H D) z = x + c D^H b, element by element.
-        let want: Vec<T> = (0..n)
-            .map(|i| {
-                let di = d[i];
-                let rhs = xg[[i]] + di.conj() * bg[[i]] * T::make(c, 0.0);
-                rhs / T::make(1.0 + c * di.abs2().to_f64(), 0.0)
-            })
-            .collect();
-        let want = ArrayD::from_shape_vec(IxDyn(&[n]), want).unwrap();
         assert_close(
             &all_values(&p),
-            &values(&[want]),
+            &values(&[exact(1.0, c)]),
             1e-12,
             &format!("L2Data prox, tau = {tau}, warm = {warm}"),
         );
@@ -291,16 +292,9 @@ fn l2data_generic<T: TestScalar>(comm: &Communicator) {
         let mut xk = x.clone();
         xk.scale(T::make(s, 0.0));
         let p = f.prox(xk.view(), tau).unwrap();
-        let want: Vec<T> = (0..n)
-            .map(|i| {
-                let rhs = xg[[i]] * T::make(s, 0.0) + d[i].conj() * bg[[i]] * T::make(c, 0.0);
-                rhs / T::make(1.0 + c * d[i].abs2().to_f64(), 0.0)
-            })
-            .collect();
-        let want = ArrayD::from_shape_vec(IxDyn(&[n]), want).unwrap();
         assert_close(
             &all_values(&p),
-            &values(&[want]),
+            &values(&[exact(s, c)]),
             1e-12,
             &format!("L2Data prox, call {k} with the same step"),
         );
