@@ -3,7 +3,8 @@
 #
 #   scripts/test-gpu.sh --emulated   no GPU needed (what CI runs, from scripts/test.sh):
 #     1. every kernel under AddressSanitizer (blocks and threads in index, reversed and shuffled
-#        order) and ThreadSanitizer (scripts/test-kernels.sh);
+#        order) and ThreadSanitizer (scripts/test-kernels.sh), and three deliberate faults in the
+#        device-initiated peer kernels, each of which must be reported (test-kernels.sh --faults);
 #     2. the emulated device's own tests, and the Cuda instantiation of the suite on the emulated
 #        device, on the Threads communicator at 1-4 ranks and under mpirun -n 1..4 (blocks and
 #        threads in a shuffled order, DL_EMU_ORDER), the mpirun half again through the CUDA-aware
@@ -57,6 +58,8 @@ run() {
 if [ "$emulated" = 1 ]; then
   export DISTLOPS_DEVICE=emulated
   run "kernels under sanitizers" 2400 scripts/test-kernels.sh
+  run "deliberate faults in the peer kernels are caught (a read before the signal, a peer index off by one, multimem on a plain address)" \
+    900 scripts/test-kernels.sh --faults
   # scripts/test.sh has just run these in its one `cargo test` (DISTLOPS_SUITE_DONE=1).
   if [ -z "${DISTLOPS_SUITE_DONE:-}" ]; then
     run "emulated device" 1200 cargo test "${BUILD[@]}" --lib --test emulator --no-fail-fast "$@"

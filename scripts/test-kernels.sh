@@ -14,6 +14,12 @@
 # DL_EMU_THREADED=1, every CUDA thread a host thread, so races between them (a missing
 # __syncthreads, an output another thread still reads) are reported. Any sanitizer report fails
 # the run. DISTLOPS_KERNEL_DIR points at another kernel directory (default core/kernels).
+#
+# --faults: instead, three deliberate faults in a copy of peer.cu, each of which must fail the
+# peer kernels' test with its own report: a peer read before the peer's signal (ThreadSanitizer:
+# data race), a peer index off by one (AddressSanitizer: the address table overrun), a multimem
+# instruction on an address that is not multicast (the emulator's abort). A fault that passes, or
+# fails otherwise, fails the run.
 set -euo pipefail
 
 root="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -31,6 +37,48 @@ mapfile -t generated < <("$out/gen_registry" "$kernels/kernels.txt" "$out/regist
 
 flags=(-std=c++20 -O1 -g -ffp-contract=off -pthread -I"$root/core/emu" -I"$kernels")
 sources=("$root/core/emu/tests/kernel_test.cpp" "$root/core/emu/runtime.cpp" "${generated[@]}")
+
+if [ "${1:-}" = "--faults" ]; then
+  # fault NAME SANITIZER PATTERN FROM TO: peer.cu with FROM replaced by TO must fail with PATTERN.
+  status=0
+  fault() {
+    local name="$1" san="$2" pattern="$3" from="$4" to="$5" dir="$out/fault-$1"
+    rm -rf "$dir" && mkdir -p "$dir/registry" && cp "$kernels"/* "$dir/"
+    FROM="$from" TO="$to" python3 - "$dir/peer.cu" <<'PY'
+import os, sys
+path = sys.argv[1]
+text = open(path).read()
+if os.environ["FROM"] not in text:
+    sys.exit("the fault's pattern is not in peer.cu: " + os.environ["FROM"])
+open(path, "w").write(text.replace(os.environ["FROM"], os.environ["TO"], 1))
+PY
+    mapfile -t gen < <("$out/gen_registry" "$dir/kernels.txt" "$dir/registry")
+    local sflags=(-fsanitize=address -fno-omit-frame-pointer)
+    [ "$san" = thread ] && sflags=(-fsanitize=thread)
+    step "fault $name: build" 600 "$CXX" -std=c++20 -O1 -g -ffp-contract=off -pthread \
+      -I"$root/core/emu" -I"$dir" "${sflags[@]}" "$root/core/emu/tests/kernel_test.cpp" \
+      "$root/core/emu/runtime.cpp" "${gen[@]}" -o "$dir/kernel_test" || { status=1; return; }
+    local rc=0
+    timeout 600 env KERNEL_TEST_ONLY=peer KERNEL_TEST_BLOCKS=32 DL_EMU_THREADED=1 \
+      ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 TSAN_OPTIONS=halt_on_error=1:exitcode=66 \
+      "$dir/kernel_test" >"$dir/log" 2>&1 || rc=$?
+    if [ "$rc" -ne 0 ] && grep -q -m 1 -e "$pattern" "$dir/log"; then
+      echo "fault $name: failed as it must (exit $rc): $(grep -m 1 -e "$pattern" "$dir/log")"
+    else
+      echo "==> FAILED: fault $name was not caught (exit $rc, no \`$pattern\`):" >&2
+      tail -n 20 "$dir/log" >&2
+      status=1
+    fi
+  }
+  fault early-peer-read thread "WARNING: ThreadSanitizer: data race" \
+    "while (dl_signal_load(my_signals + q) < epoch) dl_backoff();" "(void)q;"
+  fault peer-index-off-by-one address "ERROR: AddressSanitizer" \
+    "dl_signal_store(reinterpret_cast<unsigned long long*>(table[ranks + q]) + rank, epoch);" \
+    "dl_signal_store(reinterpret_cast<unsigned long long*>(table[ranks + q + 1]) + rank, epoch);"
+  fault multimem-not-multicast address "not a multicast address" \
+    "out[i] = dl_multimem_ld_reduce_add(mc + i);" "out[i] = dl_multimem_ld_reduce_add(mine + i);"
+  exit "$status"
+fi
 
 status=0
 # run NAME ENV... : one run of a sanitizer build with extra environment variables.

@@ -24,9 +24,28 @@
 // the kernel templates have internal linkage, which AddressSanitizer instruments (it leaves
 // the statics of templates with vague linkage without red zones).
 //
+// Kernels marked `peer` (peer.cu) run outside that lock: they wait inside the launch for the
+// same kernel on the other ranks (one emulated device per Threads rank, one host thread each), so
+// their launches must overlap. They use no `__shared__` arrays, and communicate only through the
+// symmetric heap with the signals below, which are C++ atomics with the CUDA memory model's
+// release / acquire meaning, so ThreadSanitizer sees a peer read that no signal orders as a race.
+//
+// Multicast (NVLink SHARP, sm_90): a multicast address is a range registered by the emulated
+// symmetric heap (dl_emu_multicast_register) that stands for one allocation on every rank; the
+// multimem built-ins look the address up and act on every rank's copy in rank order (ld_reduce: a
+// sum from rank 0 up; red: an atomic add to each). The range itself is
+// poisoned under AddressSanitizer, so a plain load or store of a multicast address (undefined on
+// a GPU) is reported, and a multimem built-in on an address that is not multicast aborts with a
+// message (on a GPU: an illegal-address fault).
+//
 // Not provided (a kernel that needs one fails to compile here, not silently): dynamic shared
-// memory (`extern __shared__`), warp shuffles and votes, atomics, textures, cooperative groups.
+// memory (`extern __shared__`), warp shuffles and votes, atomics other than the signals,
+// textures, cooperative groups.
 #pragma once
+
+/// Kernel files may test this: the emulator's definitions of the built-ins below replace the
+/// inline PTX of common.cuh.
+#define DL_EMULATED_DEVICE 1
 
 #include <cmath>
 #include <cstddef>
@@ -60,11 +79,62 @@ using std::hypot;
 using std::sqrt;
 inline float fabsf(float x) { return std::fabs(x); }
 
+// Memory ordering and signals of device-initiated communication (common.cuh declares their
+// CUDA forms: `fence.sc.sys`, `st.release.sys`, `ld.acquire.sys`, `red.release.sys`,
+// `__nanosleep`).
+
+/// `__threadfence_system()`: a sequentially consistent fence. ThreadSanitizer models no fences;
+/// under it this is empty, which changes nothing the kernels rely on: the release stores that
+/// follow every fence in peer.cu order the block's writes by themselves in the C++ model.
+#if defined(__SANITIZE_THREAD__)
+inline void __threadfence_system() {}
+#else
+inline void __threadfence_system() { __atomic_thread_fence(__ATOMIC_SEQ_CST); }
+#endif
+/// Stores a signal value with release semantics (every write of this thread before it, and every
+/// write it has seen ordered by a barrier, is visible to a thread that acquires the value).
+inline void dl_signal_store(unsigned long long* flag, unsigned long long value) {
+    __atomic_store_n(flag, value, __ATOMIC_RELEASE);
+}
+/// Loads a signal value with acquire semantics.
+inline unsigned long long dl_signal_load(const unsigned long long* flag) {
+    return __atomic_load_n(flag, __ATOMIC_ACQUIRE);
+}
+/// Adds to a signal with release semantics.
+inline void dl_signal_add(unsigned long long* flag, unsigned long long value) {
+    __atomic_fetch_add(flag, value, __ATOMIC_RELEASE);
+}
+/// Gives the CPU to the other emulated ranks while a thread waits for a signal.
+void dl_backoff();
+
+/// The rank copies that multicast address `mc` (with `bytes` from it) stands for: writes their
+/// count into `*n` and returns the array of each rank's address of `mc`'s byte. Aborts with a
+/// message naming `what` if `mc` is not inside a registered multicast range.
+unsigned char* const* dl_emu_multicast(const void* mc, unsigned long long bytes, unsigned* n,
+                                       const char* what);
+
+/// `multimem.ld_reduce.relaxed.sys.global.add`: the sum over the ranks of the element at `mc`,
+/// from rank 0 up.
+template <typename R> inline R dl_multimem_ld_reduce_add(const R* mc) {
+    unsigned n = 0;
+    unsigned char* const* at = dl_emu_multicast(mc, sizeof(R), &n, "multimem.ld_reduce");
+    R acc = *reinterpret_cast<const R*>(at[0]);
+    for (unsigned q = 1; q < n; ++q) acc = acc + *reinterpret_cast<const R*>(at[q]);
+    return acc;
+}
+/// `multimem.red.release.sys.global.add.u64`: adds `v` to every rank's signal at `mc`.
+inline void dl_multimem_signal_add(unsigned long long* mc, unsigned long long v) {
+    unsigned n = 0;
+    unsigned char* const* at = dl_emu_multicast(mc, sizeof v, &n, "multimem.red");
+    for (unsigned q = 0; q < n; ++q)
+        __atomic_fetch_add(reinterpret_cast<unsigned long long*>(at[q]), v, __ATOMIC_RELEASE);
+}
+
 /// A kernel as the registry knows it (generated from kernels.txt by core/emu/registry.rs): its
 /// name, whether it synchronises threads, the largest block it takes, its pointer parameters
 /// (`ptrs`: one role letter per pointer, `r` read, `w` written, `u` read and written, or null when
 /// not declared; `ptr_names`: their names, comma-separated), whether a written pointer may be
-/// exactly an input, and a trampoline that unpacks cuLaunchKernel's `kernelParams` (one pointer
+/// exactly an input, whether it waits for its peers on other ranks, and a trampoline that unpacks cuLaunchKernel's `kernelParams` (one pointer
 /// per argument) into a call.
 struct dl_emu_kernel {
     const char* name;
@@ -73,6 +143,7 @@ struct dl_emu_kernel {
     const char* ptrs;
     const char* ptr_names;
     bool inplace;
+    bool peer;
     void (*invoke)(void** params);
 };
 
@@ -95,9 +166,9 @@ template <typename... A, void (*f)(A...)> struct dl_emu_trampoline<void (*)(A...
     static void invoke(void** p) { call(p, std::index_sequence_for<A...>{}); }
 };
 
-#define DL_EMU_ENTRY(name, sync, max_block, ptrs, ptr_names, inplace)                        \
+#define DL_EMU_ENTRY(name, sync, max_block, ptrs, ptr_names, inplace, peer)                  \
     dl_emu_kernel {                                                                          \
-        #name, sync, max_block, ptrs, ptr_names, inplace,                                   \
+        #name, sync, max_block, ptrs, ptr_names, inplace, peer,                             \
             &dl_emu_trampoline<decltype(&name), &name>::invoke                               \
     }
 #endif

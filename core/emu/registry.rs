@@ -35,11 +35,11 @@ pub fn registry_sources(entries: &[KernelEntry]) -> Vec<(String, String)> {
                 None => ("nullptr".to_string(), "nullptr".to_string()),
             };
             tu.push_str(&format!(
-                "    DL_EMU_ENTRY({}, {}, {}, {codes}, {names}, {}),\n",
-                e.name, e.sync, e.max_block, e.inplace
+                "    DL_EMU_ENTRY({}, {}, {}, {codes}, {names}, {}, {}),\n",
+                e.name, e.sync, e.max_block, e.inplace, e.peer
             ));
         }
-        tu.push_str("    dl_emu_kernel{nullptr, false, 0, nullptr, nullptr, false, nullptr},\n};\n");
+        tu.push_str("    dl_emu_kernel{nullptr, false, 0, nullptr, nullptr, false, false, nullptr},\n};\n");
         out.push((format!("emu_{stem}.cpp"), tu));
         tables.push(table);
     }

@@ -34,6 +34,19 @@ thread_local std::barrier<>* block_barrier = nullptr;
 thread_local const char* running = nullptr;
 
 std::mutex launch_mutex;
+
+/// A registered multicast range: `bytes` from `base` stand for the same bytes on every rank, at
+/// `peers[q]` on rank q.
+struct Multicast {
+    const unsigned char* base;
+    unsigned long long bytes;
+    std::vector<unsigned char*> peers;
+};
+std::mutex multicast_mutex;
+std::vector<Multicast>& multicasts() {
+    static std::vector<Multicast> all;
+    return all;
+}
 std::map<std::string, unsigned long long>& launch_counts() {
     static std::map<std::string, unsigned long long> counts;
     return counts;
@@ -263,9 +276,12 @@ extern "C" int dl_emu_launch(const char* name, const unsigned* grid, const unsig
                     std::to_string(k->max_block) + " (its __shared__ arrays hold that many)");
     const std::string pointers = check_pointers(k, params, spans, nspans);
     if (!pointers.empty()) return fail(pointers);
-    std::lock_guard<std::mutex> lock(launch_mutex);
+    // A peer kernel waits inside its launch for the other ranks' launches of it: it may not hold
+    // the lock (see emu.h); the others hold it for the whole launch.
+    std::unique_lock<std::mutex> lock(launch_mutex);
     const unsigned long long count = ++launch_counts()[name];
     const std::uint64_t seed = launch_seed(name, count);
+    if (k->peer) lock.unlock();
     running = k->name;
     if (k->sync || env_is("DL_EMU_THREADED", "1"))
         run_threaded(k, g, b, params, seed);
@@ -273,6 +289,57 @@ extern "C" int dl_emu_launch(const char* name, const unsigned* grid, const unsig
         run_sequential(k, g, b, params, seed);
     running = nullptr;
     return 0;
+}
+
+extern "C" void dl_emu_poison(const void* addr, size_t bytes, int poison);
+
+void dl_backoff() { std::this_thread::yield(); }
+
+/// Registers `bytes` at `mc` as a multicast range of the `n` rank copies `peers` (one address
+/// per rank, in rank order), and poisons the range for AddressSanitizer (it is never accessed
+/// directly).
+extern "C" void dl_emu_multicast_register(const void* mc, unsigned long long bytes,
+                                          void* const* peers, unsigned n) {
+    std::lock_guard<std::mutex> lock(multicast_mutex);
+    Multicast m{static_cast<const unsigned char*>(mc), bytes, {}};
+    for (unsigned q = 0; q < n; ++q) m.peers.push_back(static_cast<unsigned char*>(peers[q]));
+    multicasts().push_back(std::move(m));
+    dl_emu_poison(mc, bytes, 1);
+}
+
+/// Forgets the multicast range at `mc` and unpoisons it.
+extern "C" void dl_emu_multicast_unregister(const void* mc) {
+    std::lock_guard<std::mutex> lock(multicast_mutex);
+    auto& all = multicasts();
+    for (auto it = all.begin(); it != all.end(); ++it)
+        if (it->base == mc) {
+            dl_emu_poison(mc, it->bytes, 0);
+            all.erase(it);
+            return;
+        }
+}
+
+unsigned char* const* dl_emu_multicast(const void* mc, unsigned long long bytes, unsigned* n,
+                                       const char* what) {
+    // The kernel's own addresses per rank live as long as the registration, which outlives the
+    // launches on it (the heap unregisters at its collective free); one table per thread.
+    thread_local std::vector<unsigned char*> at;
+    const unsigned char* p = static_cast<const unsigned char*>(mc);
+    {
+        std::lock_guard<std::mutex> lock(multicast_mutex);
+        for (const Multicast& m : multicasts())
+            if (p >= m.base && p + bytes <= m.base + m.bytes) {
+                at.clear();
+                for (unsigned char* q : m.peers) at.push_back(q + (p - m.base));
+                *n = unsigned(at.size());
+                return at.data();
+            }
+    }
+    std::fprintf(stderr,
+                 "distlops emulator: kernel %s: %s on %p, which is not a multicast address (on a "
+                 "GPU: an illegal address)\n",
+                 running != nullptr ? running : "?", what, mc);
+    std::abort();
 }
 
 /// How often `name` was launched in this process.

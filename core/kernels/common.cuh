@@ -78,3 +78,43 @@ __device__ __forceinline__ dl_index dl_grid_threads() {
 
 /// Instantiates `MACRO(suffix, type)` for the four scalar types.
 #define DL_FOR_EACH_SCALAR(MACRO) MACRO(f32, float) MACRO(f64, double) MACRO(c32, c32) MACRO(c64, c64)
+
+// Signals and multicast of device-initiated communication (peer.cu), at system scope: other GPUs
+// observe them over NVLink. The emulator defines the same names in emu.h (C++ atomics with the
+// same release / acquire meaning, multimem over a registry of multicast ranges).
+#ifndef DL_EMULATED_DEVICE
+/// Stores a signal with release semantics (sm_70+).
+__device__ __forceinline__ void dl_signal_store(unsigned long long* flag, unsigned long long value) {
+    asm volatile("st.release.sys.global.u64 [%0], %1;" ::"l"(flag), "l"(value) : "memory");
+}
+/// Loads a signal with acquire semantics (sm_70+).
+__device__ __forceinline__ unsigned long long dl_signal_load(const unsigned long long* flag) {
+    unsigned long long value;
+    asm volatile("ld.acquire.sys.global.u64 %0, [%1];" : "=l"(value) : "l"(flag) : "memory");
+    return value;
+}
+/// Adds to a signal with release semantics (sm_70+).
+__device__ __forceinline__ void dl_signal_add(unsigned long long* flag, unsigned long long value) {
+    asm volatile("red.release.sys.global.add.u64 [%0], %1;" ::"l"(flag), "l"(value) : "memory");
+}
+/// Waits a little between two polls of a signal (sm_70+).
+__device__ __forceinline__ void dl_backoff() { __nanosleep(32); }
+#if __CUDA_ARCH__ >= 900
+/// `multimem.ld_reduce`: the sum over the GPUs of the element at multicast address `mc` (sm_90;
+/// the order of the switch's additions is the hardware's).
+__device__ __forceinline__ float dl_multimem_ld_reduce_add(const float* mc) {
+    float v;
+    asm volatile("multimem.ld_reduce.relaxed.sys.global.add.f32 %0, [%1];" : "=f"(v) : "l"(mc) : "memory");
+    return v;
+}
+__device__ __forceinline__ double dl_multimem_ld_reduce_add(const double* mc) {
+    double v;
+    asm volatile("multimem.ld_reduce.relaxed.sys.global.add.f64 %0, [%1];" : "=d"(v) : "l"(mc) : "memory");
+    return v;
+}
+/// `multimem.red`: adds `v` to every GPU's signal at multicast address `mc` (sm_90).
+__device__ __forceinline__ void dl_multimem_signal_add(unsigned long long* mc, unsigned long long v) {
+    asm volatile("multimem.red.release.sys.global.add.u64 [%0], %1;" ::"l"(mc), "l"(v) : "memory");
+}
+#endif
+#endif

@@ -5,7 +5,7 @@
 // generator of the kernel test's registry (`core/emu/gen_registry.rs`), by core (launch counts,
 // module loading) and by the NVRTC check. Each non-comment line is
 //
-//     <file.cu> <base name> <suffix>,<suffix>,... [sync] [block=N] [ptrs=NAME:ROLE,...] [inplace]
+//     <file.cu> <base name> <suffix>,<suffix>,... [sync] [block=N] [ptrs=NAME:ROLE,...] [inplace] [peer]
 //
 // and stands for the entry points `<base>_<suffix>` of `<file.cu>`. `#` starts a comment. The
 // words after the suffixes are optional, in any order (a line of only the first three is valid and
@@ -22,6 +22,10 @@
 //   launch in which a written range overlaps another pointer's range is refused, naming both
 //   (CUDA's `__restrict__`: on a GPU such a launch is a race). Without `ptrs=` the pointers are not
 //   checked against each other.
+// * `peer`: the kernel communicates with the same kernel on the other ranks through the
+//   symmetric heap (peer loads and stores, signals; `peer.cu`) and waits for them inside the
+//   launch. The emulator runs it outside its one-launch-at-a-time lock, so the ranks' launches
+//   overlap as they must (a peer kernel therefore has no `__shared__` arrays); it needs `sync`.
 // * `inplace`: an `out` or `inout` pointer may be exactly an `in` pointer (the same address and
 //   extent), for an element-wise kernel that reads element `i` only before writing element `i`.
 //   A partial overlap is still refused.
@@ -75,6 +79,8 @@ pub struct KernelEntry {
     pub ptrs: Option<Vec<PtrParam>>,
     /// Whether a written pointer may be exactly an input (`inplace`).
     pub inplace: bool,
+    /// Whether the kernel waits for the same kernel on other ranks (`peer`).
+    pub peer: bool,
 }
 
 /// Parses the manifest text.
@@ -103,11 +109,13 @@ pub fn parse_manifest(text: &str) -> Result<Vec<KernelEntry>, String> {
             max_block: MAX_BLOCK,
             ptrs: None,
             inplace: false,
+            peer: false,
         };
         for &word in options {
             match word.split_once('=') {
                 None if word == "sync" => proto.sync = true,
                 None if word == "inplace" => proto.inplace = true,
+                None if word == "peer" => proto.peer = true,
                 Some(("block", v)) => {
                     proto.max_block = v
                         .parse()
@@ -118,6 +126,9 @@ pub fn parse_manifest(text: &str) -> Result<Vec<KernelEntry>, String> {
                 Some(("ptrs", v)) => proto.ptrs = Some(parse_ptrs(v).map_err(|e| bad(&e))?),
                 _ => return Err(bad(&format!("unknown option `{word}`"))),
             }
+        }
+        if proto.peer && !proto.sync {
+            return Err(bad("`peer` needs `sync` (its threads wait for a signal together)"));
         }
         if proto.inplace && proto.ptrs.is_none() {
             return Err(bad("`inplace` needs the pointers declared (ptrs=...)"));

@@ -27,6 +27,11 @@ pub const ENV_VAR: &str = "DISTLOPS_NVSHMEM_LIB";
 /// `cudaStream_t` (a pointer to the runtime's opaque stream; null is the legacy default stream).
 pub type cudaStream_t = *mut c_void;
 
+/// `nvshmem_team_t`: a team handle.
+pub type nvshmem_team_t = i32;
+/// `NVSHMEM_TEAM_WORLD`: the team of all PEs.
+pub const NVSHMEM_TEAM_WORLD: nvshmem_team_t = 0;
+
 /// `UNIQUEID_PADDING`.
 pub const UNIQUEID_PADDING: usize = 124;
 /// `INIT_ARGS_V2_PADDING`.
@@ -251,6 +256,8 @@ bind_library! {
         fn nvshmem_free(ptr: *mut c_void);
         /// `void *nvshmem_ptr(const void *ptr, int pe)`
         fn nvshmem_ptr(ptr: *const c_void, pe: c_int) -> *mut c_void;
+        /// `void *nvshmemx_mc_ptr(nvshmem_team_t team, const void *ptr)`
+        fn nvshmemx_mc_ptr(team: nvshmem_team_t, ptr: *const c_void) -> *mut c_void;
         /// `void nvshmem_barrier_all()`
         fn nvshmem_barrier_all();
         /// `void nvshmemx_barrier_all_on_stream(cudaStream_t stream)`
@@ -417,6 +424,17 @@ impl Nvshmem {
     pub unsafe fn ptr(&self, ptr: *const c_void, pe: i32) -> *mut c_void {
         // SAFETY: the caller guarantees `ptr` is symmetric and NVSHMEM is running.
         unsafe { (self.nvshmem_ptr)(ptr, pe) }
+    }
+
+    /// The multicast address of symmetric `ptr` for `team` (`nvshmemx_mc_ptr`): one address at
+    /// which `multimem` instructions reach every PE's copy (NVLink SHARP, sm_90), or null if the
+    /// team's GPUs have no multicast object (no NVSwitch with NVLS, or NVSHMEM built without it).
+    ///
+    /// # Safety
+    /// NVSHMEM must have been started and `ptr` must be symmetric.
+    pub unsafe fn mc_ptr(&self, team: nvshmem_team_t, ptr: *const c_void) -> *mut c_void {
+        // SAFETY: the caller guarantees `ptr` is symmetric and NVSHMEM is running.
+        unsafe { (self.nvshmemx_mc_ptr)(team, ptr) }
     }
 
     /// Waits for every PE and completes all their puts (`nvshmem_barrier_all`; host-blocking).

@@ -26,6 +26,7 @@
 #include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 extern "C" const dl_emu_kernel* const dl_emu_tables[];
@@ -514,12 +515,22 @@ void test_launch_checks() {
 
 #include "stencil_test.h"
 #include "kirchhoff_test.h"
+#include "peer_test.h"
 
 }  // namespace
 
 int main() {
     // Line-buffered, so a run cut by its time limit still shows the checks that failed so far.
     std::setvbuf(stdout, nullptr, _IOLBF, 0);
+    // KERNEL_TEST_ONLY=peer: only the peer kernels (the deliberate-fault runs of
+    // scripts/test-kernels.sh --faults), without the check that every kernel ran.
+    const char* only = std::getenv("KERNEL_TEST_ONLY");
+    if (only != nullptr && std::string(only) == "peer") {
+        test_peer<float>("f32");
+        test_peer<double>("f64");
+        std::printf("%d passed, %d failed\n", passed, failed);
+        return failed == 0 ? 0 : 1;
+    }
     test_launch_checks();
     test_type<float>("f32");
     test_type<double>("f64");
@@ -535,6 +546,8 @@ int main() {
     test_tree<double>("f64");
     test_tree<c32>("c32");
     test_tree<c64>("c64");
+    test_peer<float>("f32");
+    test_peer<double>("f64");
     // Every entry point of the manifest (the generated registry) ran.
     for (const dl_emu_kernel* const* t = dl_emu_tables; *t != nullptr; ++t)
         for (const dl_emu_kernel* k = *t; k->name != nullptr; ++k)

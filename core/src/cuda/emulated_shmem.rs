@@ -13,11 +13,21 @@
 //! destinations, in rank order. Before any of this the ranks compare the call
 //! (sequence number, kind, size or allocation number) and a call that differs between ranks is
 //! [`Error::Device`] on every rank, where NVSHMEM would hang or corrupt the heap.
+//!
+//! Peer and multicast views (`nvshmem_ptr`, `nvshmemx_mc_ptr`): when the ranks share one process
+//! (Threads, or serial), every allocation's parts are reachable by loads and stores from every
+//! rank, so the heap exchanges their addresses at `malloc` and a kernel reads and writes the other
+//! ranks' parts for real. It also gives each rank a multicast range for every allocation, which
+//! the emulator's `multimem` built-ins resolve to the ranks' parts in rank order (see
+//! `core/emu/emu.h`), unless `DL_EMU_MULTICAST=0` emulates a node without NVLS. Under `mpirun`
+//! the parts are in other processes: no peer or multicast view (an MPI shared-memory window would
+//! give one; not built), so callers take the NCCL path.
 
 use super::seam::{DeviceApi, DevicePtr};
 use super::symmetric::SymmetricApi;
 use crate::comm::Communicator;
 use crate::error::{Error, Result};
+use std::ffi::c_void;
 use std::sync::{Arc, Mutex};
 
 const MALLOC: u64 = 1;
@@ -35,6 +45,28 @@ struct State {
     parts: Vec<Option<(DevicePtr, usize)>>,
     /// The puts waiting for the barrier, in order, with their destination rank.
     pending: Vec<(usize, Put)>,
+    /// Each allocation's views, by number (empty when the ranks are in other processes).
+    views: Vec<Option<Views>>,
+}
+
+/// Where the ranks' parts of one allocation are reachable from this rank.
+#[derive(Debug)]
+struct Views {
+    /// Every rank's part, in rank order.
+    peers: Vec<DevicePtr>,
+    /// This rank's multicast range for the allocation (registered with the emulator), if the
+    /// emulated node has multicast. Never accessed directly; boxed so its address is stable.
+    multicast: Option<Box<[u64]>>,
+}
+
+extern "C" {
+    fn dl_emu_multicast_register(mc: *const c_void, bytes: u64, peers: *const *mut c_void, n: u32);
+    fn dl_emu_multicast_unregister(mc: *const c_void);
+}
+
+/// Whether the emulated node has multicast (NVLS): yes unless `DL_EMU_MULTICAST=0`.
+fn emulated_multicast() -> bool {
+    std::env::var("DL_EMU_MULTICAST").map_or(true, |v| v != "0")
 }
 
 /// A put not yet read: its source on this device, and where it goes on the destination rank.
@@ -146,7 +178,64 @@ fn word(bytes: &[u8], i: usize) -> usize {
     usize::try_from(u64::from_le_bytes(w)).expect("sizes fit in usize")
 }
 
+impl EmulatedShmem {
+    /// The views of a new allocation whose part here is `bytes` at `ptr`: the ranks' parts
+    /// (exchanged over the communicator) when they share this process, and a multicast range.
+    /// Collective (one all-gather), called by every rank in `malloc`.
+    fn views(&self, ptr: DevicePtr, bytes: usize) -> Option<Views> {
+        let mut peers = vec![0u64; self.comm.size()];
+        self.comm.all_gather_into(&[ptr], &mut peers);
+        if !matches!(self.comm.kind(), "threads" | "serial") {
+            return None;
+        }
+        let multicast = emulated_multicast().then(|| {
+            let mc = vec![0u64; bytes.div_ceil(8).max(1)].into_boxed_slice();
+            let parts: Vec<*mut c_void> = peers.iter().map(|&p| p as *mut c_void).collect();
+            // SAFETY: `mc` is a live range of at least `bytes` bytes, kept (boxed, so it does not
+            // move) until `free` unregisters it; `parts` are the ranks' live parts of `bytes`
+            // bytes each, freed only by the collective free, after which no kernel uses them.
+            unsafe {
+                dl_emu_multicast_register(
+                    mc.as_ptr().cast(),
+                    bytes as u64,
+                    parts.as_ptr(),
+                    u32::try_from(parts.len()).expect("few ranks"),
+                )
+            };
+            mc
+        });
+        Some(Views { peers, multicast })
+    }
+
+    /// The views of the allocation that holds `ptr`, and `ptr`'s offset in it.
+    fn views_of<R>(&self, ptr: DevicePtr, f: impl FnOnce(&Views, u64) -> Option<R>) -> Option<R> {
+        let state = self.state();
+        let (index, offset) = Self::locate(&state, ptr, 0)?;
+        f(state.views[index].as_ref()?, offset as u64)
+    }
+}
+
+impl Drop for EmulatedShmem {
+    fn drop(&mut self) {
+        let state = self.state.get_mut().unwrap_or_else(|e| e.into_inner());
+        for mc in state.views.drain(..).flatten().filter_map(|v| v.multicast) {
+            // SAFETY: registered by `views`, not yet unregistered (its allocation was not freed).
+            unsafe { dl_emu_multicast_unregister(mc.as_ptr().cast()) };
+        }
+    }
+}
+
 impl SymmetricApi for EmulatedShmem {
+    fn peer_ptr(&self, ptr: DevicePtr, pe: usize) -> Option<DevicePtr> {
+        self.views_of(ptr, |v, offset| Some(*v.peers.get(pe)? + offset))
+    }
+
+    fn multicast_ptr(&self, ptr: DevicePtr) -> Option<DevicePtr> {
+        self.views_of(ptr, |v, offset| {
+            Some(v.multicast.as_ref()?.as_ptr() as DevicePtr + offset)
+        })
+    }
+
     fn describe(&self) -> String {
         format!(
             "emulated NVSHMEM over the {} communicator",
@@ -159,6 +248,8 @@ impl SymmetricApi for EmulatedShmem {
         self.agree(&mut state, "nvshmem_malloc", [MALLOC, bytes as u64])?;
         let ptr = self.device.alloc(bytes.max(1))?;
         state.parts.push(Some((ptr, bytes)));
+        let views = self.views(ptr, bytes);
+        state.views.push(views);
         Ok(ptr)
     }
 
@@ -171,6 +262,10 @@ impl SymmetricApi for EmulatedShmem {
             .expect("a live symmetric allocation");
         self.agree(&mut state, "nvshmem_free", [FREE, index as u64])?;
         state.parts[index] = None;
+        if let Some(mc) = state.views[index].take().and_then(|v| v.multicast) {
+            // SAFETY: the range was registered by `views` and is forgotten once.
+            unsafe { dl_emu_multicast_unregister(mc.as_ptr().cast()) };
+        }
         // SAFETY: `ptr` is this device's allocation, freed once (its entry is gone).
         unsafe { self.device.free(ptr) };
         Ok(())

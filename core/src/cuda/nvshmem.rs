@@ -114,6 +114,21 @@ impl SymmetricApi for NvshmemHeap {
         Ok(())
     }
 
+    fn peer_ptr(&self, ptr: DevicePtr, pe: usize) -> Option<DevicePtr> {
+        let pe = i32::try_from(pe).ok()?;
+        // SAFETY: NVSHMEM is initialised (`new`) and `ptr` is a symmetric address of this heap
+        // (the caller's `SymmetricBuffer`).
+        let p = unsafe { self.lib.ptr(ptr as *const _, pe) };
+        (!p.is_null()).then_some(p as DevicePtr)
+    }
+
+    fn multicast_ptr(&self, ptr: DevicePtr) -> Option<DevicePtr> {
+        use distlops_gpu_sys::nvshmem::NVSHMEM_TEAM_WORLD;
+        // SAFETY: as `peer_ptr`.
+        let p = unsafe { self.lib.mc_ptr(NVSHMEM_TEAM_WORLD, ptr as *const _) };
+        (!p.is_null()).then_some(p as DevicePtr)
+    }
+
     fn barrier(&self) -> Result<()> {
         let stream = self.device.native_stream()?;
         // SAFETY: NVSHMEM is initialised; the stream is this device's.

@@ -74,6 +74,14 @@ pub(crate) trait SymmetricApi: Send + Sync + std::fmt::Debug {
     unsafe fn put(&self, dst: DevicePtr, src: DevicePtr, bytes: usize, pe: usize) -> Result<()>;
     /// `nvshmemx_quiet_on_stream` and `nvshmemx_barrier_all_on_stream`: collective.
     fn barrier(&self) -> Result<()>;
+    /// `nvshmem_ptr(ptr, pe)`: the address at which a kernel on this rank loads from and stores
+    /// to `pe`'s part of the symmetric allocation at `ptr` (NVLink peer access), or `None` when
+    /// `pe`'s memory is not reachable so (another node, no P2P). Not collective.
+    fn peer_ptr(&self, ptr: DevicePtr, pe: usize) -> Option<DevicePtr>;
+    /// `nvshmemx_mc_ptr(NVSHMEM_TEAM_WORLD, ptr)`: the multicast address of the allocation at
+    /// `ptr`, on which `multimem` instructions act on every rank's part, or `None` where the
+    /// node has no multicast (NVLS). Not collective.
+    fn multicast_ptr(&self, ptr: DevicePtr) -> Option<DevicePtr>;
 }
 
 /// The symmetric heap of the ranks of one communicator, on their devices.
