@@ -71,10 +71,10 @@ PY
     fi
   }
   fault early-peer-read thread "WARNING: ThreadSanitizer: data race" \
-    "while (dl_signal_load(my_signals + q) < epoch) dl_backoff();" "(void)q;"
+    "while (((seen = dl_signal_load(my_signals + q)) >> 32) < epoch) dl_backoff();" "seen = ready;"
   fault peer-index-off-by-one address "ERROR: AddressSanitizer" \
-    "dl_signal_store(reinterpret_cast<unsigned long long*>(table[ranks + q]) + rank, epoch);" \
-    "dl_signal_store(reinterpret_cast<unsigned long long*>(table[ranks + q + 1]) + rank, epoch);"
+    "dl_signal_store(reinterpret_cast<unsigned long long*>(table[ranks + q]) + rank, ready);" \
+    "dl_signal_store(reinterpret_cast<unsigned long long*>(table[ranks + q + 1]) + rank, ready);"
   fault multimem-not-multicast address "not a multicast address" \
     "out[i] = dl_multimem_ld_reduce_add(mc + i);" "out[i] = dl_multimem_ld_reduce_add(mine + i);"
   exit "$status"

@@ -7,8 +7,8 @@
 // heap launches the same kernel with the same `epoch` (1, 2, ... per reducer, in call order).
 //
 // Memory ordering. Each rank's part of the signal buffer holds `ready[q]` and `done[q]` for every
-// rank q (peer path) or an arrival and a departure counter (multicast path), all zero before the
-// first epoch. In epoch e, rank r:
+// rank q (peer path) or an arrival and a departure counter and two words for the length check
+// (multicast path; at least 4 words), all zero before the first epoch. In epoch e, rank r:
 //   1. waits until every rank has finished reading r's data of epoch e - 1 (done[q] >= e - 1, or
 //      departures >= P (e - 1)): only then may r overwrite it;
 //   2. writes its contribution into its own data part; __syncthreads();
@@ -32,12 +32,19 @@
 
 /// The sum over the ranks of x, by peer loads. `table` holds the address of every rank's data part
 /// (ranks of them) and then of every rank's signal part (ranks more), as this rank reaches them.
+/// `status[0]` becomes 0, or 1 if some rank passed another `n` (then `out` is undefined; every
+/// rank sees the mismatch, so every rank reports it). A rank whose vector does not fit passes
+/// n = -1: it takes part in the signals, touches no data, and every other rank sees a mismatch.
 template <typename R>
 __device__ void peer_all_reduce(dl_index n, int rank, int ranks, unsigned long long epoch,
                                 const unsigned long long* __restrict__ table,
-                                const R* __restrict__ x, R* __restrict__ out) {
+                                const R* __restrict__ x, R* __restrict__ out,
+                                long long* __restrict__ status) {
     R* mine = reinterpret_cast<R*>(table[rank]);
     const unsigned long long* my_signals = reinterpret_cast<const unsigned long long*>(table[ranks + rank]);
+    // A ready signal is the epoch in the high 32 bits and the sender's n in the low ones (n = -1,
+    // a rank that cannot take part, announces 0xffffffff, which no valid n is).
+    const unsigned long long ready = (epoch << 32) | ((unsigned long long)n & 0xffffffffull);
     if (threadIdx.x == 0)
         for (int q = 0; q < ranks; ++q)
             while (dl_signal_load(my_signals + ranks + q) < epoch - 1) dl_backoff();
@@ -47,9 +54,14 @@ __device__ void peer_all_reduce(dl_index n, int rank, int ranks, unsigned long l
     if (threadIdx.x == 0) {
         __threadfence_system();
         for (int q = 0; q < ranks; ++q)
-            dl_signal_store(reinterpret_cast<unsigned long long*>(table[ranks + q]) + rank, epoch);
-        for (int q = 0; q < ranks; ++q)
-            while (dl_signal_load(my_signals + q) < epoch) dl_backoff();
+            dl_signal_store(reinterpret_cast<unsigned long long*>(table[ranks + q]) + rank, ready);
+        long long mismatch = 0;
+        for (int q = 0; q < ranks; ++q) {
+            unsigned long long seen;
+            while (((seen = dl_signal_load(my_signals + q)) >> 32) < epoch) dl_backoff();
+            mismatch |= seen != ready;
+        }
+        status[0] = mismatch;
     }
     __syncthreads();
     for (dl_index i = threadIdx.x; i < n; i += blockDim.x) {
@@ -65,11 +77,14 @@ __device__ void peer_all_reduce(dl_index n, int rank, int ranks, unsigned long l
 }
 
 /// The sum over the ranks of x, by multicast (sm_90). `table` holds this rank's data part, its
-/// signal part, and their multicast addresses.
+/// signal part, and their multicast addresses. The signal part's words 2 and 3 hold n and n^2,
+/// whose sums over the ranks (by multimem) equal P n and P n^2 exactly when every rank passed the
+/// same n; `status` as for the peer path.
 template <typename R>
 __device__ void multicast_all_reduce(dl_index n, int ranks, unsigned long long epoch,
                                      const unsigned long long* __restrict__ table,
-                                     const R* __restrict__ x, R* __restrict__ out) {
+                                     const R* __restrict__ x, R* __restrict__ out,
+                                     long long* __restrict__ status) {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ < 900
     // No multimem before sm_90: the engine never chooses this path there (peer.rs).
     __trap();
@@ -79,8 +94,13 @@ __device__ void multicast_all_reduce(dl_index n, int ranks, unsigned long long e
     const R* mc = reinterpret_cast<const R*>(table[2]);
     unsigned long long* mc_signals = reinterpret_cast<unsigned long long*>(table[3]);
     const unsigned long long p = (unsigned long long)ranks;
-    if (threadIdx.x == 0)
+    const unsigned long long len = (unsigned long long)n;
+    unsigned long long* my_signals = const_cast<unsigned long long*>(signals);
+    if (threadIdx.x == 0) {
         while (dl_signal_load(signals + 1) < p * (epoch - 1)) dl_backoff();
+        my_signals[2] = len;
+        my_signals[3] = len * len;
+    }
     __syncthreads();
     for (dl_index i = threadIdx.x; i < n; i += blockDim.x) mine[i] = x[i];
     __syncthreads();
@@ -88,6 +108,9 @@ __device__ void multicast_all_reduce(dl_index n, int ranks, unsigned long long e
         __threadfence_system();
         dl_multimem_signal_add(mc_signals, 1);
         while (dl_signal_load(signals) < p * epoch) dl_backoff();
+        const unsigned long long sum = dl_multimem_ld_reduce_add(mc_signals + 2);
+        const unsigned long long squares = dl_multimem_ld_reduce_add(mc_signals + 3);
+        status[0] = sum != p * len || squares != p * len * len;
     }
     __syncthreads();
     for (dl_index i = threadIdx.x; i < n; i += blockDim.x) out[i] = dl_multimem_ld_reduce_add(mc + i);
@@ -99,13 +122,15 @@ __device__ void multicast_all_reduce(dl_index n, int ranks, unsigned long long e
 #define DL_PEER_KERNELS(S, R)                                                                      \
     extern "C" __global__ void __launch_bounds__(DL_PEER_BLOCK)                                   \
         peer_all_reduce_##S(dl_index n, int rank, int ranks, unsigned long long epoch,            \
-                            const unsigned long long* table, const R* x, R* out) {                \
-        peer_all_reduce<R>(n, rank, ranks, epoch, table, x, out);                                 \
+                            const unsigned long long* table, const R* x, R* out,                  \
+                            long long* status) {                                                  \
+        peer_all_reduce<R>(n, rank, ranks, epoch, table, x, out, status);                         \
     }                                                                                             \
     extern "C" __global__ void __launch_bounds__(DL_PEER_BLOCK)                                   \
         multicast_all_reduce_##S(dl_index n, int ranks, unsigned long long epoch,                 \
-                                 const unsigned long long* table, const R* x, R* out) {           \
-        multicast_all_reduce<R>(n, ranks, epoch, table, x, out);                                  \
+                                 const unsigned long long* table, const R* x, R* out,             \
+                                 long long* status) {                                             \
+        multicast_all_reduce<R>(n, ranks, epoch, table, x, out, status);                          \
     }
 DL_PEER_KERNELS(f32, float)
 DL_PEER_KERNELS(f64, double)

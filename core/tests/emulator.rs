@@ -416,3 +416,137 @@ fn a_put_reads_its_source_at_the_barrier() {
         });
     }
 }
+
+/// The device-initiated all-reduce (`PeerReducer`) on 1-4 Threads ranks, on every path the
+/// emulated heap offers: the peer and multicast paths give the rank-order sum bit for bit (inputs
+/// whose sum depends on the order), every path gives the exact sum of one-hot slot vectors (the
+/// reproducible sums' buffers), for f64, f32 and Complex64; a length that differs between ranks,
+/// and a vector longer than the reducer on one rank only, are errors on every rank, after which
+/// the reducer still works; a path the heap does not have is refused on every rank.
+#[test]
+fn device_initiated_all_reduce_on_every_path() {
+    use distlops_core::cuda::{PeerReducer, ReducePath};
+    fn input<T: Gen>(rank: usize, n: usize, epoch: usize) -> Vec<T> {
+        let scale = [1e16, 1.0, -1e16, 3.0][rank % 4];
+        (0..n)
+            .map(|i| {
+                T::gen(
+                    scale * (1.0 + 0.125 * (i % 7) as f64) + epoch as f64,
+                    rank as f64,
+                )
+            })
+            .collect()
+    }
+    fn one_hot<T: Gen>(rank: usize, ranks: usize, n: usize) -> Vec<T> {
+        (0..n)
+            .map(|i| {
+                if i % ranks == rank {
+                    T::gen(1.0 / (i + 1) as f64, -0.5)
+                } else {
+                    T::zero()
+                }
+            })
+            .collect()
+    }
+    fn run<T: Gen>(
+        cuda: &Cuda,
+        comm: &distlops_core::Communicator,
+        red: &mut PeerReducer,
+        n: usize,
+    ) {
+        let (r, p) = (comm.rank(), comm.size());
+        for epoch in 0..3 {
+            let send = cuda
+                .upload(
+                    ArrayD::from_shape_vec(IxDyn(&[n]), input::<T>(r, n, epoch))
+                        .unwrap()
+                        .view(),
+                )
+                .unwrap();
+            let mut recv = cuda
+                .upload(ArrayD::from_elem(IxDyn(&[n]), T::zero()).view())
+                .unwrap();
+            red.all_reduce_sum(Cuda::slice(&send), Cuda::slice_mut(&mut recv))
+                .unwrap();
+            if red.path() != ReducePath::Collective {
+                let mut want = input::<T>(0, n, epoch);
+                for q in 1..p {
+                    for (w, v) in want.iter_mut().zip(input::<T>(q, n, epoch)) {
+                        *w = *w + v;
+                    }
+                }
+                assert_eq!(
+                    Cuda::read_slice(Cuda::slice(&recv)),
+                    want,
+                    "{:?} rank {r} of {p}",
+                    red.path()
+                );
+            }
+            let send = cuda
+                .upload(
+                    ArrayD::from_shape_vec(IxDyn(&[n]), one_hot::<T>(r, p, n))
+                        .unwrap()
+                        .view(),
+                )
+                .unwrap();
+            red.all_reduce_sum(Cuda::slice(&send), Cuda::slice_mut(&mut recv))
+                .unwrap();
+            let want: Vec<T> = (0..n).map(|i| one_hot::<T>(i % p, p, n)[i]).collect();
+            assert_eq!(
+                Cuda::read_slice(Cuda::slice(&recv)),
+                want,
+                "{:?} slots, rank {r} of {p}",
+                red.path()
+            );
+        }
+    }
+    for p in 1..=4 {
+        Threads::run(p, |comm| {
+            let cuda = Cuda::emulated();
+            let heap = cuda.symmetric_heap(&comm).unwrap();
+            let r = comm.rank();
+            for path in [
+                ReducePath::Multicast,
+                ReducePath::Peer,
+                ReducePath::Collective,
+            ] {
+                let mut red = heap.reducer(300, Some(path)).unwrap();
+                assert_eq!(red.path(), path);
+                run::<f64>(&cuda, &comm, &mut red, 97 + p);
+                run::<f32>(&cuda, &comm, &mut red, 531);
+                run::<Complex64>(&cuda, &comm, &mut red, 150);
+                if path != ReducePath::Collective {
+                    let len = if r + 1 == p && p > 1 { 40 } else { 41 };
+                    let send = cuda
+                        .upload(ArrayD::from_elem(IxDyn(&[len]), 1.0f64).view())
+                        .unwrap();
+                    let mut recv = cuda
+                        .upload(ArrayD::from_elem(IxDyn(&[len]), 0.0f64).view())
+                        .unwrap();
+                    let got = red.all_reduce_sum(Cuda::slice(&send), Cuda::slice_mut(&mut recv));
+                    if p > 1 {
+                        let err = got.unwrap_err().to_string();
+                        assert!(err.contains("differ between ranks"), "rank {r}: {err}");
+                    }
+                    let len = if r == 0 { 301 } else { 41 };
+                    let send = cuda
+                        .upload(ArrayD::from_elem(IxDyn(&[len]), 1.0f64).view())
+                        .unwrap();
+                    let mut recv = cuda
+                        .upload(ArrayD::from_elem(IxDyn(&[len]), 0.0f64).view())
+                        .unwrap();
+                    let err = red.all_reduce_sum(Cuda::slice(&send), Cuda::slice_mut(&mut recv));
+                    assert!(
+                        err.is_err(),
+                        "rank {r}: a vector longer than the reducer on rank 0 passed"
+                    );
+                    run::<f64>(&cuda, &comm, &mut red, 64);
+                }
+                red.free(&heap).unwrap();
+            }
+            let best = heap.reducer(8, None).unwrap();
+            assert_eq!(best.path(), ReducePath::Multicast);
+            best.free(&heap).unwrap();
+        });
+    }
+}

@@ -64,6 +64,7 @@ mod memory;
 mod nccl;
 #[cfg(feature = "nvshmem")]
 mod nvshmem;
+mod peer;
 mod seam;
 mod sources;
 mod stencils;
@@ -72,6 +73,7 @@ mod tree;
 
 pub use fft::DeviceFft;
 pub use fourier::{DeviceGather, DeviceLines};
+pub use peer::{PeerReducer, ReducePath};
 pub use symmetric::{SymmetricBuffer, SymmetricHeap};
 
 #[cfg(feature = "emulator")]
@@ -272,6 +274,31 @@ impl Cuda {
             (BLOCK, MAX_GRID)
         };
         let blocks = n.div_ceil(block as usize).min(max as usize) as u32;
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.launch_grid::<T>(base, blocks, block, args) };
+    }
+
+    /// [`launch`](Self::launch) with one block of [`SYNC_BLOCK`] threads, for the kernels that
+    /// work as one block whatever `n` (the device-initiated collectives of `peer.cu`).
+    ///
+    /// # Safety
+    /// As [`launch`](Self::launch).
+    unsafe fn launch_one_block<T: Scalar>(&self, base: &str, args: &[KernelArg]) {
+        // SAFETY: forwarded from this function's contract.
+        unsafe { self.launch_grid::<T>(base, 1, SYNC_BLOCK, args) };
+    }
+
+    /// Where every launch goes: `<base>_<suffix>` with `blocks` blocks of `block` threads.
+    ///
+    /// # Safety
+    /// As [`launch`](Self::launch).
+    unsafe fn launch_grid<T: Scalar>(
+        &self,
+        base: &str,
+        blocks: u32,
+        block: u32,
+        args: &[KernelArg],
+    ) {
         let launch = Launch {
             kernel: format!("{base}_{}", T::SUFFIX),
             grid: [blocks, 1, 1],

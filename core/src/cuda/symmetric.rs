@@ -87,18 +87,18 @@ pub(crate) trait SymmetricApi: Send + Sync + std::fmt::Debug {
 /// The symmetric heap of the ranks of one communicator, on their devices.
 #[derive(Debug)]
 pub struct SymmetricHeap {
-    api: Arc<dyn SymmetricApi>,
-    cuda: Cuda,
+    pub(super) api: Arc<dyn SymmetricApi>,
+    pub(super) cuda: Cuda,
     /// The heap's ranks: allocations and frees agree over it before NVSHMEM sees them (real
     /// NVSHMEM does not check that the ranks pass the same sizes).
-    comm: Communicator,
+    pub(super) comm: Communicator,
     ranks: usize,
     leaked: Arc<AtomicUsize>,
 }
 
 /// A buffer of `len` elements of `T` at the same symmetric address on every rank.
 pub struct SymmetricBuffer<T: Scalar> {
-    buf: Buffer<T>,
+    pub(super) buf: Buffer<T>,
     capacity: usize,
 }
 
