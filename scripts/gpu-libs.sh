@@ -9,7 +9,10 @@
 #   pkgs/<name>-<version>/nvidia/...   what we keep of each wheel (its lib/*.so* and include/)
 #   lib/                               symlinks to every shared library, plus unversioned names
 #   include/{nvrtc,nccl,nvshmem}       symlinks to the wheels' header dirs
-#   env.sh                             exports DISTLOPS_GPU_LIBS and LD_LIBRARY_PATH
+#   bin/ptxas                          the PTX assembler of the nvcc wheel (of NVRTC's version, so
+#                                      it reads NVRTC's PTX): the NVRTC test assembles every kernel
+#                                      with it, inline PTX included, for sm_80 and sm_90
+#   env.sh                             exports DISTLOPS_GPU_LIBS, DISTLOPS_PTXAS, LD_LIBRARY_PATH
 # Idempotent: a wheel whose pkgs/ dir is complete is not downloaded again; pkgs/ dirs of versions
 # no longer pinned are removed. Needs bash, python3 + pip, unzip and sha256sum; no root.
 set -euo pipefail
@@ -24,6 +27,7 @@ PINS=(
   "nvrtc   nvidia-cuda-nvrtc   13.5.37 manylinux_2_12_x86_64 86b4d68058807988b7d9af5b44917a0601e9c337f35ccd657bfb3c759ff8d8bc"
   "nccl    nvidia-nccl-cu13    2.32.3  manylinux_2_27_x86_64 1459723080ac889d73a26edfa3e04383a7928ab31ac8f0ec43b3ea9548b04ff3"
   "nvshmem nvidia-nvshmem-cu13 3.8.0   manylinux_2_17_x86_64 81a4d1f666543e6d34df6d2ff940c7da1435e34e186aab6f3c2b48861b64ef38"
+  "ptxas   nvidia-cuda-nvcc    13.5.37 manylinux_2_17_x86_64 f5c4f7ead5d964fb4af42bbf1e6d3ec3c1e6e9d83b53749f691d387e7fcaa3a7"
 )
 # Unversioned names that loaders may ask for (cudarc looks for libnccl.so, never libnccl.so.2).
 LINKS=(
@@ -70,8 +74,11 @@ for pin in "${PINS[@]}"; do
   fi
   # Keep the host libraries and headers only (not device bitcode, static archives or .dist-info).
   mkdir -p "$TMP/x"
-  unzip -q "${wheels[0]}" 'nvidia/*/lib/*.so*' -d "$TMP/x"
+  # (The nvcc wheel has no shared library, only ptxas; the LINKS check below catches a wheel that
+  # lost one the loaders need.)
+  unzip -q "${wheels[0]}" 'nvidia/*/lib/*.so*' -d "$TMP/x" 2>/dev/null || true
   unzip -q "${wheels[0]}" 'nvidia/*/include/*' -d "$TMP/x" 2>/dev/null || true
+  unzip -q "${wheels[0]}" 'nvidia/*/bin/ptxas' -d "$TMP/x" 2>/dev/null || true
   printf '%s\n' "$sha" >"$TMP/x/.complete"
   mv "$TMP/x" "$dir"
   rm -rf "$TMP"; TMP=""
@@ -122,9 +129,19 @@ for pin in "${PINS[@]}"; do
   done
 done
 
+# bin/ptxas: the assembler, where a pinned wheel has one.
+rm -rf "$CACHE/bin"
+mkdir -p "$CACHE/bin"
+for w in "${wanted[@]}"; do
+  for exe in "$CACHE/pkgs/$w"/nvidia/*/bin/ptxas; do
+    [ -x "$exe" ] && ln -s "../pkgs/$w/${exe#"$CACHE/pkgs/$w/"}" "$CACHE/bin/ptxas"
+  done
+done
+
 cat >"$CACHE/env.sh" <<EOF
 # Written by scripts/gpu-libs.sh; source it. Pins: $(for p in "${PINS[@]}"; do read -r _ n v _ <<<"$p"; printf '%s==%s ' "$n" "$v"; done)
 export DISTLOPS_GPU_LIBS="$CACHE"
+export DISTLOPS_PTXAS="$CACHE/bin/ptxas"
 case ":\${LD_LIBRARY_PATH:-}:" in
   *":$CACHE/lib:"*) ;;
   *) export LD_LIBRARY_PATH="$CACHE/lib\${LD_LIBRARY_PATH:+:\$LD_LIBRARY_PATH}" ;;

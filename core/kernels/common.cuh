@@ -112,6 +112,11 @@ __device__ __forceinline__ double dl_multimem_ld_reduce_add(const double* mc) {
     asm volatile("multimem.ld_reduce.relaxed.sys.global.add.f64 %0, [%1];" : "=d"(v) : "l"(mc) : "memory");
     return v;
 }
+__device__ __forceinline__ unsigned long long dl_multimem_ld_reduce_add(const unsigned long long* mc) {
+    unsigned long long v;
+    asm volatile("multimem.ld_reduce.relaxed.sys.global.add.u64 %0, [%1];" : "=l"(v) : "l"(mc) : "memory");
+    return v;
+}
 /// `multimem.red`: adds `v` to every GPU's signal at multicast address `mc` (sm_90).
 __device__ __forceinline__ void dl_multimem_signal_add(unsigned long long* mc, unsigned long long v) {
     asm volatile("multimem.red.release.sys.global.add.u64 [%0], %1;" ::"l"(mc), "l"(v) : "memory");

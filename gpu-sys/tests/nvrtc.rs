@@ -32,6 +32,46 @@ fn kernel_dir() -> PathBuf {
     }
 }
 
+/// The PTX assembler (`DISTLOPS_PTXAS`, from scripts/gpu-libs.sh), which checks what NVRTC
+/// passes through unchecked: inline PTX (the signals and `multimem` of peer.cu) and the
+/// instructions' availability on the architecture. Absent: skip that check, unless
+/// `DISTLOPS_REQUIRE_GPU_LIBS=1`.
+fn ptxas() -> Option<PathBuf> {
+    let path = std::env::var_os("DISTLOPS_PTXAS").map(PathBuf::from);
+    match path {
+        Some(p) if p.is_file() => Some(p),
+        _ if common::required() => panic!(
+            "DISTLOPS_REQUIRE_GPU_LIBS=1 but DISTLOPS_PTXAS ({path:?}) is not a file: run \
+             scripts/gpu-libs.sh and source its env.sh"
+        ),
+        _ => {
+            say("ptxas: not found (DISTLOPS_PTXAS); the PTX is not assembled");
+            None
+        }
+    }
+}
+
+/// Assembles `ptx` (of `file` for `arch`, `compute_NN`) for `sm_NN` with `ptxas`.
+fn assemble(ptxas: &Path, ptx: &str, file: &str, arch: &str) -> Result<(), String> {
+    let sm = format!("sm_{}", &arch["compute_".len()..]);
+    let dir = std::env::temp_dir().join(format!("distlops-ptxas-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).map_err(|e| e.to_string())?;
+    let input = dir.join(format!("{file}.{sm}.ptx"));
+    std::fs::write(&input, ptx).map_err(|e| e.to_string())?;
+    let out = std::process::Command::new(ptxas)
+        .arg(format!("-arch={sm}"))
+        .arg(&input)
+        .arg("-o")
+        .arg(dir.join(format!("{file}.{sm}.cubin")))
+        .output()
+        .map_err(|e| format!("{}: {e}", ptxas.display()))?;
+    if out.status.success() {
+        Ok(())
+    } else {
+        Err(String::from_utf8_lossy(&out.stderr).into_owned())
+    }
+}
+
 fn read(path: &Path) -> String {
     std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
 }
@@ -121,6 +161,7 @@ fn every_kernel_compiles_and_matches_the_manifest() {
     }
 
     let common = read(&dir.join("common.cuh"));
+    let ptxas = ptxas();
     let mut failures = Vec::new();
     for (file, listed) in &by_file {
         let source = format!("{common}\n{}", read(&dir.join(file)));
@@ -158,10 +199,16 @@ fn every_kernel_compiles_and_matches_the_manifest() {
                             "{file} [{arch}]: entry point `{extra}` is not listed in kernels.txt"
                         ));
                     }
+                    if let Some(ptxas) = &ptxas {
+                        if let Err(e) = assemble(ptxas, &ptx, file, arch) {
+                            failures.push(format!("{file} [{arch}]: ptxas: {e}"));
+                        }
+                    }
                     say(&format!(
-                        "nvrtc: {file} [{arch}]: {} entry points, {} bytes of PTX, {:.2} s",
+                        "nvrtc: {file} [{arch}]: {} entry points, {} bytes of PTX{}, {:.2} s",
                         found.len(),
                         ptx.len(),
+                        if ptxas.is_some() { ", assembled by ptxas" } else { "" },
                         started.elapsed().as_secs_f64()
                     ));
                 }
