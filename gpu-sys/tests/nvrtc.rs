@@ -208,7 +208,11 @@ fn every_kernel_compiles_and_matches_the_manifest() {
                         "nvrtc: {file} [{arch}]: {} entry points, {} bytes of PTX{}, {:.2} s",
                         found.len(),
                         ptx.len(),
-                        if ptxas.is_some() { ", assembled by ptxas" } else { "" },
+                        if ptxas.is_some() {
+                            ", assembled by ptxas"
+                        } else {
+                            ""
+                        },
                         started.elapsed().as_secs_f64()
                     ));
                 }

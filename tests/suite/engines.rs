@@ -759,9 +759,11 @@ pub fn payload_collectives_cuda(comm: &Communicator) {
 /// A symmetric heap on this rank's device: uneven buffers, puts into the next rank's buffer
 /// visible after the barrier (and only then, on the emulated device), allocations that differ
 /// between ranks as errors on every rank, a distributed array on the heap, a dropped buffer
-/// counted as leaked.
+/// counted as leaked, and the device-initiated all-reduce on the path the heap offers (multicast
+/// on Threads, the collectives' fallback under mpirun).
 #[cfg(feature = "emulator")]
 fn symmetric<T: TestScalar>(comm: &Communicator) {
+    use distlops::core::cuda::ReducePath;
     use distlops::core::Cuda;
     let cuda = Cuda::for_rank(comm).unwrap();
     let heap = cuda.symmetric_heap(comm).unwrap();
@@ -833,6 +835,33 @@ fn symmetric<T: TestScalar>(comm: &Communicator) {
     assert_eq!(heap.leaked_bytes(), 4 * std::mem::size_of::<T>());
     heap.free(buf).unwrap();
     assert_eq!(heap.leaked_bytes(), 4 * std::mem::size_of::<T>());
+    // The device-initiated all-reduce: on Threads the emulated heap has peer and multicast views
+    // (the best path every rank has is Multicast), under mpirun none (the ranks are processes:
+    // Collective, through the engine's collectives). One-hot slots sum exactly on every path.
+    let mut red = heap.reducer(64, None).unwrap();
+    if cuda.is_emulated() {
+        let want = if comm.kind() == "mpi" {
+            ReducePath::Collective
+        } else {
+            ReducePath::Multicast
+        };
+        assert_eq!(red.path(), want, "{}", comm.kind());
+    }
+    let n = 2 * p + 3;
+    let all = global::<T>(&[n], 97);
+    let mut mine = all.clone();
+    for i in (0..n).filter(|i| i % p != r) {
+        mine[[i]] = T::zero();
+    }
+    let send = cuda.upload(mine.view()).unwrap();
+    let mut recv = cuda.upload(mine.view()).unwrap();
+    red.all_reduce_sum(Cuda::slice(&send), Cuda::slice_mut(&mut recv))
+        .unwrap();
+    assert_eq!(
+        Cuda::read_slice(Cuda::slice(&recv)),
+        all.iter().copied().collect::<Vec<_>>()
+    );
+    red.free(&heap).unwrap();
     heap.barrier().unwrap();
 }
 
