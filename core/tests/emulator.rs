@@ -422,7 +422,8 @@ fn a_put_reads_its_source_at_the_barrier() {
 /// whose sum depends on the order), every path gives the exact sum of one-hot slot vectors (the
 /// reproducible sums' buffers), for f64, f32 and Complex64; a length that differs between ranks,
 /// and a vector longer than the reducer on one rank only, are errors on every rank, after which
-/// the reducer still works; a path the heap does not have is refused on every rank.
+/// the reducer still works. (A path the heap lacks, refused on every rank: the suite's
+/// symmetric-heap test under mpirun.)
 #[test]
 fn device_initiated_all_reduce_on_every_path() {
     use distlops_core::cuda::{PeerReducer, ReducePath};

@@ -760,7 +760,8 @@ pub fn payload_collectives_cuda(comm: &Communicator) {
 /// visible after the barrier (and only then, on the emulated device), allocations that differ
 /// between ranks as errors on every rank, a distributed array on the heap, a dropped buffer
 /// counted as leaked, and the device-initiated all-reduce on the path the heap offers (multicast
-/// on Threads, the collectives' fallback under mpirun).
+/// on Threads, the collectives' fallback under mpirun, where asking for the peer path is an
+/// error on every rank).
 #[cfg(feature = "emulator")]
 fn symmetric<T: TestScalar>(comm: &Communicator) {
     use distlops::core::cuda::ReducePath;
@@ -846,6 +847,10 @@ fn symmetric<T: TestScalar>(comm: &Communicator) {
             ReducePath::Multicast
         };
         assert_eq!(red.path(), want, "{}", comm.kind());
+        if want == ReducePath::Collective {
+            let err = heap.reducer(8, Some(ReducePath::Peer)).unwrap_err();
+            assert!(err.to_string().contains("not every rank has it"), "{err}");
+        }
     }
     let n = 2 * p + 3;
     let all = global::<T>(&[n], 97);

@@ -35,8 +35,8 @@ use crate::error::{Error, Result};
 use crate::scalar::Scalar;
 use crate::ReduceOp;
 
-/// How a [`PeerReducer`] reaches the other ranks, from the slowest to the fastest.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+/// How a [`PeerReducer`] reaches the other ranks.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum ReducePath {
     /// The engine's collectives (NCCL, or MPI through main memory).
     Collective,
@@ -44,19 +44,6 @@ pub enum ReducePath {
     Peer,
     /// `multimem.ld_reduce` on the allocation's multicast address (`nvshmemx_mc_ptr`).
     Multicast,
-}
-
-impl ReducePath {
-    fn code(self) -> usize {
-        self as usize
-    }
-    fn from_code(code: usize) -> Self {
-        match code {
-            0 => ReducePath::Collective,
-            1 => ReducePath::Peer,
-            _ => ReducePath::Multicast,
-        }
-    }
 }
 
 /// A device-initiated all-reduce of vectors of up to [`capacity`](Self::capacity) real values
@@ -110,16 +97,24 @@ impl SymmetricHeap {
             .chain((0..p).map(|q| self.api.peer_ptr(s, q)))
             .collect();
         let multicast = self.api.multicast_ptr(d).zip(self.api.multicast_ptr(s));
-        let mine = match (&peers, multicast) {
-            (_, Some(_)) => ReducePath::Multicast,
-            (Some(_), None) => ReducePath::Peer,
-            (None, None) => ReducePath::Collective,
+        // What every rank has (a path one rank lacks is no path: the kernels wait for all).
+        let everywhere = |mine: bool| self.comm.all_reduce(usize::from(mine), ReduceOp::Min) == 1;
+        let has_peer = everywhere(peers.is_some());
+        let has_multicast = everywhere(multicast.is_some());
+        let has = |path: ReducePath| match path {
+            ReducePath::Collective => true,
+            ReducePath::Peer => has_peer,
+            ReducePath::Multicast => has_multicast,
         };
-        let best = ReducePath::from_code(self.comm.all_reduce(mine.code(), ReduceOp::Min));
+        let best = [ReducePath::Multicast, ReducePath::Peer]
+            .into_iter()
+            .find(|&p| has(p))
+            .unwrap_or(ReducePath::Collective);
         let path = path.unwrap_or(best);
-        if path > best {
+        if !has(path) {
             return Err(Error::Device(format!(
-                "a {path:?} reducer on {}: the best path every rank has is {best:?}",
+                "a {path:?} reducer on {}: not every rank has it; the best path every rank has is \
+                 {best:?}",
                 self.describe()
             )));
         }
