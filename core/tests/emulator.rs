@@ -473,7 +473,7 @@ fn device_initiated_all_reduce_on_every_path() {
                 let mut want = input::<T>(0, n, epoch);
                 for q in 1..p {
                     for (w, v) in want.iter_mut().zip(input::<T>(q, n, epoch)) {
-                        *w = *w + v;
+                        *w += v;
                     }
                 }
                 assert_eq!(
