@@ -24,6 +24,7 @@ pub(crate) const FILES: &[(&str, &str)] = &[
     ("band.cu", include_str!("../../kernels/band.cu")),
     ("stencil.cu", include_str!("../../kernels/stencil.cu")),
     ("kirchhoff.cu", include_str!("../../kernels/kirchhoff.cu")),
+    ("peer.cu", include_str!("../../kernels/peer.cu")),
 ];
 
 /// The entry points of the manifest.
